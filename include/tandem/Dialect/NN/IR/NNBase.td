@@ -1,0 +1,51 @@
+//===- NNBase.td - nn dialect definition and type constraints --*- tablegen -*-===//
+//
+// The `nn` dialect holds a model graph: the forward pass and the loss, with
+// trainable parameters as module-level symbols. Every other Tandem phase
+// (autodiff, optimizers, partitioning, lowering) starts from this form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_DIALECT_NN_IR_NNBASE_TD
+#define TANDEM_DIALECT_NN_IR_NNBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def NN_Dialect : Dialect {
+  let name = "nn";
+  let cppNamespace = "::tandem::nn";
+  let summary = "Model graphs for pipeline-parallel training";
+  let description = [{
+    The `nn` dialect describes a model: a function computing the forward pass
+    and a scalar loss from inputs (tokens, targets, features) passed as
+    function arguments, reading trainable parameters declared as module-level
+    `nn.parameter` symbols. Values are statically shaped tensors of f64, f32,
+    f16, bf16, f8E4M3FN, f8E5M2, i32 or i64. The user marks where a pipeline
+    stage ends with `nn.stage_end`.
+
+    Ops whose result is determined by their operands implement
+    `InferTypeOpInterface`, so builders need not spell the result type; the
+    verifiers report what was expected and what was found.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def NN_FloatElement : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2]>;
+def NN_IntElement : AnyTypeOf<[I32, I64]>;
+
+def NN_FloatTensor
+    : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2]>;
+def NN_IntTensor : StaticShapeTensorOf<[I32, I64]>;
+def NN_Tensor
+    : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64]>;
+
+#endif // TANDEM_DIALECT_NN_IR_NNBASE_TD

@@ -1,0 +1,51 @@
+//===- NNOps.h - nn dialect operations --------------------------*- C++ -*-===//
+
+#ifndef TANDEM_DIALECT_NN_IR_NNOPS_H
+#define TANDEM_DIALECT_NN_IR_NNOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tandem/Dialect/NN/IR/NNAttrs.h"
+#include "tandem/Dialect/NN/IR/NNDialect.h"
+
+namespace tandem::nn {
+
+/// Result type of a NumPy-broadcasting elementwise op `opName` on `lhs` and
+/// `rhs`; reports an error at `loc` (when given) if the shapes or element
+/// types are incompatible.
+llvm::LogicalResult
+inferBroadcastResult(llvm::StringRef opName, std::optional<mlir::Location> loc,
+                     mlir::Value lhs, mlir::Value rhs,
+                     llvm::SmallVectorImpl<mlir::Type> &results);
+
+/// NumPy broadcast of two shapes, or failure if they are incompatible.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Result type of a reduction over `axes`.
+llvm::LogicalResult
+inferReduceResult(llvm::StringRef opName, std::optional<mlir::Location> loc,
+                  mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                  bool keepdims, llvm::SmallVectorImpl<mlir::Type> &results);
+
+/// Folds a reduction over no axes to its input.
+mlir::OpFoldResult foldReduce(mlir::Operation *op,
+                              llvm::ArrayRef<int64_t> axes);
+
+/// True for the f8 element types, whose casts need an explicit overflow
+/// choice.
+bool isFloat8(mlir::Type type);
+
+} // namespace tandem::nn
+
+#define GET_OP_CLASSES
+#include "tandem/Dialect/NN/IR/NNOps.h.inc"
+
+#endif // TANDEM_DIALECT_NN_IR_NNOPS_H

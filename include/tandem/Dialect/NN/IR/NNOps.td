@@ -1,0 +1,490 @@
+//===- NNOps.td - nn dialect operations ------------------------*- tablegen -*-===//
+
+#ifndef TANDEM_DIALECT_NN_IR_NNOPS_TD
+#define TANDEM_DIALECT_NN_IR_NNOPS_TD
+
+include "tandem/Dialect/NN/IR/NNBase.td"
+include "tandem/Dialect/NN/IR/NNAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def NN_ParameterOp : NN_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "A trainable parameter of the model";
+  let description = [{
+    Declares a trainable parameter: a module-level symbol with a statically
+    shaped floating-point tensor type and an initializer. Functions read it
+    with `nn.param`. A parameter read in several places (e.g. a token
+    embedding tied to the LM head) is one parameter.
+
+    ```mlir
+    nn.parameter @wte : tensor<256x32xf32> = normal(0.02)
+    nn.parameter @ln_f.bias : tensor<32xf32> = zeros
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<NN_FloatTensor>:$type,
+                       NN_InitializerAttr:$init);
+  let assemblyFormat = [{
+    $sym_name `:` $type `=` custom<Initializer>($init) attr-dict
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+    /// Number of scalar elements in this parameter.
+    int64_t getNumElements() { return getTensorType().getNumElements(); }
+  }];
+}
+
+def NN_ParamOp : NN_Op<"param", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads a parameter";
+  let description = [{
+    Yields the current value of the `nn.parameter` named by `name`. The result
+    type must equal the parameter's type.
+
+    ```mlir
+    %w = nn.param @wte : tensor<256x32xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and casts
+//===----------------------------------------------------------------------===//
+
+def NN_ConstantOp : NN_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor";
+  let description = [{
+    ```mlir
+    %c = nn.constant dense<1.0> : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def NN_CastOp : NN_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "Converts the element type";
+  let description = [{
+    Converts every element to the result's element type, rounding to nearest
+    even. A cast to an f8 type must state what happens to values beyond the
+    type's range: `saturate = true` clamps them to the largest finite value,
+    `saturate = false` maps them to the type's non-finite value (NaN for
+    f8E4M3FN, infinity for f8E5M2). Other casts must not carry `saturate`.
+
+    ```mlir
+    %h = nn.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
+    %q = nn.cast %x {saturate = true} : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, OptionalAttr<BoolAttr>:$saturate);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+class NN_UnaryOp<string mnemonic, string doc, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                   InferTypeOpInterface], traits)> {
+  let summary = "Elementwise " # doc;
+  let description = "Computes " # doc # " of every element.";
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def NN_NegOp : NN_UnaryOp<"neg", "negation"> { let hasFolder = 1; }
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "the natural logarithm">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "the square root">;
+def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "the reciprocal square root">;
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_GeluOp : NN_UnaryOp<"gelu",
+    "GELU in its tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))">;
+def NN_SiluOp : NN_UnaryOp<"silu", "x·sigmoid(x)">;
+
+def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
+                             InferTypeOpInterface]> {
+  let summary = "Raises every element to a constant power";
+  let description = [{
+    ```mlir
+    %y = nn.pow %x, 3.0 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$exponent);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $exponent attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+class NN_BinaryOp<string mnemonic, string doc>
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise " # doc # " with broadcasting";
+  let description = "Computes " # doc # [{ of two tensors of the same element
+    type. Shapes broadcast as in NumPy: dimensions are aligned from the right,
+    and each pair must be equal or contain a 1.
+
+    ```mlir
+    %y = nn.add %x, %bias : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &results) {
+      return inferBroadcastResult(getOperationName(), loc, adaptor.getLhs(),
+                                  adaptor.getRhs(), results);
+    }
+  }];
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "the sum">;
+def NN_SubOp : NN_BinaryOp<"sub", "the difference">;
+def NN_MulOp : NN_BinaryOp<"mul", "the product">;
+def NN_DivOp : NN_BinaryOp<"div", "the quotient">;
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product, 2-D or batched";
+  let description = [{
+    Multiplies the last two dimensions of `lhs` (M×K, or K×M with
+    `transpose_lhs`) by those of `rhs` (K×N, or N×K with `transpose_rhs`).
+    Leading dimensions are batch dimensions: both operands have the same
+    batch dimensions, or `rhs` is 2-D and is applied to every batch of `lhs`
+    (a weight shared across tokens). Operands have the same floating-point
+    element type; the result has it too.
+
+    ```mlir
+    %y = nn.matmul %x, %w : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %s = nn.matmul %q, %k {transpose_rhs} : tensor<4x16x8xf32>, tensor<4x16x8xf32> -> tensor<4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and activations over an axis
+//===----------------------------------------------------------------------===//
+
+class NN_AxisOp<string mnemonic, string doc>
+    : NN_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc # " along one axis";
+  let description = "Computes " # doc # [{ along `axis` (0 ≤ axis < rank),
+    in the numerically stable form that subtracts the maximum first.
+
+    ```mlir
+    %p = nn.}] # mnemonic # [{ %x {axis = 1 : i64} : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_SoftmaxOp : NN_AxisOp<"softmax", "softmax">;
+def NN_LogSoftmaxOp : NN_AxisOp<"log_softmax", "log-softmax">;
+
+def NN_LayerNormOp : NN_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * weight + bias` over the last
+    dimension, with the biased variance. `weight` and `bias` are 1-D with the
+    size of the last dimension and the input's element type.
+
+    ```mlir
+    %y = nn.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       NN_FloatTensor:$bias, F64Attr:$epsilon);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
+    `,` type($bias)
+  }];
+}
+
+def NN_RMSNormOp : NN_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `x / sqrt(mean(x²) + epsilon) * weight` over the last dimension.
+
+    ```mlir
+    %y = nn.rms_norm %x, %w {epsilon = 1.0e-06 : f64} : tensor<8x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       F64Attr:$epsilon);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, attention, loss
+//===----------------------------------------------------------------------===//
+
+def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Looks up rows of a table";
+  let description = [{
+    For a table of shape V×D and integer ids of any shape S, returns the
+    rows `table[ids]` with shape S×D. Ids outside [0, V) are an error at run
+    time.
+
+    ```mlir
+    %x = nn.embedding %wte, %tokens : tensor<256x32xf32>, tensor<8x16xi32> -> tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$table, NN_IntTensor:$ids);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+}
+
+def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Multi-head scaled dot-product attention";
+  let description = [{
+    `q` is B×Tq×D, `k` and `v` are B×Tk×D, and D is split into `heads` heads
+    of D/heads each. Per head: `softmax(q·kᵀ·scale + mask)·v`, where `scale`
+    defaults to 1/√(D/heads) and, with `causal`, the mask hides keys after the
+    query's position (causal attention needs Tq = Tk). The heads are
+    concatenated back into a B×Tq×D result. `nn-decompose-attention` rewrites
+    the op into matmuls, a softmax and reshapes.
+
+    ```mlir
+    %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
+                       NN_FloatTensor:$value, I64Attr:$heads,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
+    double getEffectiveScale();
+  }];
+}
+
+def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Mean cross-entropy of logits against integer targets";
+  let description = [{
+    `logits` has shape S×V and `targets` (integer class indices in [0, V))
+    has shape S. Returns the mean over all positions of
+    `-log_softmax(logits)[target]` as a rank-0 tensor of the logits' element
+    type.
+
+    ```mlir
+    %loss = nn.cross_entropy %logits, %targets : tensor<8x16x256xf32>, tensor<8x16xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IntTensor:$targets);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->`
+    type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def NN_ReshapeOp : NN_Op<"reshape", [Pure]> {
+  let summary = "Reinterprets the shape, keeping row-major element order";
+  let description = [{
+    ```mlir
+    %y = nn.reshape %x : tensor<8x16x32xf32> to tensor<128x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_TransposeOp : NN_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions";
+  let description = [{
+    Result dimension i is input dimension `permutation[i]`.
+
+    ```mlir
+    %y = nn.transpose %x, [0, 2, 1] : tensor<8x16x32xf32> -> tensor<8x32x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_BroadcastToOp : NN_Op<"broadcast_to", [Pure]> {
+  let summary = "Broadcasts to a larger shape";
+  let description = [{
+    NumPy broadcasting to the result type: the input's dimensions align with
+    the result's trailing dimensions and each is equal or 1.
+
+    ```mlir
+    %y = nn.broadcast_to %b : tensor<32xf32> to tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_ConcatOp : NN_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Concatenates tensors along an axis";
+  let description = [{
+    ```mlir
+    %y = nn.concat %a, %b {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasFolder = 1;
+}
+
+def NN_SliceOp : NN_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Extracts a strided box";
+  let description = [{
+    Takes, along every dimension d, the elements `starts[d]`,
+    `starts[d] + strides[d]`, ... below `limits[d]`.
+
+    ```mlir
+    %y = nn.slice %x [0, 8] to [4, 16] step [1, 1] : tensor<4x32xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$strides);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input $starts `to` $limits `step` $strides attr-dict `:` type($input)
+    `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_SplitOp : NN_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Splits a tensor along an axis into pieces of given sizes";
+  let description = [{
+    ```mlir
+    %q, %k, %v = nn.split %qkv {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<NN_Tensor>:$results);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class NN_ReduceOp<string mnemonic, string doc>
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = doc # " over a set of axes";
+  let description = "Reduces with " # doc # [{ over `axes` (distinct,
+    increasing, each in [0, rank)). With `keepdims` the reduced dimensions
+    stay as size 1; otherwise they are dropped.
+
+    ```mlir
+    %s = nn.}] # mnemonic # [{ %x [1] keepdims : tensor<4x8xf32> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &results) {
+      return inferReduceResult(getOperationName(), loc, adaptor.getInput(),
+                               adaptor.getAxes(), adaptor.getKeepdims(),
+                               results);
+    }
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor) {
+      return foldReduce(getOperation(), getAxes());
+    }
+  }];
+  let hasFolder = 1;
+}
+
+def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "the sum">;
+def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "the mean">;
+def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Pipeline structure
+//===----------------------------------------------------------------------===//
+
+def NN_StageEndOp : NN_Op<"stage_end", [InferTypeOpAdaptor]> {
+  let summary = "Marks the end of a pipeline stage";
+  let description = [{
+    The user's "pipeline stage ends here" (like `pipe_split` or
+    `mark_stage_end`): returns its operands unchanged, and everything that
+    depends on its results belongs to a later stage than what it depends on.
+    `mpmd-partition` cuts the graph at these markers. The op is not folded
+    away: it has no effect on values, but it carries the user's intent.
+
+    ```mlir
+    %h = nn.stage_end %x : tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_Tensor>:$inputs);
+  let results = (outs Variadic<NN_Tensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+#endif // TANDEM_DIALECT_NN_IR_NNOPS_TD

@@ -1,0 +1,114 @@
+//===- DecomposeAttention.cpp - nn.attention into primitive ops -----------===//
+
+#include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Dialect/NN/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace tandem::nn {
+#define GEN_PASS_DEF_NNDECOMPOSEATTENTION
+#include "tandem/Dialect/NN/Transforms/Passes.h.inc"
+} // namespace tandem::nn
+
+using namespace mlir;
+using namespace tandem::nn;
+
+namespace {
+
+/// A rank-0 constant of `elementType` holding `value`, which broadcasts
+/// against any tensor.
+Value scalarConstant(PatternRewriter &rewriter, Location loc, Type elementType,
+                     double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  llvm::APFloat apValue(value);
+  bool losesInfo = false;
+  apValue.convert(cast<FloatType>(elementType).getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return ConstantOp::create(rewriter, loc, type,
+                            DenseElementsAttr::get(type, apValue));
+}
+
+/// The additive causal mask: 0 where key <= query, the most negative value
+/// of the element type elsewhere.
+Value causalMask(PatternRewriter &rewriter, Location loc, Type elementType,
+                 int64_t length) {
+  const llvm::fltSemantics &sem =
+      cast<FloatType>(elementType).getFloatSemantics();
+  llvm::APFloat zero = llvm::APFloat::getZero(sem);
+  llvm::APFloat hidden = llvm::APFloat::semanticsHasInf(sem)
+                             ? llvm::APFloat::getInf(sem, /*Negative=*/true)
+                             : llvm::APFloat::getLargest(sem, /*Negative=*/true);
+  SmallVector<llvm::APFloat> values;
+  values.reserve(length * length);
+  for (int64_t q = 0; q < length; ++q)
+    for (int64_t k = 0; k < length; ++k)
+      values.push_back(k <= q ? zero : hidden);
+  auto type = RankedTensorType::get({length, length}, elementType);
+  return ConstantOp::create(rewriter, loc, type,
+                            DenseElementsAttr::get(type, values));
+}
+
+struct DecomposeAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto qType = op.getQuery().getType();
+    Type elementType = qType.getElementType();
+    int64_t batch = qType.getShape()[0], queries = qType.getShape()[1];
+    int64_t dim = qType.getShape()[2], heads = op.getHeads();
+    int64_t headDim = dim / heads;
+
+    // B×T×D → B×T×H×Dh → B×H×T×Dh.
+    auto splitHeads = [&](Value x) -> Value {
+      int64_t length = cast<RankedTensorType>(x.getType()).getShape()[1];
+      auto split = RankedTensorType::get({batch, length, heads, headDim},
+                                         elementType);
+      Value reshaped = ReshapeOp::create(rewriter, loc, split, x);
+      return TransposeOp::create(rewriter, loc, reshaped,
+                                 ArrayRef<int64_t>{0, 2, 1, 3});
+    };
+    Value q = splitHeads(op.getQuery());
+    Value k = splitHeads(op.getKey());
+    Value v = splitHeads(op.getValue());
+
+    Value scores = MatmulOp::create(rewriter, loc, q, k,
+                                    /*transpose_lhs=*/false,
+                                    /*transpose_rhs=*/true);
+    scores = MulOp::create(
+        rewriter, loc, scores,
+        scalarConstant(rewriter, loc, elementType, op.getEffectiveScale()));
+    if (op.getCausal())
+      scores = AddOp::create(rewriter, loc, scores,
+                             causalMask(rewriter, loc, elementType, queries));
+    Value probs = SoftmaxOp::create(rewriter, loc, scores, /*axis=*/3);
+    Value context = MatmulOp::create(rewriter, loc, probs, v,
+                                     /*transpose_lhs=*/false,
+                                     /*transpose_rhs=*/false);
+    // B×H×T×Dh → B×T×H×Dh → B×T×D.
+    Value merged = TransposeOp::create(rewriter, loc, context,
+                                       ArrayRef<int64_t>{0, 2, 1, 3});
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, qType, merged);
+    return success();
+  }
+};
+
+struct NNDecomposeAttentionPass
+    : tandem::nn::impl::NNDecomposeAttentionBase<NNDecomposeAttentionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDecomposeAttentionPatterns(patterns);
+    // A walk, not the greedy driver: this pass rewrites attention and
+    // leaves folding and canonicalization of everything else to the user.
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void tandem::nn::populateDecomposeAttentionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DecomposeAttention>(patterns.getContext());
+}

@@ -1,0 +1,24 @@
+//===- InitAll.cpp - registration of Tandem dialects and passes -----------===//
+
+#include "tandem/InitAll.h"
+#include "tandem/Dialect/NN/IR/NNDialect.h"
+#include "tandem/Dialect/NN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void tandem::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<nn::NNDialect, mlir::func::FuncDialect>();
+}
+
+void tandem::registerAllPasses() {
+  // Registration is global; calling twice (a tool and a plugin) is harmless
+  // but wasteful, so do it once.
+  static bool registered = [] {
+    mlir::registerTransformsPasses();
+    nn::registerNNPasses();
+    return true;
+  }();
+  (void)registered;
+}

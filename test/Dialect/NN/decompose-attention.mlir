@@ -1,0 +1,50 @@
+// RUN: tandem-opt %s --nn-decompose-attention --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<2x4x8xf32>, %[[V:.*]]: tensor<2x4x8xf32>)
+// CHECK: %[[QR:.*]] = nn.reshape %[[Q]] : tensor<2x4x8xf32> to tensor<2x4x2x4xf32>
+// CHECK: %[[QT:.*]] = nn.transpose %[[QR]], [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK: %[[KR:.*]] = nn.reshape %[[K]]
+// CHECK: %[[KT:.*]] = nn.transpose %[[KR]], [0, 2, 1, 3]
+// CHECK: %[[VR:.*]] = nn.reshape %[[V]]
+// CHECK: %[[VT:.*]] = nn.transpose %[[VR]], [0, 2, 1, 3]
+// CHECK: %[[S:.*]] = nn.matmul %[[QT]], %[[KT]] {transpose_rhs} : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK: %[[SCALE:.*]] = nn.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[SS:.*]] = nn.mul %[[S]], %[[SCALE]]
+// CHECK: %[[MASK:.*]] = nn.constant dense<{{\[}}[0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<4x4xf32>
+// CHECK: %[[M:.*]] = nn.add %[[SS]], %[[MASK]] : tensor<2x2x4x4xf32>, tensor<4x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK: %[[P:.*]] = nn.softmax %[[M]] {axis = 3 : i64}
+// CHECK: %[[C:.*]] = nn.matmul %[[P]], %[[VT]] : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK: %[[CT:.*]] = nn.transpose %[[C]], [0, 2, 1, 3]
+// CHECK: %[[R:.*]] = nn.reshape %[[CT]] : tensor<2x4x2x4xf32> to tensor<2x4x8xf32>
+// CHECK: return %[[R]]
+// CHECK-NOT: nn.attention
+func.func @causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A non-causal attention with an explicit scale and a key sequence longer
+// than the query's: no mask, the given scale.
+// CHECK-LABEL: func.func @cross
+// CHECK: nn.matmul {{.*}} {transpose_rhs} : tensor<1x1x3x8xf32>, tensor<1x1x5x8xf32> -> tensor<1x1x3x5xf32>
+// CHECK: nn.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NOT: nn.add
+// CHECK: nn.softmax
+// CHECK: nn.reshape {{.*}} : tensor<1x3x1x8xf32> to tensor<1x3x8xf32>
+func.func @cross(%q: tensor<1x3x8xf32>, %k: tensor<1x5x8xf32>, %v: tensor<1x5x8xf32>) -> tensor<1x3x8xf32> {
+  %0 = nn.attention %q, %k, %v {heads = 1 : i64, scale = 0.25 : f64} : tensor<1x3x8xf32>, tensor<1x5x8xf32>, tensor<1x5x8xf32> -> tensor<1x3x8xf32>
+  return %0 : tensor<1x3x8xf32>
+}
+
+// -----
+
+// f8E4M3FN has no infinity: the mask uses its lowest finite value.
+// CHECK-LABEL: func.func @no_inf
+// CHECK: nn.constant dense<{{\[}}[0.000000e+00, -4.480000e+02], [0.000000e+00, 0.000000e+00]]> : tensor<2x2xf8E4M3FN>
+func.func @no_inf(%q: tensor<1x2x4xf8E4M3FN>) -> tensor<1x2x4xf8E4M3FN> {
+  %0 = nn.attention %q, %q, %q {causal, heads = 1 : i64} : tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN> -> tensor<1x2x4xf8E4M3FN>
+  return %0 : tensor<1x2x4xf8E4M3FN>
+}
