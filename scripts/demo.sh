@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The main job. Until the training pipeline lands this sets everything up,
+# generates the example models, runs them through the passes that exist and
+# prints what it did.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"
+bash "$ROOT/scripts/setup.sh"
+
+BIN="$BUILD_DIR/bin"
+OUT="${TANDEM_DEMO_DIR:-$BUILD_DIR/demo}"
+mkdir -p "$OUT"
+
+count_ops() { grep -oE '\bnn\.[a-z_]+' "$1" | sort | uniq -c | sort -rn | awk '{printf "%s×%s ", $2, $1} END {print ""}'; }
+
+echo "== Generating models into $OUT"
+"$BIN/tandemc" models gpt --config tiny --stage-every 2 --summary -o "$OUT/tiny-gpt.mlir"
+"$BIN/tandemc" models mlp --config tiny --stage-every 2 --summary -o "$OUT/tiny-mlp.mlir"
+"$BIN/tandemc" models gpt --config small --stage-every 1 --summary -o "$OUT/small-gpt.mlir"
+"$BIN/tandemc" models gpt --config gpt2-124m --seq 128 --summary -o "$OUT/gpt2-124m-seq128.mlir"
+
+echo
+echo "== Running the passes that exist: nn-decompose-attention, canonicalize, cse"
+for model in tiny-gpt small-gpt tiny-mlp; do
+  in="$OUT/$model.mlir"
+  out="$OUT/$model.decomposed.mlir"
+  "$BIN/tandem-opt" "$in" --nn-decompose-attention --canonicalize --cse -o "$out"
+  echo "$model: $(grep -c '' "$in") lines -> $(grep -c '' "$out") lines"
+  echo "  before: $(count_ops "$in")"
+  echo "  after:  $(count_ops "$out")"
+done
+
+echo
+echo "== Stage markers in tiny-gpt (the pipeline cuts the partitioner will use)"
+grep -n 'nn.stage_end' "$OUT/tiny-gpt.mlir" | sed 's/^/  line /'
+
+echo
+echo "Demo done. Models and pass outputs are in $OUT."
