@@ -15,6 +15,6 @@ int main(int argc, char **argv) {
   tandem::registerAllPasses();
   mlir::DialectRegistry registry;
   tandem::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Tandem optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Tandem optimizer driver\n", registry));
 }

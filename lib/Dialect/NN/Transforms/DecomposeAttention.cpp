@@ -36,9 +36,10 @@ Value causalMask(PatternRewriter &rewriter, Location loc, Type elementType,
   const llvm::fltSemantics &sem =
       cast<FloatType>(elementType).getFloatSemantics();
   llvm::APFloat zero = llvm::APFloat::getZero(sem);
-  llvm::APFloat hidden = llvm::APFloat::semanticsHasInf(sem)
-                             ? llvm::APFloat::getInf(sem, /*Negative=*/true)
-                             : llvm::APFloat::getLargest(sem, /*Negative=*/true);
+  llvm::APFloat hidden =
+      llvm::APFloat::semanticsHasInf(sem)
+          ? llvm::APFloat::getInf(sem, /*Negative=*/true)
+          : llvm::APFloat::getLargest(sem, /*Negative=*/true);
   SmallVector<llvm::APFloat> values;
   values.reserve(length * length);
   for (int64_t q = 0; q < length; ++q)
@@ -64,8 +65,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // B×T×D → B×T×H×Dh → B×H×T×Dh.
     auto splitHeads = [&](Value x) -> Value {
       int64_t length = cast<RankedTensorType>(x.getType()).getShape()[1];
-      auto split = RankedTensorType::get({batch, length, heads, headDim},
-                                         elementType);
+      auto split =
+          RankedTensorType::get({batch, length, heads, headDim}, elementType);
       Value reshaped = ReshapeOp::create(rewriter, loc, split, x);
       return TransposeOp::create(rewriter, loc, reshaped,
                                  ArrayRef<int64_t>{0, 2, 1, 3});

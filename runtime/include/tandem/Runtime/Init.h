@@ -1,0 +1,46 @@
+//===- Init.h - parameter initialization from specs -------------*- C++ -*-===//
+//
+// Turns a parameter's initializer spec (zeros, ones, normal(std),
+// uniform(low, high)) into values. Element i of a parameter is a pure
+// function of (seed, parameter name, i): no generator state, so any rank can
+// initialize any slice of any parameter, in any order, and get the values
+// the reference evaluator gets. No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_INIT_H
+#define TANDEM_RUNTIME_INIT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace tandem::rng {
+
+enum class InitKind { Zeros, Ones, Normal, Uniform };
+
+struct InitSpec {
+  InitKind kind = InitKind::Zeros;
+  /// Standard deviation (normal) or low bound (uniform).
+  double a = 0.0;
+  /// High bound (uniform).
+  double b = 0.0;
+};
+
+/// The random stream of a parameter: FNV-1a of its name. Keyed by name, not
+/// by position, so reordering or partitioning parameters changes nothing.
+uint64_t parameterStream(std::string_view name);
+
+/// Element `index` of a parameter initialized by `spec` (computed in double).
+double initValue(const InitSpec &spec, uint64_t seed, uint64_t stream,
+                 uint64_t index);
+
+/// Fills `out[0..count)` with elements `first..first+count` of the parameter.
+void initFill(const InitSpec &spec, uint64_t seed, uint64_t stream,
+              uint64_t first, float *out, size_t count);
+void initFill(const InitSpec &spec, uint64_t seed, uint64_t stream,
+              uint64_t first, double *out, size_t count);
+
+} // namespace tandem::rng
+
+#endif // TANDEM_RUNTIME_INIT_H

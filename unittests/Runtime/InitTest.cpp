@@ -1,0 +1,97 @@
+//===- InitTest.cpp - parameter initialization ----------------------------===//
+
+#include "tandem/Runtime/Init.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+using namespace tandem::rng;
+
+namespace {
+
+struct Moments {
+  double mean = 0, stddev = 0, min = 1e300, max = -1e300;
+};
+
+Moments moments(const std::vector<float> &v) {
+  Moments m;
+  for (float x : v) {
+    m.mean += x;
+    m.min = std::min<double>(m.min, x);
+    m.max = std::max<double>(m.max, x);
+  }
+  m.mean /= v.size();
+  for (float x : v)
+    m.stddev += (x - m.mean) * (x - m.mean);
+  m.stddev = std::sqrt(m.stddev / v.size());
+  return m;
+}
+
+std::vector<float> draw(InitSpec spec, std::string_view name, size_t n,
+                        uint64_t seed = 1234) {
+  std::vector<float> v(n);
+  initFill(spec, seed, parameterStream(name), 0, v.data(), n);
+  return v;
+}
+
+} // namespace
+
+TEST(Init, ConstantKinds) {
+  for (float x : draw({InitKind::Zeros}, "b", 16))
+    EXPECT_EQ(x, 0.0f);
+  for (float x : draw({InitKind::Ones}, "ln.weight", 16))
+    EXPECT_EQ(x, 1.0f);
+}
+
+TEST(Init, NormalMoments) {
+  const size_t n = 200000;
+  Moments m = moments(draw({InitKind::Normal, 0.02}, "wte", n));
+  // Standard error of the mean is 0.02/sqrt(n) ~ 4.5e-5; allow 5 sigma.
+  EXPECT_NEAR(m.mean, 0.0, 5 * 0.02 / std::sqrt(double(n)));
+  EXPECT_NEAR(m.stddev, 0.02, 0.02 * 0.01);
+  // Box-Muller on 24-bit uniforms reaches about 5.9 sigma at most.
+  EXPECT_GT(m.max, 0.02 * 3.5);
+  EXPECT_LT(m.max, 0.02 * 6.0);
+}
+
+TEST(Init, UniformRangeAndMoments) {
+  const size_t n = 200000;
+  Moments m = moments(draw({InitKind::Uniform, -0.5, 1.5}, "w", n));
+  EXPECT_GE(m.min, -0.5);
+  EXPECT_LT(m.max, 1.5);
+  EXPECT_NEAR(m.mean, 0.5, 0.01);
+  EXPECT_NEAR(m.stddev, 2.0 / std::sqrt(12.0), 0.01);
+}
+
+TEST(Init, PureFunctionOfSeedNameAndIndex) {
+  InitSpec spec{InitKind::Normal, 1.0};
+  std::vector<float> whole = draw(spec, "h.0.attn.c_attn.weight", 1000);
+  // A slice starting in the middle equals the same slice of the whole.
+  std::vector<float> slice(100);
+  initFill(spec, 1234, parameterStream("h.0.attn.c_attn.weight"), 450,
+           slice.data(), slice.size());
+  for (size_t i = 0; i < slice.size(); ++i)
+    EXPECT_EQ(slice[i], whole[450 + i]);
+  EXPECT_EQ(whole, draw(spec, "h.0.attn.c_attn.weight", 1000));
+  EXPECT_NE(whole, draw(spec, "h.1.attn.c_attn.weight", 1000));
+  EXPECT_NE(whole, draw(spec, "h.0.attn.c_attn.weight", 1000, /*seed=*/1235));
+}
+
+TEST(Init, DoubleAndFloatAgree) {
+  InitSpec spec{InitKind::Normal, 0.02};
+  std::vector<double> d(64);
+  std::vector<float> f(64);
+  uint64_t stream = parameterStream("wpe");
+  initFill(spec, 7, stream, 0, d.data(), d.size());
+  initFill(spec, 7, stream, 0, f.data(), f.size());
+  for (size_t i = 0; i < d.size(); ++i)
+    EXPECT_EQ(f[i], static_cast<float>(d[i]));
+}
+
+TEST(Init, StreamIsFnv1a) {
+  // FNV-1a 64 of the empty string and of "a" (published test values).
+  EXPECT_EQ(parameterStream(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(parameterStream("a"), 0xaf63dc4c8601ec8cull);
+}
