@@ -89,9 +89,8 @@ Attribute InitializerAttr::parseBody(AsmParser &parser) {
         parser.parseFloat(b) || parser.parseRParen())
       return {};
   }
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *kind, llvm::APFloat(a),
-                    llvm::APFloat(b));
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *kind, llvm::APFloat(a), llvm::APFloat(b));
 }
 
 void InitializerAttr::printBody(AsmPrinter &printer) const {

@@ -58,8 +58,8 @@ static LogicalResult inferError(std::optional<Location> loc, StringRef opName,
 static FailureOr<RankedTensorType> getTensor(std::optional<Location> loc,
                                              StringRef opName, Value value,
                                              StringRef what) {
-  auto type = dyn_cast_or_null<RankedTensorType>(value ? value.getType()
-                                                       : Type());
+  auto type =
+      dyn_cast_or_null<RankedTensorType>(value ? value.getType() : Type());
   if (!type || !type.hasStaticShape()) {
     (void)inferError(loc, opName, "expected ", what,
                      " to be a statically shaped tensor, found ",
@@ -182,9 +182,10 @@ tandem::nn::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   return result;
 }
 
-LogicalResult tandem::nn::inferBroadcastResult(
-    StringRef opName, std::optional<Location> loc, Value lhs, Value rhs,
-    SmallVectorImpl<Type> &results) {
+LogicalResult tandem::nn::inferBroadcastResult(StringRef opName,
+                                               std::optional<Location> loc,
+                                               Value lhs, Value rhs,
+                                               SmallVectorImpl<Type> &results) {
   auto lt = getTensor(loc, opName, lhs, "lhs");
   auto rt = getTensor(loc, opName, rhs, "rhs");
   if (failed(lt) || failed(rt))
@@ -204,7 +205,8 @@ LogicalResult tandem::nn::inferBroadcastResult(
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   StringRef name = getOperationName();
@@ -216,13 +218,14 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   int64_t lr = lt->getRank(), rr = rt->getRank();
   if (lr < 2 || rr < 2)
-    return inferError(loc, name, "expected operands of rank >= 2, found lhs "
-                                 "rank ",
+    return inferError(loc, name,
+                      "expected operands of rank >= 2, found lhs "
+                      "rank ",
                       lr, " and rhs rank ", rr);
   if (rr != 2 && rr != lr)
     return inferError(loc, name,
-                      "expected rhs to be 2-D or to have the rank of lhs (",
-                      lr, "), found rank ", rr);
+                      "expected rhs to be 2-D or to have the rank of lhs (", lr,
+                      "), found rank ", rr);
   ArrayRef<int64_t> ls = lt->getShape(), rs = rt->getShape();
   ArrayRef<int64_t> batch = ls.drop_back(2);
   if (rr == lr && rs.drop_back(2) != batch)
@@ -247,8 +250,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 // Softmax-like ops and normalizations
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-static LogicalResult verifyAxisOp(OpTy op) {
+template <typename OpTy> static LogicalResult verifyAxisOp(OpTy op) {
   int64_t rank = op.getType().getRank();
   int64_t axis = op.getAxis();
   if (axis < 0 || axis >= rank)
@@ -276,22 +278,23 @@ static LogicalResult checkNormParam(std::optional<Location> loc,
   return success();
 }
 
-static LogicalResult checkEpsilon(std::optional<Location> loc,
-                                  StringRef opName, double eps) {
+static LogicalResult checkEpsilon(std::optional<Location> loc, StringRef opName,
+                                  double eps) {
   if (!(eps > 0.0) || !std::isfinite(eps))
     return inferError(loc, opName, "expected a positive finite epsilon, found ",
                       eps);
   return success();
 }
 
-static FailureOr<RankedTensorType>
-getNormInput(std::optional<Location> loc, StringRef opName, Value input) {
+static FailureOr<RankedTensorType> getNormInput(std::optional<Location> loc,
+                                                StringRef opName, Value input) {
   auto it = getTensor(loc, opName, input, "input");
   if (failed(it))
     return failure();
   if (it->getRank() < 1) {
-    (void)inferError(loc, opName, "expected an input of rank >= 1, found a "
-                                  "rank-0 tensor");
+    (void)inferError(loc, opName,
+                     "expected an input of rank >= 1, found a "
+                     "rank-0 tensor");
     return failure();
   }
   return it;
@@ -309,11 +312,17 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   auto bt = getTensor(loc, name, adaptor.getBias(), "bias");
   if (failed(wt) || failed(bt) ||
       failed(checkNormParam(loc, name, "weight", *it, *wt)) ||
-      failed(checkNormParam(loc, name, "bias", *it, *bt)) ||
-      failed(checkEpsilon(loc, name, adaptor.getEpsilon().convertToDouble())))
+      failed(checkNormParam(loc, name, "bias", *it, *bt)))
     return failure();
   results.push_back(*it);
   return success();
+}
+
+// The generated parser runs inference before the attr-dict's inherent
+// attributes reach the properties, so `epsilon` is checked here, not there.
+LogicalResult LayerNormOp::verify() {
+  return checkEpsilon(getLoc(), getOperationName(),
+                      getEpsilon().convertToDouble());
 }
 
 LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
@@ -325,11 +334,15 @@ LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
   if (failed(it))
     return failure();
   auto wt = getTensor(loc, name, adaptor.getWeight(), "weight");
-  if (failed(wt) || failed(checkNormParam(loc, name, "weight", *it, *wt)) ||
-      failed(checkEpsilon(loc, name, adaptor.getEpsilon().convertToDouble())))
+  if (failed(wt) || failed(checkNormParam(loc, name, "weight", *it, *wt)))
     return failure();
   results.push_back(*it);
   return success();
+}
+
+LogicalResult RMSNormOp::verify() {
+  return checkEpsilon(getLoc(), getOperationName(),
+                      getEpsilon().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -346,8 +359,9 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   if (failed(tt) || failed(it))
     return failure();
   if (tt->getRank() != 2)
-    return inferError(loc, name, "expected a 2-D table (vocabulary x "
-                                 "dimension), found shape ",
+    return inferError(loc, name,
+                      "expected a 2-D table (vocabulary x "
+                      "dimension), found shape ",
                       ShapeStr{tt->getShape()});
   if (!it->getElementType().isSignlessInteger())
     return inferError(loc, name, "expected integer ids, found element type ",
@@ -377,8 +391,7 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                       "dimension), found shapes ",
                       ShapeStr{qt->getShape()}, ", ", ShapeStr{kt->getShape()},
                       " and ", ShapeStr{vt->getShape()});
-  ArrayRef<int64_t> q = qt->getShape(), k = kt->getShape(),
-                    v = vt->getShape();
+  ArrayRef<int64_t> q = qt->getShape(), k = kt->getShape(), v = vt->getShape();
   if (q[0] != k[0] || q[0] != v[0] || q[2] != k[2] || q[2] != v[2])
     return inferError(loc, name,
                       "expected query, key and value to agree on batch and "
@@ -391,8 +404,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                       k[1], " and ", v[1]);
   int64_t heads = adaptor.getHeads();
   if (heads <= 0 || q[2] % heads != 0)
-    return inferError(loc, name, "expected a head count that divides the "
-                                 "dimension ",
+    return inferError(loc, name,
+                      "expected a head count that divides the "
+                      "dimension ",
                       q[2], ", found ", heads);
   if (adaptor.getCausal() && q[1] != k[1])
     return inferError(loc, name,
@@ -426,8 +440,9 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   if (failed(lt) || failed(tt))
     return failure();
   if (lt->getRank() < 1)
-    return inferError(loc, name, "expected logits of rank >= 1, found a "
-                                 "rank-0 tensor");
+    return inferError(loc, name,
+                      "expected logits of rank >= 1, found a "
+                      "rank-0 tensor");
   if (!tt->getElementType().isSignlessInteger())
     return inferError(loc, name,
                       "expected integer targets, found element type ",
@@ -544,7 +559,8 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
     return getInput();
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     if (dense.isSplat())
-      return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+      return DenseElementsAttr::get(getType(),
+                                    dense.getSplatValue<Attribute>());
   return {};
 }
 
@@ -613,8 +629,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = it->getShape()[d];
     if (starts[d] < 0 || starts[d] >= limits[d] || limits[d] > dim)
-      return inferError(loc, name, "dimension ", d, ": expected 0 <= start < "
-                                                    "limit <= ",
+      return inferError(loc, name, "dimension ", d,
+                        ": expected 0 <= start < "
+                        "limit <= ",
                         dim, ", found start ", starts[d], " and limit ",
                         limits[d]);
     if (strides[d] < 1)
@@ -704,8 +721,7 @@ LogicalResult tandem::nn::inferReduceResult(StringRef opName,
 }
 
 OpFoldResult tandem::nn::foldReduce(Operation *op, ArrayRef<int64_t> axes) {
-  if (axes.empty() &&
-      op->getOperand(0).getType() == op->getResult(0).getType())
+  if (axes.empty() && op->getOperand(0).getType() == op->getResult(0).getType())
     return op->getOperand(0);
   return {};
 }

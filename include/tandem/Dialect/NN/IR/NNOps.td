@@ -234,6 +234,10 @@ def NN_LayerNormOp : NN_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
     $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
     `,` type($bias)
   }];
+  // The generated parser infers the result type before the attr-dict's
+  // inherent attributes reach the properties (llvm-project#193284), so the
+  // inference must not read `epsilon`; the verifier checks it.
+  let hasVerifier = 1;
 }
 
 def NN_RMSNormOp : NN_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
@@ -251,6 +255,8 @@ def NN_RMSNormOp : NN_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $input `,` $weight attr-dict `:` type($input) `,` type($weight)
   }];
+  // As for layer_norm: inference must not read `epsilon`.
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
