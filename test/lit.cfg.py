@@ -32,3 +32,12 @@ llvm_config.add_tool_substitutions(
     tool_dirs)
 llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+config.substitutions.append(("%tandem_lib_dir", config.tandem_lib_dir))
+
+# The example pass plugin (examples/plugin), built against the build tree's
+# Tandem package: tests that load it say `REQUIRES: plugin`.
+tandem_plugin = os.path.join(config.tandem_lib_dir, "TandemExamplePlugin.so")
+if os.path.exists(tandem_plugin):
+    config.available_features.add("plugin")
+    config.substitutions.append(("%tandem_plugin", tandem_plugin))
