@@ -124,8 +124,8 @@ static std::optional<std::string> misplacedFlag(bool isGPT) {
 
 /// Applies a size flag the user gave; the flag's value, if given, is also
 /// added to the canonical command line.
-static void override(cl::opt<int64_t> &flag, int64_t &field,
-                     raw_ostream &command) {
+static void applyFlag(cl::opt<int64_t> &flag, int64_t &field,
+                      raw_ostream &command) {
   if (!flag.getNumOccurrences())
     return;
   field = flag;
@@ -160,12 +160,12 @@ static Expected<BuiltModel> buildRequested(mlir::MLIRContext &context,
     Expected<GPTConfig> config = getGPTConfig(configName);
     if (!config)
       return config.takeError();
-    override(layers, config->layers, command);
-    override(dim, config->dim, command);
-    override(heads, config->heads, command);
-    override(vocab, config->vocab, command);
-    override(seqLength, config->seq, command);
-    override(batch, config->batch, command);
+    applyFlag(layers, config->layers, command);
+    applyFlag(dim, config->dim, command);
+    applyFlag(heads, config->heads, command);
+    applyFlag(vocab, config->vocab, command);
+    applyFlag(seqLength, config->seq, command);
+    applyFlag(batch, config->batch, command);
     if (tied.getNumOccurrences()) {
       config->tied = tied;
       command << (tied ? " --tied" : " --tied=false");
@@ -180,11 +180,11 @@ static Expected<BuiltModel> buildRequested(mlir::MLIRContext &context,
   Expected<MLPConfig> config = getMLPConfig(configName);
   if (!config)
     return config.takeError();
-  override(layers, config->layers, command);
-  override(dim, config->dim, command);
-  override(inputs, config->inputs, command);
-  override(classes, config->classes, command);
-  override(batch, config->batch, command);
+  applyFlag(layers, config->layers, command);
+  applyFlag(dim, config->dim, command);
+  applyFlag(inputs, config->inputs, command);
+  applyFlag(classes, config->classes, command);
+  applyFlag(batch, config->batch, command);
   overrideStages(config->stages, command);
   auto module = buildMLP(context, *config);
   if (!module)
@@ -202,6 +202,10 @@ int tandem::tandemc::runModelsCommand(const mlir::DialectRegistry &registry) {
     return fail(*message);
   if (stageEvery.getNumOccurrences() && stageAt.getNumOccurrences())
     return fail("--stage-every and --stage-at are mutually exclusive");
+  // The library reads every = 0 as "no markers"; on the command line it is
+  // a mistake.
+  if (stageEvery.getNumOccurrences() && stageEvery <= 0)
+    return fail("--stage-every must be positive, found " + Twine(stageEvery));
 
   mlir::MLIRContext context(registry);
   std::string command;
