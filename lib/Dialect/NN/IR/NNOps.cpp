@@ -512,6 +512,11 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
     os << "[";
     llvm::interleaveComma(perm, os);
     os << "]";
+    if (rank == 0)
+      return inferError(loc, name,
+                        "expected an empty permutation for a rank-0 input, "
+                        "found ",
+                        permStr);
     return inferError(loc, name, "expected a permutation of 0..", rank - 1,
                       " for rank ", rank, ", found ", permStr);
   }
