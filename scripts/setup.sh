@@ -13,7 +13,7 @@ BUILD_TYPE="${TANDEM_BUILD_TYPE:-Release}"
 LLVM_PREFIX=/usr/lib/llvm-22
 
 PACKAGES=(
-  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   clang-format-22 libgtest-dev ninja-build ccache cmake g++ python3
   nlohmann-json3-dev
 )
@@ -42,7 +42,6 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_LINKER_TYPE=LLD \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" >/dev/null
 fi
