@@ -308,3 +308,12 @@ func.func @split_result_count(%x: tensor<4x6xf32>) {
   %0 = nn.split %x {axis = 1 : i64, sizes = array<i64: 3, 3>} : tensor<4x6xf32> -> tensor<4x3xf32>
   return
 }
+
+// -----
+
+func.func @split_sum_overflow(%x: tensor<4xf32>) {
+  // expected-error@+2 {{'nn.split' op piece sizes overflow a 64-bit sum, expected them to sum to the size of axis 0, 4}}
+  // expected-error@+1 {{'nn.split' op failed to infer returned types}}
+  %0:2 = nn.split %x {axis = 0 : i64, sizes = array<i64: 9223372036854775807, 9223372036854775807>} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
+  return
+}

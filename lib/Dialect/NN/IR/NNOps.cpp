@@ -14,6 +14,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -642,7 +643,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     if (strides[d] < 1)
       return inferError(loc, name, "dimension ", d,
                         ": expected a positive stride, found ", strides[d]);
-    shape.push_back((limits[d] - starts[d] + strides[d] - 1) / strides[d]);
+    // ceil((limit - start) / stride), written so that a huge stride cannot
+    // overflow: 0 < limit - start <= dim here.
+    shape.push_back((limits[d] - starts[d] - 1) / strides[d] + 1);
   }
   results.push_back(RankedTensorType::get(shape, it->getElementType()));
   return success();
@@ -676,7 +679,11 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
   for (int64_t s : sizes) {
     if (s <= 0)
       return inferError(loc, name, "expected positive piece sizes, found ", s);
-    total += s;
+    if (llvm::AddOverflow(total, s, total))
+      return inferError(loc, name,
+                        "piece sizes overflow a 64-bit sum, expected them to "
+                        "sum to the size of axis ",
+                        axis, ", ", it->getShape()[axis]);
   }
   if (total != it->getShape()[axis])
     return inferError(loc, name, "piece sizes sum to ", total,

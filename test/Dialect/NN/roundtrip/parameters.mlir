@@ -18,6 +18,8 @@ nn.parameter @ones_f8e5m2 : tensor<16xf8E5M2> = ones
 nn.parameter @scalar : tensor<f32> = normal(1.000000e+00)
 // CHECK-LABEL: nn.parameter @h.0.attn.c_attn.weight : tensor<32x96xf32> = normal(2.000000e-02)
 nn.parameter @h.0.attn.c_attn.weight : tensor<32x96xf32> = normal(2.000000e-02)
+// Initializer parameters print back exactly: as a decimal that parses back
+// to the same double.
 // CHECK-LABEL: nn.parameter @normal_exact : tensor<4xf32> = normal(0.0123456789)
 nn.parameter @normal_exact : tensor<4xf32> = normal(0.0123456789)
 // CHECK-LABEL: nn.parameter @uniform_exact : tensor<4xf32> = uniform(-0.33333333333333298, 0.66666666666666663)

@@ -121,6 +121,17 @@ func.func @slice(%x: tensor<4x32xf32>, %v: tensor<10xi32>, %s: tensor<f64>, %h: 
   return %a, %c, %d, %e, %f, %g, %j, %k : tensor<4x8xf32>, tensor<3xi32>, tensor<f64>, tensor<2x1xf16>, tensor<5xbf16>, tensor<1xf8E4M3FN>, tensor<4xf8E5M2>, tensor<2xi64>
 }
 
+// A stride beyond the dimension takes one element (and must not overflow
+// the size computation).
+// CHECK-LABEL: func.func @slice_huge_stride(
+// CHECK-SAME: %[[X:.*]]: tensor<4x6xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT: %[[A:.*]] = nn.slice %[[X]] [1, 2] to [4, 6] step [9223372036854775807, 2] : tensor<4x6xf32> -> tensor<1x2xf32>
+// CHECK-NEXT: return %[[A]] : tensor<1x2xf32>
+func.func @slice_huge_stride(%x: tensor<4x6xf32>) -> tensor<1x2xf32> {
+  %a = nn.slice %x [1, 2] to [4, 6] step [9223372036854775807, 2] : tensor<4x6xf32> -> tensor<1x2xf32>
+  return %a : tensor<1x2xf32>
+}
+
 // CHECK-LABEL: func.func @split(
 // CHECK-SAME: %[[QKV:.*]]: tensor<8x16x96xf32>, %[[V:.*]]: tensor<10xi64>, %[[H:.*]]: tensor<4x2xf16>, %[[B:.*]]: tensor<4xbf16>, %[[D:.*]]: tensor<3xf64>, %[[Q:.*]]: tensor<2x2xf8E4M3FN>, %[[R:.*]]: tensor<6xf8E5M2>, %[[I:.*]]: tensor<5xi32>) -> (tensor<8x16x32xf32>, tensor<3xi64>, tensor<7xi64>, tensor<4x2xf16>, tensor<1xbf16>, tensor<3xf64>, tensor<2x1xf8E4M3FN>, tensor<1xf8E5M2>, tensor<4xi32>)
 // CHECK-NEXT: %[[Q1:.*]]:3 = nn.split %[[QKV]] {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
