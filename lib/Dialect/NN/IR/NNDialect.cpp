@@ -89,6 +89,10 @@ Attribute InitializerAttr::parseBody(AsmParser &parser) {
         parser.parseFloat(b) || parser.parseRParen())
       return {};
   }
+  // -0.0 and 0.0 compare equal as APFloats but hash differently; store one
+  // zero so equal initializers are one attribute.
+  a += 0.0;
+  b += 0.0;
   return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
                     *kind, llvm::APFloat(a), llvm::APFloat(b));
 }

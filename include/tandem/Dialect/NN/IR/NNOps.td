@@ -100,26 +100,28 @@ def NN_CastOp : NN_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-class NN_UnaryOp<string mnemonic, string doc, list<Trait> traits = []>
+class NN_UnaryOp<string mnemonic, string title, string doc,
+                 list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
                                    InferTypeOpInterface], traits)> {
-  let summary = "Elementwise " # doc;
+  let summary = "Elementwise " # title;
   let description = "Computes " # doc # " of every element.";
   let arguments = (ins NN_FloatTensor:$input);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def NN_NegOp : NN_UnaryOp<"neg", "negation"> { let hasFolder = 1; }
-def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
-def NN_LogOp : NN_UnaryOp<"log", "the natural logarithm">;
-def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
-def NN_SqrtOp : NN_UnaryOp<"sqrt", "the square root">;
-def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "the reciprocal square root">;
-def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
-def NN_GeluOp : NN_UnaryOp<"gelu",
+def NN_NegOp : NN_UnaryOp<"neg", "negation", "the negation"> { let hasFolder = 1; }
+def NN_ExpOp : NN_UnaryOp<"exp", "exponential", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "natural logarithm", "the natural logarithm">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "hyperbolic tangent", "tanh(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "square root", "the square root">;
+def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "reciprocal square root",
+                                   "the reciprocal square root">;
+def NN_ReluOp : NN_UnaryOp<"relu", "ReLU", "max(x, 0)">;
+def NN_GeluOp : NN_UnaryOp<"gelu", "GELU (tanh form)",
     "GELU in its tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))">;
-def NN_SiluOp : NN_UnaryOp<"silu", "x·sigmoid(x)">;
+def NN_SiluOp : NN_UnaryOp<"silu", "SiLU", "x·sigmoid(x)">;
 
 def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
                              InferTypeOpInterface]> {
@@ -135,9 +137,9 @@ def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
   let hasFolder = 1;
 }
 
-class NN_BinaryOp<string mnemonic, string doc>
+class NN_BinaryOp<string mnemonic, string title, string doc>
     : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
-  let summary = "Elementwise " # doc # " with broadcasting";
+  let summary = "Elementwise " # title # " with broadcasting";
   let description = "Computes " # doc # [{ of two tensors of the same element
     type. Shapes broadcast as in NumPy: dimensions are aligned from the right,
     and each pair must be equal or contain a 1.
@@ -161,10 +163,10 @@ class NN_BinaryOp<string mnemonic, string doc>
   }];
 }
 
-def NN_AddOp : NN_BinaryOp<"add", "the sum">;
-def NN_SubOp : NN_BinaryOp<"sub", "the difference">;
-def NN_MulOp : NN_BinaryOp<"mul", "the product">;
-def NN_DivOp : NN_BinaryOp<"div", "the quotient">;
+def NN_AddOp : NN_BinaryOp<"add", "sum", "the sum">;
+def NN_SubOp : NN_BinaryOp<"sub", "difference", "the difference">;
+def NN_MulOp : NN_BinaryOp<"mul", "product", "the product">;
+def NN_DivOp : NN_BinaryOp<"div", "quotient", "the quotient">;
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
@@ -197,9 +199,9 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
 // Normalizations and activations over an axis
 //===----------------------------------------------------------------------===//
 
-class NN_AxisOp<string mnemonic, string doc>
+class NN_AxisOp<string mnemonic, string title, string doc>
     : NN_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
-  let summary = doc # " along one axis";
+  let summary = title # " along one axis";
   let description = "Computes " # doc # [{ along `axis` (0 ≤ axis < rank),
     in the numerically stable form that subtracts the maximum first.
 
@@ -213,8 +215,8 @@ class NN_AxisOp<string mnemonic, string doc>
   let hasVerifier = 1;
 }
 
-def NN_SoftmaxOp : NN_AxisOp<"softmax", "softmax">;
-def NN_LogSoftmaxOp : NN_AxisOp<"log_softmax", "log-softmax">;
+def NN_SoftmaxOp : NN_AxisOp<"softmax", "Softmax", "softmax">;
+def NN_LogSoftmaxOp : NN_AxisOp<"log_softmax", "Log-softmax", "log-softmax">;
 
 def NN_LayerNormOp : NN_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the last dimension";
@@ -433,9 +435,9 @@ def NN_SplitOp : NN_Op<"split", [Pure, InferTypeOpAdaptor]> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class NN_ReduceOp<string mnemonic, string doc>
+class NN_ReduceOp<string mnemonic, string title, string doc>
     : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
-  let summary = doc # " over a set of axes";
+  let summary = title # " over a set of axes";
   let description = "Reduces with " # doc # [{ over `axes` (distinct,
     increasing, each in [0, rank)). With `keepdims` the reduced dimensions
     stay as size 1; otherwise they are dropped.
@@ -466,9 +468,9 @@ class NN_ReduceOp<string mnemonic, string doc>
   let hasFolder = 1;
 }
 
-def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "the sum">;
-def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "the mean">;
-def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
+def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "Sum", "the sum">;
+def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "Mean", "the mean">;
+def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "Maximum", "the maximum">;
 
 //===----------------------------------------------------------------------===//
 // Pipeline structure
