@@ -1,12 +1,11 @@
 //===- Safetensors.cpp - safetensors reader and writer --------------------===//
 
 #include "tandem/Runtime/Safetensors.h"
+#include "tandem/Runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 
 using namespace tandem::st;
@@ -212,18 +211,10 @@ std::vector<uint8_t> tandem::st::serialize(const File &file) {
 
 std::optional<File> tandem::st::readFile(const std::string &path,
                                          std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open for reading";
+  std::optional<std::vector<uint8_t>> bytes = io::readBytes(path, error);
+  if (!bytes)
     return std::nullopt;
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = path + ": read error";
-    return std::nullopt;
-  }
-  return parse(bytes, path, error);
+  return parse(*bytes, path, error);
 }
 
 bool tandem::st::writeFile(const std::string &path, const File &file,
@@ -239,26 +230,5 @@ bool tandem::st::writeFile(const std::string &path, const File &file,
       return false;
     }
   }
-  std::vector<uint8_t> bytes = serialize(file);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = tmp + ": cannot open for writing";
-      return false;
-    }
-    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    out.flush();
-    if (!out) {
-      error = tmp + ": write error";
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = path + ": cannot rename " + tmp + " into place";
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+  return io::writeBytesAtomic(path, serialize(file), error);
 }

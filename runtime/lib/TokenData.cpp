@@ -1,11 +1,11 @@
 //===- TokenData.cpp - byte-level token data and batches ------------------===//
 
 #include "tandem/Runtime/TokenData.h"
+#include "tandem/Runtime/FileIO.h"
 #include "tandem/Runtime/Philox.h"
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 
 using namespace tandem::data;
@@ -17,17 +17,10 @@ constexpr size_t kHeaderBytes = 16;
 
 std::optional<std::vector<int32_t>>
 tandem::data::readTokens(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open for reading";
+  std::optional<std::vector<uint8_t>> read = io::readBytes(path, error);
+  if (!read)
     return std::nullopt;
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = path + ": read error";
-    return std::nullopt;
-  }
+  const std::vector<uint8_t> &bytes = *read;
   std::vector<int32_t> tokens;
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kMagic, 8) == 0) {
     if (bytes.size() < kHeaderBytes) {
@@ -88,13 +81,7 @@ bool tandem::data::writeTokens(const std::string &path,
     for (uint32_t b = 0; b < width; ++b)
       bytes.push_back(
           static_cast<uint8_t>(static_cast<uint32_t>(t) >> (8 * b)));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-  if (!out) {
-    error = path + ": write error";
-    return false;
-  }
-  return true;
+  return io::writeBytesAtomic(path, bytes, error);
 }
 
 bool tandem::data::checkVocabulary(const std::vector<int32_t> &tokens,
