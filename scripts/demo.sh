@@ -14,10 +14,16 @@ mkdir -p "$OUT"
 
 count_ops() { grep -oE '\bnn\.[a-z_]+' "$1" | sort | uniq -c | sort -rn | awk '{printf "%s×%s ", $2, $1} END {print ""}'; }
 
-echo "== Generating models into $OUT"
-"$BIN/tandemc" models gpt --config tiny --stage-every 2 --summary -o "$OUT/tiny-gpt.mlir"
-"$BIN/tandemc" models mlp --config tiny --stage-every 2 --summary -o "$OUT/tiny-mlp.mlir"
+echo "== The checked-in example models (examples/tiny-gpt.mlir, examples/tiny-mlp.mlir)"
+cp "$ROOT/examples/tiny-gpt.mlir" "$ROOT/examples/tiny-mlp.mlir" "$OUT/"
+"$BIN/tandemc" "$OUT/tiny-gpt.mlir" -o /dev/null && echo "tiny-gpt.mlir verifies"
+"$BIN/tandemc" "$OUT/tiny-mlp.mlir" -o /dev/null && echo "tiny-mlp.mlir verifies"
+
+echo
+echo "== Generating larger models into $OUT"
+echo "-- small-gpt: tandemc models gpt --config small --stage-every 1"
 "$BIN/tandemc" models gpt --config small --stage-every 1 --summary -o "$OUT/small-gpt.mlir"
+echo "-- gpt2-124m (sequence 128): tandemc models gpt --config gpt2-124m --seq 128"
 "$BIN/tandemc" models gpt --config gpt2-124m --seq 128 --summary -o "$OUT/gpt2-124m-seq128.mlir"
 
 echo
