@@ -1,0 +1,40 @@
+//===- Inputs.h - deterministic function inputs -----------------*- C++ -*-===//
+//
+// Inputs for evaluating a function without a data set, a pure function of
+// (seed, argument index, element index) through the runtime's Philox
+// generator (stream = parameterStream("input.<argument index>")):
+//   - float arguments: standard normal values, rounded to the element type;
+//   - integer arguments: uniform in [0, bound), where bound is the smallest
+//     vocabulary the argument indexes (rows of an nn.embedding table it feeds
+//     as ids, classes of an nn.cross_entropy it feeds as targets), or 256
+//     when it feeds neither.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_EVAL_INPUTS_H
+#define TANDEM_EVAL_INPUTS_H
+
+#include "tandem/Eval/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <vector>
+
+namespace tandem::eval {
+
+/// The integer bound used when an argument indexes no vocabulary.
+constexpr int64_t kDefaultIntegerBound = 256;
+
+/// The smallest vocabulary (embedding rows, cross-entropy classes) that
+/// `argument` indexes directly, if any.
+std::optional<int64_t> vocabularyOf(mlir::BlockArgument argument);
+
+/// Deterministic inputs for every argument of `function`.
+llvm::Expected<std::vector<Tensor>> generateInputs(mlir::func::FuncOp function,
+                                                   uint64_t seed);
+
+} // namespace tandem::eval
+
+#endif // TANDEM_EVAL_INPUTS_H

@@ -1,0 +1,99 @@
+//===- ElementwiseKernels.cpp - unary and broadcasting binary ops ---------===//
+
+#include "KernelUtils.h"
+
+#include "tandem/Dialect/NN/IR/NNOps.h"
+
+#include <cmath>
+
+using namespace tandem::eval;
+namespace nn = tandem::nn;
+
+namespace {
+
+double negate(double x) { return -x; }
+double exponential(double x) { return std::exp(x); }
+double logarithm(double x) { return std::log(x); }
+double hyperbolicTangent(double x) { return std::tanh(x); }
+double squareRoot(double x) { return std::sqrt(x); }
+double reciprocalSqrt(double x) { return 1.0 / std::sqrt(x); }
+// NaN propagates (max(NaN, 0) is NaN, as in NumPy's maximum).
+double relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }
+double gelu(double x) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+template <double (*F)(double)>
+KernelResult unaryKernel(const KernelCall &call) {
+  Tensor result = resultTensor(call.op);
+  const Tensor &input = *call.operands[0];
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = F(input.data[i]);
+  return single(std::move(result));
+}
+
+KernelResult powKernel(const KernelCall &call) {
+  double exponent =
+      llvm::cast<nn::PowOp>(call.op).getExponent().convertToDouble();
+  Tensor result = resultTensor(call.op);
+  const Tensor &input = *call.operands[0];
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = std::pow(input.data[i], exponent);
+  return single(std::move(result));
+}
+
+enum class BinaryKind { Add, Sub, Mul, Div };
+
+template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
+  Tensor result = resultTensor(call.op);
+  const Tensor &lhs = *call.operands[0], &rhs = *call.operands[1];
+  llvm::SmallVector<int64_t> lhsAt = broadcastOffsets(lhs.shape, result.shape);
+  llvm::SmallVector<int64_t> rhsAt = broadcastOffsets(rhs.shape, result.shape);
+  bool integer = llvm::isa<mlir::IntegerType>(result.elementType);
+  for (int64_t i = 0; i < result.numElements(); ++i) {
+    double a = lhs.data[lhsAt[i]], b = rhs.data[rhsAt[i]];
+    switch (Kind) {
+    case BinaryKind::Add:
+      result.data[i] = a + b;
+      break;
+    case BinaryKind::Sub:
+      result.data[i] = a - b;
+      break;
+    case BinaryKind::Mul:
+      result.data[i] = a * b;
+      break;
+    case BinaryKind::Div:
+      // Integer division truncates toward zero, as in C.
+      if (integer) {
+        if (b == 0.0)
+          return opError(call.op, "integer division by zero");
+        result.data[i] = std::trunc(a / b);
+      } else {
+        result.data[i] = a / b;
+      }
+      break;
+    }
+  }
+  return single(std::move(result));
+}
+
+} // namespace
+
+void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
+  registry.add(nn::NegOp::getOperationName(), unaryKernel<negate>);
+  registry.add(nn::ExpOp::getOperationName(), unaryKernel<exponential>);
+  registry.add(nn::LogOp::getOperationName(), unaryKernel<logarithm>);
+  registry.add(nn::TanhOp::getOperationName(), unaryKernel<hyperbolicTangent>);
+  registry.add(nn::SqrtOp::getOperationName(), unaryKernel<squareRoot>);
+  registry.add(nn::RsqrtOp::getOperationName(), unaryKernel<reciprocalSqrt>);
+  registry.add(nn::ReluOp::getOperationName(), unaryKernel<relu>);
+  registry.add(nn::GeluOp::getOperationName(), unaryKernel<gelu>);
+  registry.add(nn::SiluOp::getOperationName(), unaryKernel<silu>);
+  registry.add(nn::PowOp::getOperationName(), powKernel);
+  registry.add(nn::AddOp::getOperationName(), binaryKernel<BinaryKind::Add>);
+  registry.add(nn::SubOp::getOperationName(), binaryKernel<BinaryKind::Sub>);
+  registry.add(nn::MulOp::getOperationName(), binaryKernel<BinaryKind::Mul>);
+  registry.add(nn::DivOp::getOperationName(), binaryKernel<BinaryKind::Div>);
+}

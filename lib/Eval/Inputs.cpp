@@ -1,0 +1,66 @@
+//===- Inputs.cpp - deterministic function inputs -------------------------===//
+
+#include "tandem/Eval/Inputs.h"
+#include "tandem/Eval/Rounding.h"
+
+#include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Runtime/Init.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace tandem::eval;
+using namespace mlir;
+namespace nn = tandem::nn;
+
+std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
+  std::optional<int64_t> bound;
+  auto consider = [&](int64_t size) {
+    bound = bound ? std::min(*bound, size) : size;
+  };
+  for (Operation *user : argument.getUsers()) {
+    if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
+      if (embedding.getIds() == argument)
+        consider(embedding.getTable().getType().getShape()[0]);
+    } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
+      if (loss.getTargets() == argument)
+        consider(loss.getLogits().getType().getShape().back());
+    }
+  }
+  return bound;
+}
+
+llvm::Expected<std::vector<Tensor>>
+tandem::eval::generateInputs(func::FuncOp function, uint64_t seed) {
+  if (function.isExternal())
+    return llvm::createStringError("function '" + function.getSymName() +
+                                   "' has no body");
+  std::vector<Tensor> inputs;
+  for (BlockArgument argument : function.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type)
+      return llvm::createStringError(
+          "input #" + llvm::Twine(argument.getArgNumber()) + " of function '" +
+          function.getSymName() + "' is not a ranked tensor");
+    Tensor tensor(type);
+    uint64_t stream = tandem::rng::parameterStream(
+        "input." + std::to_string(argument.getArgNumber()));
+    if (isa<IntegerType>(tensor.elementType)) {
+      int64_t bound = vocabularyOf(argument).value_or(kDefaultIntegerBound);
+      tandem::rng::InitSpec uniform{tandem::rng::InitKind::Uniform, 0.0, 1.0};
+      for (size_t i = 0; i < tensor.data.size(); ++i) {
+        double u = tandem::rng::initValue(uniform, seed, stream, i);
+        tensor.data[i] = std::min<double>(
+            std::floor(u * static_cast<double>(bound)), bound - 1);
+      }
+    } else {
+      tandem::rng::InitSpec normal{tandem::rng::InitKind::Normal, 1.0, 0.0};
+      for (size_t i = 0; i < tensor.data.size(); ++i)
+        tensor.data[i] =
+            roundToType(tandem::rng::initValue(normal, seed, stream, i),
+                        tensor.elementType);
+    }
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}

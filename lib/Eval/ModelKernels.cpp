@@ -1,0 +1,209 @@
+//===- ModelKernels.cpp - parameters, constants, casts, model-level ops ---===//
+//
+// nn.param, nn.constant, nn.cast, nn.stage_end, nn.embedding, nn.attention,
+// nn.cross_entropy, and the func ops that structure a program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Eval/Rounding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tandem::eval;
+namespace nn = tandem::nn;
+
+namespace {
+
+KernelResult paramKernel(const KernelCall &call) {
+  auto op = llvm::cast<nn::ParamOp>(call.op);
+  llvm::StringRef name = op.getName();
+  const ParameterMap &parameters = call.interpreter.getParameters();
+  auto it = parameters.find(name.str());
+  if (it == parameters.end())
+    return opError(call.op, "no value for parameter '" + name + "'");
+  if (it->second.getType() != resultType(call.op))
+    return opError(call.op, "parameter '" + name + "' holds " +
+                                it->second.typeString() + ", expected " +
+                                Tensor(resultType(call.op)).typeString());
+  return single(it->second);
+}
+
+KernelResult constantKernel(const KernelCall &call) {
+  auto value = llvm::dyn_cast<mlir::DenseElementsAttr>(
+      llvm::cast<nn::ConstantOp>(call.op).getValue());
+  if (!value)
+    return opError(call.op, "only dense constants are supported");
+  Tensor result = resultTensor(call.op);
+  // The iterators repeat a splat's one value for every element.
+  int64_t i = 0;
+  if (llvm::isa<mlir::FloatType>(value.getElementType())) {
+    for (const llvm::APFloat &x : value.getValues<llvm::APFloat>()) {
+      llvm::APFloat wide = x;
+      bool losesInfo = false;
+      wide.convert(llvm::APFloat::IEEEdouble(),
+                   llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      result.data[i++] = wide.convertToDouble();
+    }
+  } else {
+    for (const llvm::APInt &x : value.getValues<llvm::APInt>())
+      result.data[i++] = static_cast<double>(x.getSExtValue());
+  }
+  return single(std::move(result));
+}
+
+KernelResult castKernel(const KernelCall &call) {
+  auto op = llvm::cast<nn::CastOp>(call.op);
+  Tensor result = resultTensor(call.op);
+  result.data = call.operands[0]->data;
+  RoundingOptions options;
+  options.saturate = op.getSaturate().value_or(false);
+  options.keepF32AsF64 = call.interpreter.getOptions().f64;
+  roundAllToType(result.data.data(), result.data.size(), result.elementType,
+                 options);
+  return single(std::move(result));
+}
+
+/// nn.parameter only declares a symbol; its values live in the
+/// interpreter's parameter map, so evaluating it does nothing.
+KernelResult declarationKernel(const KernelCall &) {
+  return std::vector<Tensor>();
+}
+
+KernelResult identityKernel(const KernelCall &call) {
+  std::vector<Tensor> results;
+  for (const Tensor *operand : call.operands)
+    results.push_back(*operand);
+  return results;
+}
+
+KernelResult callKernel(const KernelCall &call) {
+  auto op = llvm::cast<mlir::func::CallOp>(call.op);
+  auto callee = call.interpreter.getModule().lookupSymbol<mlir::func::FuncOp>(
+      op.getCallee());
+  if (!callee)
+    return opError(call.op, "no function '" + op.getCallee() + "'");
+  std::vector<Tensor> inputs;
+  for (const Tensor *operand : call.operands)
+    inputs.push_back(*operand);
+  return call.interpreter.call(callee, inputs);
+}
+
+KernelResult embeddingKernel(const KernelCall &call) {
+  const Tensor &table = *call.operands[0], &ids = *call.operands[1];
+  if (table.rank() != 2)
+    return opError(call.op, "table must be 2-D");
+  int64_t vocab = table.shape[0], dim = table.shape[1];
+  Tensor result = resultTensor(call.op);
+  for (int64_t i = 0; i < ids.numElements(); ++i) {
+    double id = ids.data[i];
+    if (!(id >= 0 && id < static_cast<double>(vocab)))
+      return opError(call.op, "id " + llvm::Twine(static_cast<int64_t>(id)) +
+                                  " at position " + llvm::Twine(i) +
+                                  " is outside the vocabulary [0, " +
+                                  llvm::Twine(vocab) + ")");
+    int64_t row = static_cast<int64_t>(id);
+    std::copy_n(table.data.begin() + row * dim, dim,
+                result.data.begin() + i * dim);
+  }
+  return single(std::move(result));
+}
+
+/// Directly from the definition: per batch, head and query, the scores
+/// q·k·scale over the visible keys (all, or k <= q when causal), their
+/// softmax, and the weighted sum of values. Sums run in increasing index.
+KernelResult attentionKernel(const KernelCall &call) {
+  auto op = llvm::cast<nn::AttentionOp>(call.op);
+  const Tensor &q = *call.operands[0], &k = *call.operands[1],
+               &v = *call.operands[2];
+  int64_t batch = q.shape[0], tq = q.shape[1], dim = q.shape[2];
+  int64_t tk = k.shape[1], heads = op.getHeads();
+  if (heads <= 0 || dim % heads != 0)
+    return opError(call.op, "heads must divide the model dimension");
+  if (op.getCausal() && tq != tk)
+    return opError(call.op, "causal attention needs as many keys as queries");
+  int64_t hd = dim / heads;
+  double scale = op.getEffectiveScale();
+  Tensor result = resultTensor(call.op);
+  std::vector<double> scores(tk);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < tq; ++i) {
+        const double *qi = &q.data[(b * tq + i) * dim + h * hd];
+        int64_t visible = op.getCausal() ? i + 1 : tk;
+        double max = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          const double *kj = &k.data[(b * tk + j) * dim + h * hd];
+          double dot = 0.0;
+          for (int64_t d = 0; d < hd; ++d)
+            dot += qi[d] * kj[d];
+          scores[j] = dot * scale;
+          max = std::fmax(max, scores[j]);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < visible; ++j) {
+          scores[j] = std::exp(scores[j] - max);
+          sum += scores[j];
+        }
+        double *out = &result.data[(b * tq + i) * dim + h * hd];
+        for (int64_t d = 0; d < hd; ++d) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < visible; ++j)
+            acc += scores[j] / sum * v.data[(b * tk + j) * dim + h * hd + d];
+          out[d] = acc;
+        }
+      }
+  return single(std::move(result));
+}
+
+/// mean over positions of logsumexp(logits) - logits[target], positions
+/// summed in row-major order.
+KernelResult crossEntropyKernel(const KernelCall &call) {
+  const Tensor &logits = *call.operands[0], &targets = *call.operands[1];
+  int64_t vocab = logits.shape.back();
+  int64_t positions = targets.numElements();
+  if (positions * vocab != logits.numElements())
+    return opError(call.op, "targets do not match the logits' positions");
+  double total = 0.0;
+  for (int64_t p = 0; p < positions; ++p) {
+    double target = targets.data[p];
+    if (!(target >= 0 && target < static_cast<double>(vocab)))
+      return opError(call.op, "target " +
+                                  llvm::Twine(static_cast<int64_t>(target)) +
+                                  " at position " + llvm::Twine(p) +
+                                  " is outside the classes [0, " +
+                                  llvm::Twine(vocab) + ")");
+    const double *row = &logits.data[p * vocab];
+    double max = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < vocab; ++j)
+      max = std::fmax(max, row[j]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < vocab; ++j)
+      sum += std::exp(row[j] - max);
+    total += max + std::log(sum) - row[static_cast<int64_t>(target)];
+  }
+  Tensor result = resultTensor(call.op);
+  result.data[0] = positions ? total / positions : NAN;
+  return single(std::move(result));
+}
+
+} // namespace
+
+void tandem::eval::registerModelKernels(KernelRegistry &registry) {
+  registry.add(nn::ParameterOp::getOperationName(), declarationKernel);
+  registry.add(nn::ParamOp::getOperationName(), paramKernel);
+  registry.add(nn::ConstantOp::getOperationName(), constantKernel);
+  registry.add(nn::CastOp::getOperationName(), castKernel);
+  registry.add(nn::StageEndOp::getOperationName(), identityKernel);
+  registry.add(nn::EmbeddingOp::getOperationName(), embeddingKernel);
+  registry.add(nn::AttentionOp::getOperationName(), attentionKernel);
+  registry.add(nn::CrossEntropyOp::getOperationName(), crossEntropyKernel);
+  registry.add(mlir::func::ReturnOp::getOperationName(), identityKernel);
+  registry.add(mlir::func::CallOp::getOperationName(), callKernel);
+}

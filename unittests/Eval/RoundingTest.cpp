@@ -1,0 +1,121 @@
+//===- RoundingTest.cpp - rounding to element types -----------------------===//
+
+#include "EvalTestUtils.h"
+
+#include "tandem/Eval/Rounding.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tandem::eval;
+using namespace tandem::eval::test;
+
+namespace {
+
+class EvalRounding : public ::testing::Test {
+protected:
+  mlir::MLIRContext context;
+  mlir::Builder b{&context};
+  double round(double x, mlir::Type type, bool saturate = false) {
+    RoundingOptions options;
+    options.saturate = saturate;
+    return roundToType(x, type, options);
+  }
+};
+
+TEST_F(EvalRounding, Bf16RoundsToNearestEven) {
+  mlir::Type bf16 = b.getBF16Type();
+  // bf16 has 7 fraction bits: 1 + 2^-8 is a tie between 1 (even) and
+  // 1 + 2^-7 (odd); 1 + 3·2^-8 is a tie between 1 + 2^-7 (odd) and 1 + 2^-6.
+  EXPECT_EQ(round(1.0 + std::ldexp(1.0, -8), bf16), 1.0);
+  EXPECT_EQ(round(1.0 + 3 * std::ldexp(1.0, -8), bf16),
+            1.0 + std::ldexp(1.0, -6));
+  EXPECT_EQ(round(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -20), bf16),
+            1.0 + std::ldexp(1.0, -7));
+  EXPECT_TRUE(std::isinf(round(1e39, bf16)));
+}
+
+TEST_F(EvalRounding, F16RoundsToNearestEvenAndOverflowsToInfinity) {
+  mlir::Type f16 = b.getF16Type();
+  EXPECT_EQ(round(1.0 + std::ldexp(1.0, -11), f16), 1.0);
+  EXPECT_EQ(round(1.0 + 3 * std::ldexp(1.0, -11), f16),
+            1.0 + std::ldexp(1.0, -9));
+  EXPECT_EQ(round(65519.0, f16), 65504.0);
+  EXPECT_EQ(round(65520.0, f16), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(round(-1e6, f16), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(round(NAN, f16)));
+}
+
+TEST_F(EvalRounding, F8E4M3FNSaturatesOrBecomesNaN) {
+  mlir::Type e4m3 = mlir::Float8E4M3FNType::get(&context);
+  EXPECT_EQ(round(448.0, e4m3), 448.0);
+  EXPECT_EQ(round(460.0, e4m3), 448.0); // rounds down to the largest
+  EXPECT_TRUE(std::isnan(round(1000.0, e4m3)));
+  EXPECT_TRUE(std::isnan(round(INFINITY, e4m3)));
+  EXPECT_EQ(round(1000.0, e4m3, /*saturate=*/true), 448.0);
+  EXPECT_EQ(round(-1000.0, e4m3, /*saturate=*/true), -448.0);
+  EXPECT_EQ(round(-INFINITY, e4m3, /*saturate=*/true), -448.0);
+  EXPECT_TRUE(std::isnan(round(NAN, e4m3, /*saturate=*/true)));
+  // 3 fraction bits: 1.0625 ties to 1.0, 1.1875 ties to 1.25.
+  EXPECT_EQ(round(1.0625, e4m3), 1.0);
+  EXPECT_EQ(round(1.1875, e4m3), 1.25);
+}
+
+TEST_F(EvalRounding, F8E5M2SaturatesOrBecomesInfinity) {
+  mlir::Type e5m2 = mlir::Float8E5M2Type::get(&context);
+  EXPECT_EQ(round(57344.0, e5m2), 57344.0);
+  EXPECT_EQ(round(1e6, e5m2), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(round(-1e6, e5m2), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(round(1e6, e5m2, /*saturate=*/true), 57344.0);
+  EXPECT_EQ(round(INFINITY, e5m2, /*saturate=*/true), 57344.0);
+  EXPECT_TRUE(std::isnan(round(NAN, e5m2)));
+}
+
+TEST_F(EvalRounding, F32AndIntegers) {
+  EXPECT_EQ(round(0.1, b.getF32Type()), static_cast<double>(0.1f));
+  RoundingOptions wide;
+  wide.keepF32AsF64 = true;
+  EXPECT_EQ(roundToType(0.1, b.getF32Type(), wide), 0.1);
+  EXPECT_EQ(round(0.1, b.getF64Type()), 0.1);
+  EXPECT_EQ(round(2.5, b.getI32Type()), 2.0);
+  EXPECT_EQ(round(3.5, b.getI32Type()), 4.0);
+  EXPECT_EQ(round(1e10, b.getI32Type()), 2147483647.0);
+  EXPECT_EQ(round(-1e10, b.getI32Type()), -2147483648.0);
+}
+
+TEST_F(EvalRounding, CastOpAppliesItsSaturateChoice) {
+  Program p = parse(R"(
+    func.func @f(%a: tensor<3xf32>) -> (tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>, tensor<3xbf16>) {
+      %s = nn.cast %a {saturate = true} : tensor<3xf32> to tensor<3xf8E4M3FN>
+      %n = nn.cast %a {saturate = false} : tensor<3xf32> to tensor<3xf8E4M3FN>
+      %h = nn.cast %a : tensor<3xf32> to tensor<3xbf16>
+      return %s, %n, %h : tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>, tensor<3xbf16>
+    })");
+  ASSERT_TRUE(p.module);
+  auto r = evaluate(p, {tensorOf(p.context.get(), "tensor<3xf32>",
+                                 {1000.0, -0.3, 1.0 + std::ldexp(1.0, -8)})});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].data[0], 448.0);
+  EXPECT_TRUE(std::isnan(r[1].data[0]));
+  EXPECT_EQ(r[0].data[1], round(-0.3, mlir::Float8E4M3FNType::get(&context)));
+  EXPECT_EQ(r[2].data[2], 1.0);
+}
+
+TEST_F(EvalRounding, ResultsOfNarrowOpsAreRounded) {
+  Program p = parse(R"(
+    func.func @f(%a: tensor<1xbf16>, %b: tensor<1xbf16>) -> tensor<1xbf16> {
+      %r = nn.add %a, %b : tensor<1xbf16>, tensor<1xbf16> -> tensor<1xbf16>
+      return %r : tensor<1xbf16>
+    })");
+  ASSERT_TRUE(p.module);
+  auto *ctx = p.context.get();
+  auto r =
+      evaluate(p, {tensorOf(ctx, "tensor<1xbf16>", {1.0}),
+                   tensorOf(ctx, "tensor<1xbf16>", {std::ldexp(1.0, -8)})});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].data[0], 1.0); // the tie rounds to even
+}
+
+} // namespace
