@@ -341,24 +341,17 @@ TEST(EvalInterpreter, ErrorsForBadFunctionsAndInputs) {
 }
 
 TEST(EvalInterpreter, UnsupportedOpIsAnError) {
-  Program p = parse(R"(
-    func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
-      %r = "test.unknown"(%a) : (tensor<2xf32>) -> tensor<2xf32>
-      return %r : tensor<2xf32>
-    })");
-  // Unregistered dialects are rejected by the parser unless allowed.
-  if (!p.module) {
-    mlir::DialectRegistry registry;
-    tandem::registerAllDialects(registry);
-    p.context = std::make_unique<mlir::MLIRContext>(registry);
-    p.context->allowUnregisteredDialects();
-    p.module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+  mlir::DialectRegistry registry;
+  tandem::registerAllDialects(registry);
+  Program p;
+  p.context = std::make_unique<mlir::MLIRContext>(registry);
+  p.context->allowUnregisteredDialects();
+  p.module = mlir::parseSourceString<mlir::ModuleOp>(R"(
     func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
       %r = "test.unknown"(%a) : (tensor<2xf32>) -> tensor<2xf32>
       return %r : tensor<2xf32>
     })",
-                                                       p.context.get());
-  }
+                                                     p.context.get());
   ASSERT_TRUE(p.module);
   std::string e =
       evaluateError(p, {tensorOf(p.context.get(), "tensor<2xf32>", {1, 2})});
