@@ -45,6 +45,7 @@ for f in bin/tandem-opt lib/libTandem.so \
   lib/cmake/tandem/TandemConfigVersion.cmake \
   lib/cmake/tandem/TandemTargets.cmake \
   include/tandem/InitAll.h \
+  include/tandem/Runtime/Safetensors.h \
   include/tandem/Dialect/NN/IR/NNOps.h \
   include/tandem/Dialect/NN/IR/NNOps.td \
   include/tandem/Dialect/NN/IR/NNOps.h.inc \
