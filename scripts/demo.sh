@@ -42,4 +42,11 @@ echo "== Stage markers in tiny-gpt (the pipeline cuts the partitioner will use)"
 grep -n 'nn.stage_end' "$OUT/tiny-gpt.mlir" | sed 's/^/  line /'
 
 echo
+echo "== Reference evaluator: the untrained tiny GPT's loss (ln 256 = 5.545 for uniform predictions)"
+echo "random inputs:            $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0)"
+echo "a batch of README.md:     $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0 --data "$ROOT/README.md" --batch-index 0)"
+echo "same, evaluated in f64:   $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0 --data "$ROOT/README.md" --batch-index 0 --f64)"
+echo "tiny MLP (ln 10 = 2.303): $("$BIN/tandem-eval" "$ROOT/examples/tiny-mlp.mlir" --seed 0)"
+
+echo
 echo "Demo done. Models and pass outputs are in $OUT."
