@@ -59,6 +59,18 @@ static cl::opt<std::string>
 static cl::opt<uint64_t> batchIndex("batch-index",
                                     cl::desc("Which batch of --data to use"),
                                     cl::init(0), cl::cat(evalCategory));
+enum class DataSplit { Train, HeldOut };
+static cl::opt<DataSplit> split(
+    "split", cl::desc("Which part of --data batches come from"),
+    cl::values(clEnumValN(DataSplit::Train, "train",
+                          "the training part, windows shuffled by the seed"),
+               clEnumValN(DataSplit::HeldOut, "held-out",
+                          "the held-out tail, windows in order")),
+    cl::init(DataSplit::Train), cl::cat(evalCategory));
+static cl::opt<double> heldOutFraction(
+    "held-out-fraction",
+    cl::desc("Fraction of --data, at its end, held out from training"),
+    cl::init(0.1), cl::cat(evalCategory));
 static cl::opt<bool> f64Mode("f64", cl::desc("Evaluate f32 ops in f64"),
                              cl::cat(evalCategory));
 static cl::opt<bool> printOutputs("print-outputs",
@@ -69,13 +81,17 @@ static constexpr const char *overview = R"(Tandem reference evaluator
 
   tandem-eval model.mlir [--function forward] [--seed N]
               [--params FILE.safetensors] [--save-params FILE]
-              [--data FILE --batch-index K] [--f64] [--print-outputs]
+              [--data FILE --batch-index K [--split train|held-out]]
+              [--f64] [--print-outputs]
 
 Evaluates a function of an nn model on the host. Parameters come from the
 model's initializers (seeded) or --params. With --data, the function's two
 integer B x T inputs are a batch of token windows and their next-token
-targets; otherwise every input comes from a deterministic generator keyed
-by the seed and the argument index.
+targets, from the training part of the file (all but the last
+--held-out-fraction, windows shuffled by the seed) or, with
+--split=held-out, from its held-out tail in order; otherwise every input
+comes from a deterministic generator keyed by the seed and the argument
+index.
 )";
 
 static int fail(const Twine &message) {
@@ -111,11 +127,23 @@ static Error fillFromData(mlir::func::FuncOp function,
       vocab = vocab ? std::min(*vocab, *bound) : *bound;
   if (vocab && !tandem::data::checkVocabulary(*stream, *vocab, error))
     return createStringError(dataFile + ": " + error);
+  if (!(heldOutFraction >= 0.0 && heldOutFraction < 1.0)) {
+    std::string found;
+    raw_string_ostream(found) << format("%g", double(heldOutFraction));
+    return createStringError("--held-out-fraction must be in [0, 1), found " +
+                             found);
+  }
+  tandem::data::Split parts =
+      tandem::data::splitHeldOut(*stream, heldOutFraction);
+  bool heldOut = split == DataSplit::HeldOut;
   int64_t batch = tokens.shape[0], seq = tokens.shape[1];
   auto sampler = tandem::data::BatchSampler::create(
-      std::move(*stream), batch, seq, seed, /*shuffle=*/true, error);
+      std::move(heldOut ? parts.heldOut : parts.train), batch, seq, seed,
+      /*shuffle=*/!heldOut, error);
   if (!sampler)
-    return createStringError(dataFile + ": " + error);
+    return createStringError(dataFile + " (" +
+                             (heldOut ? "held-out" : "training") +
+                             " part): " + error);
   std::vector<int32_t> in(batch * seq), out(batch * seq);
   sampler->getBatch(batchIndex, in.data(), out.data());
   std::copy(in.begin(), in.end(), tokens.data.begin());
