@@ -24,6 +24,8 @@ double gelu(double x) {
   return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double sine(double x) { return std::sin(x); }
+double cosine(double x) { return std::cos(x); }
 
 template <double (*F)(double)>
 KernelResult unaryKernel(const KernelCall &call) {
@@ -44,7 +46,7 @@ KernelResult powKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
-enum class BinaryKind { Add, Sub, Mul, Div };
+enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
 
 template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
   Tensor result = resultTensor(call.op);
@@ -74,6 +76,14 @@ template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
         result.data[i] = a / b;
       }
       break;
+    case BinaryKind::Maximum:
+      result.data[i] =
+          std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
+      break;
+    case BinaryKind::Minimum:
+      result.data[i] =
+          std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b);
+      break;
     }
   }
   return single(std::move(result));
@@ -91,9 +101,15 @@ void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(nn::ReluOp::getOperationName(), unaryKernel<relu>);
   registry.add(nn::GeluOp::getOperationName(), unaryKernel<gelu>);
   registry.add(nn::SiluOp::getOperationName(), unaryKernel<silu>);
+  registry.add(nn::SinOp::getOperationName(), unaryKernel<sine>);
+  registry.add(nn::CosOp::getOperationName(), unaryKernel<cosine>);
   registry.add(nn::PowOp::getOperationName(), powKernel);
   registry.add(nn::AddOp::getOperationName(), binaryKernel<BinaryKind::Add>);
   registry.add(nn::SubOp::getOperationName(), binaryKernel<BinaryKind::Sub>);
   registry.add(nn::MulOp::getOperationName(), binaryKernel<BinaryKind::Mul>);
   registry.add(nn::DivOp::getOperationName(), binaryKernel<BinaryKind::Div>);
+  registry.add(nn::MaximumOp::getOperationName(),
+               binaryKernel<BinaryKind::Maximum>);
+  registry.add(nn::MinimumOp::getOperationName(),
+               binaryKernel<BinaryKind::Minimum>);
 }

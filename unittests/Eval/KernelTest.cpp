@@ -82,6 +82,26 @@ TEST(EvalElementwise, UnaryOps) {
   expectNear(run1("tensor<2xf64>", {2.0, 3.0}, "tensor<2xf64>",
                   "%r = nn.pow %a, 3.0 : tensor<2xf64>"),
              {8.0, 27.0});
+  expectNear(u("nn.sin"), {std::sin(-1.0), 0.0, std::sin(0.5), std::sin(2.0)});
+  expectNear(u("nn.cos"), {std::cos(-1.0), 1.0, std::cos(0.5), std::cos(2.0)});
+}
+
+TEST(EvalElementwise, MaximumMinimumPropagateNaN) {
+  double nan = std::nan("");
+  std::vector<double> max =
+      run2("tensor<3xf32>", {1, nan, -2}, "tensor<f32>", {0}, "tensor<3xf32>",
+           "%r = nn.maximum %a, %b : tensor<3xf32>, tensor<f32> -> "
+           "tensor<3xf32>");
+  EXPECT_EQ(max[0], 1.0);
+  EXPECT_TRUE(std::isnan(max[1]));
+  EXPECT_EQ(max[2], 0.0);
+  std::vector<double> min =
+      run2("tensor<3xf32>", {1, nan, -2}, "tensor<f32>", {0}, "tensor<3xf32>",
+           "%r = nn.minimum %a, %b : tensor<3xf32>, tensor<f32> -> "
+           "tensor<3xf32>");
+  EXPECT_EQ(min[0], 0.0);
+  EXPECT_TRUE(std::isnan(min[1]));
+  EXPECT_EQ(min[2], -2.0);
 }
 
 TEST(EvalElementwise, BroadcastingBinaryOps) {

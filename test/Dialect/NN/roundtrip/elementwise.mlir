@@ -319,3 +319,33 @@ func.func @binary_scalars(%x: tensor<f64>, %y: tensor<f64>) -> tensor<f64> {
   %a = nn.add %x, %y {tandem.note = "kept"} : tensor<f64>, tensor<f64> -> tensor<f64>
   return %a : tensor<f64>
 }
+
+// CHECK-LABEL: func.func @trigonometry(
+// CHECK-SAME: %[[X:.*]]: tensor<3xf32>, %[[H:.*]]: tensor<2x2xbf16>
+// CHECK-NEXT: %[[S:.*]] = nn.sin %[[X]] : tensor<3xf32>
+// CHECK-NEXT: %[[C:.*]] = nn.cos %[[X]] : tensor<3xf32>
+// CHECK-NEXT: %[[SH:.*]] = nn.sin %[[H]] : tensor<2x2xbf16>
+// CHECK-NEXT: %[[CH:.*]] = nn.cos %[[H]] : tensor<2x2xbf16>
+// CHECK-NEXT: return %[[S]], %[[C]], %[[SH]], %[[CH]]
+func.func @trigonometry(%x: tensor<3xf32>, %h: tensor<2x2xbf16>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2x2xbf16>, tensor<2x2xbf16>) {
+  %s = nn.sin %x : tensor<3xf32>
+  %c = nn.cos %x : tensor<3xf32>
+  %sh = nn.sin %h : tensor<2x2xbf16>
+  %ch = nn.cos %h : tensor<2x2xbf16>
+  return %s, %c, %sh, %ch : tensor<3xf32>, tensor<3xf32>, tensor<2x2xbf16>, tensor<2x2xbf16>
+}
+
+// CHECK-LABEL: func.func @clamps(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<8xf32>, %[[I:.*]]: tensor<3xi64>
+// CHECK-NEXT: %[[A:.*]] = nn.maximum %[[X]], %[[LO]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[B:.*]] = nn.minimum %[[A]], %[[HI]] : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[C:.*]] = nn.maximum %[[I]], %[[I]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+// CHECK-NEXT: %[[D:.*]] = nn.minimum %[[I]], %[[C]] : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+// CHECK-NEXT: return %[[B]], %[[D]]
+func.func @clamps(%x: tensor<4x8xf32>, %lo: tensor<f32>, %hi: tensor<8xf32>, %i: tensor<3xi64>) -> (tensor<4x8xf32>, tensor<3xi64>) {
+  %a = nn.maximum %x, %lo : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %b = nn.minimum %a, %hi : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %c = nn.maximum %i, %i : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %d = nn.minimum %i, %c : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  return %b, %d : tensor<4x8xf32>, tensor<3xi64>
+}

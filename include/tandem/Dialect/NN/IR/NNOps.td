@@ -122,6 +122,10 @@ def NN_ReluOp : NN_UnaryOp<"relu", "ReLU", "max(x, 0)">;
 def NN_GeluOp : NN_UnaryOp<"gelu", "GELU (tanh form)",
     "GELU in its tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))">;
 def NN_SiluOp : NN_UnaryOp<"silu", "SiLU", "x·sigmoid(x)">;
+// sin and cos exist for schedules computed in the graph (cosine learning-rate
+// decay driven by the optimizer's step counter) and rotary embeddings.
+def NN_SinOp : NN_UnaryOp<"sin", "sine", "sin(x)">;
+def NN_CosOp : NN_UnaryOp<"cos", "cosine", "cos(x)">;
 
 def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
                              InferTypeOpInterface]> {
@@ -167,6 +171,12 @@ def NN_AddOp : NN_BinaryOp<"add", "sum", "the sum">;
 def NN_SubOp : NN_BinaryOp<"sub", "difference", "the difference">;
 def NN_MulOp : NN_BinaryOp<"mul", "product", "the product">;
 def NN_DivOp : NN_BinaryOp<"div", "quotient", "the quotient">;
+// NaN-propagating, as NumPy's maximum/minimum: clamps (gradient clipping,
+// learning-rate warmup) must not hide a NaN.
+def NN_MaximumOp : NN_BinaryOp<"maximum", "maximum",
+                               "the larger (NaN if either is NaN)">;
+def NN_MinimumOp : NN_BinaryOp<"minimum", "minimum",
+                               "the smaller (NaN if either is NaN)">;
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
