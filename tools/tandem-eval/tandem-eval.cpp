@@ -3,14 +3,18 @@
 // `tandem-eval model.mlir` evaluates a function of a model on the host with
 // parameters initialized from the model's initializers (or loaded from a
 // safetensors file) and inputs from a data file or a deterministic
-// generator, and prints the results.
+// generator, and prints the results. With --train it runs a training-step
+// function (docs/training.md) for a number of steps on batches of a data
+// file, printing the loss per step and the held-out loss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Eval/Inputs.h"
 #include "tandem/Eval/Interpreter.h"
 #include "tandem/Eval/Parameters.h"
+#include "tandem/Eval/Trainer.h"
 #include "tandem/InitAll.h"
+#include "tandem/Runtime/Safetensors.h"
 #include "tandem/Runtime/TokenData.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -20,7 +24,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,16 +36,19 @@
 
 using namespace llvm;
 using namespace tandem::eval;
+namespace st = tandem::st;
 
 static cl::OptionCategory evalCategory("tandem-eval options");
 
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<model.mlir>"),
                                           cl::Required, cl::cat(evalCategory));
-static cl::opt<std::string> functionName("function",
-                                         cl::desc("Function to evaluate"),
-                                         cl::init("forward"),
-                                         cl::cat(evalCategory));
+static cl::opt<std::string>
+    functionName("function",
+                 cl::desc("Function to evaluate (default forward), or the "
+                          "training-step function with --train (default "
+                          "train_step)"),
+                 cl::cat(evalCategory));
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of parameter initialization, "
                                        "generated inputs and data shuffling"),
@@ -77,12 +86,59 @@ static cl::opt<bool> printOutputs("print-outputs",
                                   cl::desc("Print result tensors in full"),
                                   cl::cat(evalCategory));
 
+static cl::opt<std::string> saveOutputsFile(
+    "save-outputs",
+    cl::desc("Save the results to a safetensors file: result.<i>, plus "
+             "loss and grad.<parameter> for a function with nn.gradients"),
+    cl::value_desc("file"), cl::cat(evalCategory));
+static cl::opt<std::string> saveInputsFile(
+    "save-inputs",
+    cl::desc("Save the inputs to a safetensors file: input.<i>, or "
+             "step.<k>.input.<i> with --train"),
+    cl::value_desc("file"), cl::cat(evalCategory));
+
+// Training.
+static cl::opt<bool>
+    trainMode("train",
+              cl::desc("Run the training-step function on batches of --data"),
+              cl::cat(evalCategory));
+static cl::opt<int64_t> numSteps("steps", cl::desc("Training steps to run"),
+                                 cl::init(-1), cl::cat(evalCategory));
+static cl::opt<uint64_t>
+    startStep("start-step",
+              cl::desc("Index of the first training step (and batch), to "
+                       "continue a run from saved parameters"),
+              cl::init(0), cl::cat(evalCategory));
+static cl::opt<std::string>
+    evalFunctionName("eval-function",
+                     cl::desc("Function whose loss is the held-out loss"),
+                     cl::init("forward"), cl::cat(evalCategory));
+static cl::opt<int64_t>
+    evalEvery("eval-every",
+              cl::desc("Evaluate the held-out loss every K steps (0: only "
+                       "before the first and after the last step)"),
+              cl::init(0), cl::cat(evalCategory));
+static cl::opt<int64_t>
+    evalBatches("eval-batches",
+                cl::desc("Held-out batches the held-out loss averages"),
+                cl::init(4), cl::cat(evalCategory));
+static cl::opt<std::string>
+    logJsonFile("log-json",
+                cl::desc("Write the per-step and held-out losses as JSON"),
+                cl::value_desc("file"), cl::cat(evalCategory));
+
 static constexpr const char *overview = R"(Tandem reference evaluator
 
   tandem-eval model.mlir [--function forward] [--seed N]
               [--params FILE.safetensors] [--save-params FILE]
               [--data FILE --batch-index K [--split train|held-out]]
               [--f64] [--print-outputs]
+              [--save-outputs FILE] [--save-inputs FILE]
+  tandem-eval model.mlir --train --steps N --data FILE [--seed S]
+              [--function train_step] [--eval-function forward]
+              [--eval-every K] [--eval-batches B] [--held-out-fraction F]
+              [--start-step K] [--params FILE] [--save-params FILE]
+              [--save-inputs FILE] [--log-json FILE]
 
 Evaluates a function of an nn model on the host. Parameters come from the
 model's initializers (seeded) or --params. With --data, the function's two
@@ -92,6 +148,13 @@ targets, from the training part of the file (all but the last
 --split=held-out, from its held-out tail in order; otherwise every input
 comes from a deterministic generator keyed by the seed and the argument
 index.
+
+With --train, the training-step function (made by `tandem-opt --nn-autodiff
+--nn-optimizer`; it returns the loss and the new value of every parameter
+its nn.updates attribute names) runs on training batches start-step ...
+start-step+N-1, and its results replace the parameters. The held-out loss is
+the mean loss of --eval-function over the first --eval-batches batches of
+the held-out tail.
 )";
 
 static int fail(const Twine &message) {
@@ -173,6 +236,176 @@ static void printTensor(raw_ostream &os, const Tensor &tensor) {
      << format("%.9g", min) << " max " << format("%.9g", max) << "\n";
 }
 
+/// Adds `inputs` to `file` as <prefix>input.<i>.
+static Error addInputs(st::File &file, ArrayRef<Tensor> inputs,
+                       const std::string &prefix) {
+  for (auto [i, input] : enumerate(inputs)) {
+    auto encoded = toSafetensors(input);
+    if (!encoded)
+      return encoded.takeError();
+    file.tensors[prefix + "input." + std::to_string(i)] = std::move(*encoded);
+  }
+  return Error::success();
+}
+
+static Error writeSafetensors(const st::File &file, const std::string &path) {
+  std::string error;
+  if (!st::writeFile(path, file, error))
+    return createStringError(error);
+  return Error::success();
+}
+
+static Error saveInputs(ArrayRef<Tensor> inputs, const std::string &prefix,
+                        const std::string &path) {
+  st::File file;
+  if (Error error = addInputs(file, inputs, prefix))
+    return error;
+  return writeSafetensors(file, path);
+}
+
+/// Writes result.<i> for every result; with nn.gradients, also grad.<name>
+/// for results 1..k and, when result 0 is rank-0, loss.
+static Error saveOutputs(mlir::func::FuncOp function,
+                         ArrayRef<Tensor> results) {
+  st::File file;
+  std::vector<st::Tensor> encoded;
+  for (const Tensor &result : results) {
+    auto tensor = toSafetensors(result);
+    if (!tensor)
+      return tensor.takeError();
+    encoded.push_back(std::move(*tensor));
+  }
+  for (auto [i, tensor] : enumerate(encoded))
+    file.tensors["result." + std::to_string(i)] = tensor;
+  if (auto gradients =
+          function->getAttrOfType<mlir::ArrayAttr>("nn.gradients")) {
+    if (gradients.size() + 1 != results.size())
+      return createStringError(
+          "function '" + function.getSymName() + "' has " +
+          Twine(results.size()) + " result(s) but 'nn.gradients' names " +
+          Twine(gradients.size()) + " parameter(s) (expected one fewer)");
+    for (auto [i, entry] : enumerate(gradients)) {
+      auto ref = dyn_cast<mlir::FlatSymbolRefAttr>(entry);
+      if (!ref)
+        return createStringError("'nn.gradients' entry #" + Twine(i) + " of '" +
+                                 function.getSymName() +
+                                 "' is not a symbol reference");
+      file.tensors["grad." + ref.getValue().str()] = encoded[i + 1];
+    }
+    if (!results.empty() && results[0].rank() == 0)
+      file.tensors["loss"] = encoded[0];
+  }
+  return writeSafetensors(file, saveOutputsFile);
+}
+
+static std::string fixed(double value) {
+  std::string text;
+  raw_string_ostream(text) << format("%.6f", value);
+  return text;
+}
+
+/// The --train mode.
+static int train(mlir::ModuleOp module, ParameterMap parameters) {
+  if (dataFile.empty())
+    return fail("--train needs token data: --data FILE");
+  if (numSteps.getNumOccurrences() == 0)
+    return fail("--train needs the number of steps: --steps N");
+  if (numSteps < 0)
+    return fail("--steps must be at least 0, found " + Twine(numSteps));
+  if (evalEvery < 0)
+    return fail("--eval-every must be at least 0, found " + Twine(evalEvery));
+  if (evalBatches < 1)
+    return fail("--eval-batches must be at least 1, found " +
+                Twine(evalBatches));
+  if (batchIndex.getNumOccurrences() || split.getNumOccurrences())
+    return fail("--batch-index and --split do not apply to --train (use "
+                "--start-step)");
+  if (!saveOutputsFile.empty())
+    return fail("--save-outputs does not apply to --train (use "
+                "--save-params and --log-json)");
+  std::string error;
+  auto tokens = tandem::data::readTokens(dataFile, error);
+  if (!tokens)
+    return fail(error);
+
+  EvalOptions options;
+  options.f64 = f64Mode;
+  Interpreter interpreter(module, options);
+  interpreter.setParameters(std::move(parameters));
+  TrainerOptions trainerOptions;
+  trainerOptions.stepFunction = functionName.getNumOccurrences()
+                                    ? std::string(functionName)
+                                    : std::string("train_step");
+  trainerOptions.evalFunction = evalFunctionName;
+  trainerOptions.heldOutFraction = heldOutFraction;
+  trainerOptions.seed = seed;
+  auto trainer = Trainer::create(interpreter, *tokens, trainerOptions);
+  if (!trainer)
+    return fail(inputFilename + ": " + toString(trainer.takeError()));
+
+  json::Array stepLog, heldOutLog;
+  std::vector<std::pair<uint64_t, double>> heldOutLosses;
+  auto evaluateHeldOut = [&](uint64_t step) -> Error {
+    auto loss = (*trainer)->heldOutLoss(evalBatches);
+    if (!loss)
+      return loss.takeError();
+    outs() << "held-out loss at step " << step << ": " << fixed(*loss) << "\n";
+    heldOutLosses.push_back({step, *loss});
+    heldOutLog.push_back(
+        json::Object{{"step", int64_t(step)}, {"loss", *loss}});
+    return Error::success();
+  };
+
+  st::File inputsFile;
+  if (Error error = evaluateHeldOut(startStep))
+    return fail(toString(std::move(error)));
+  uint64_t end = startStep + numSteps;
+  for (uint64_t k = startStep; k < end; ++k) {
+    auto step = (*trainer)->step(k);
+    if (!step)
+      return fail("step " + Twine(k) + ": " + toString(step.takeError()));
+    outs() << "step " << k << ": loss " << fixed(step->loss) << "\n";
+    stepLog.push_back(json::Object{{"step", int64_t(k)}, {"loss", step->loss}});
+    if (!saveInputsFile.empty())
+      if (Error error = addInputs(inputsFile, step->inputs,
+                                  "step." + std::to_string(k) + "."))
+        return fail(toString(std::move(error)));
+    uint64_t done = k + 1;
+    bool periodic = evalEvery > 0 && (done - startStep) % evalEvery == 0;
+    if (periodic || done == end)
+      if (Error error = evaluateHeldOut(done))
+        return fail(toString(std::move(error)));
+  }
+
+  auto [firstStep, first] = heldOutLosses.front();
+  auto [lastStep, last] = heldOutLosses.back();
+  double drop = first != 0.0 ? (first - last) / first : 0.0;
+  outs() << "held-out loss " << fixed(first) << " at step " << firstStep
+         << " -> " << fixed(last) << " at step " << lastStep
+         << ": relative drop " << format("%.2f", 100.0 * drop) << "%\n";
+
+  if (!saveParamsFile.empty())
+    if (Error error =
+            saveParameters(interpreter.getParameters(), saveParamsFile))
+      return fail(toString(std::move(error)));
+  if (!saveInputsFile.empty())
+    if (Error error = writeSafetensors(inputsFile, saveInputsFile))
+      return fail(toString(std::move(error)));
+  if (!logJsonFile.empty()) {
+    json::Object log{{"steps", std::move(stepLog)},
+                     {"held_out", std::move(heldOutLog)},
+                     {"first_held_out_loss", first},
+                     {"last_held_out_loss", last},
+                     {"relative_drop", drop}};
+    std::error_code ec;
+    raw_fd_ostream os(logJsonFile, ec);
+    if (ec)
+      return fail(logJsonFile + ": " + ec.message());
+    os << formatv("{0:2}", json::Value(std::move(log))) << "\n";
+  }
+  return 0;
+}
+
 static int evaluate(const mlir::DialectRegistry &registry) {
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);
@@ -187,14 +420,23 @@ static int evaluate(const mlir::DialectRegistry &registry) {
   if (!module)
     return 1;
 
-  auto function = module->lookupSymbol<mlir::func::FuncOp>(functionName);
-  if (!function)
-    return fail("no function '" + functionName + "' in " + inputFilename);
-
   auto parameters = paramsFile.empty() ? initializeParameters(*module, seed)
                                        : loadParameters(*module, paramsFile);
   if (!parameters)
     return fail(toString(parameters.takeError()));
+  if (trainMode)
+    return train(*module, std::move(*parameters));
+  for (const auto *option : std::initializer_list<const cl::Option *>{
+           &numSteps, &startStep, &evalFunctionName, &evalEvery, &evalBatches,
+           &logJsonFile})
+    if (option->getNumOccurrences())
+      return fail("--" + option->ArgStr + " applies only to --train");
+
+  std::string name =
+      functionName.getNumOccurrences() ? functionName : std::string("forward");
+  auto function = module->lookupSymbol<mlir::func::FuncOp>(name);
+  if (!function)
+    return fail("no function '" + name + "' in " + inputFilename);
 
   auto inputs = generateInputs(function, seed);
   if (!inputs)
@@ -210,6 +452,13 @@ static int evaluate(const mlir::DialectRegistry &registry) {
   auto results = interpreter.call(function, *inputs);
   if (!results)
     return fail(toString(results.takeError()));
+
+  if (!saveInputsFile.empty())
+    if (Error error = saveInputs(*inputs, "", saveInputsFile))
+      return fail(toString(std::move(error)));
+  if (!saveOutputsFile.empty())
+    if (Error error = saveOutputs(function, *results))
+      return fail(toString(std::move(error)));
 
   for (auto [i, result] : enumerate(*results)) {
     bool scalarLoss = results->size() == 1 && result.rank() == 0 &&

@@ -1,0 +1,126 @@
+//===- Trainer.h - the reference training loop ------------------*- C++ -*-===//
+//
+// Drives a training-step function (docs/training.md): step k runs it on
+// batch k of the training part of a token stream (windows shuffled by the
+// seed, so batch k is known without replaying earlier batches), checks its
+// `nn.updates` contract and writes the new values back into the
+// interpreter's parameters. The held-out loss is the mean loss of an
+// evaluation function over the first batches of the held-out tail, in
+// order, so it is the same measurement at every step. Everything is a pure
+// function of the module, the initial parameters, the data and the seed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_EVAL_TRAINER_H
+#define TANDEM_EVAL_TRAINER_H
+
+#include "tandem/Eval/Interpreter.h"
+#include "tandem/Runtime/TokenData.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem::eval {
+
+struct TrainerOptions {
+  /// The training-step function (loss, new values...) with nn.updates.
+  std::string stepFunction = "train_step";
+  /// The function whose rank-0 result 0 is the held-out loss.
+  std::string evalFunction = "forward";
+  /// Fraction of the token stream, at its end, held out from training.
+  double heldOutFraction = 0.1;
+  /// Seed of the training batches' order and of generated float inputs.
+  uint64_t seed = 0;
+};
+
+/// Checks `function` against the training-step contract: result 0 is a
+/// rank-0 float loss and `nn.updates` names, for each further result, a
+/// distinct nn.parameter of the module of exactly the result's type.
+/// Returns the updated parameters' names (without '@'), in result order.
+llvm::Expected<std::vector<std::string>>
+verifyTrainStep(mlir::func::FuncOp function);
+
+/// The argument numbers of `function`'s two integer B x T inputs (tokens,
+/// targets), which batches of token data fill.
+llvm::Expected<std::pair<unsigned, unsigned>>
+findTokenInputs(mlir::func::FuncOp function);
+
+/// One batch of token data bound to a function's inputs: the two integer
+/// inputs come from a sampler, every other input from the deterministic
+/// generator (Inputs.h).
+class BatchInputs {
+public:
+  /// `what` names the part of the data in errors ("training part").
+  static llvm::Expected<BatchInputs> create(mlir::func::FuncOp function,
+                                            std::vector<int32_t> tokens,
+                                            uint64_t seed, bool shuffle,
+                                            llvm::StringRef what);
+
+  /// The function's inputs for batch `index`.
+  std::vector<Tensor> get(uint64_t index);
+
+private:
+  BatchInputs(std::vector<Tensor> base, unsigned tokensArg, unsigned targetsArg,
+              tandem::data::BatchSampler sampler)
+      : base(std::move(base)), tokensArg(tokensArg), targetsArg(targetsArg),
+        sampler(std::move(sampler)) {}
+
+  std::vector<Tensor> base;
+  unsigned tokensArg, targetsArg;
+  tandem::data::BatchSampler sampler;
+};
+
+/// What one training step did.
+struct StepResult {
+  /// Result 0 of the step function.
+  double loss = 0.0;
+  /// The inputs it ran on.
+  std::vector<Tensor> inputs;
+};
+
+class Trainer {
+public:
+  /// Checks both functions and splits `tokens` into the training part and
+  /// the held-out tail. The interpreter (with its parameters) must outlive
+  /// the trainer.
+  static llvm::Expected<std::unique_ptr<Trainer>>
+  create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
+         const TrainerOptions &options = {});
+
+  /// Runs step `index` on training batch `index` and writes the updated
+  /// values back into the parameters. On an error the parameters are
+  /// unchanged.
+  llvm::Expected<StepResult> step(uint64_t index);
+
+  /// The mean of the evaluation function's loss over held-out batches
+  /// 0 .. numBatches-1. Does not change the parameters.
+  llvm::Expected<double> heldOutLoss(unsigned numBatches);
+
+  /// The parameter each result 1..n of the step function replaces.
+  const std::vector<std::string> &getUpdates() const { return updates; }
+  mlir::func::FuncOp getStepFunction() const { return stepFunction; }
+  mlir::func::FuncOp getEvalFunction() const { return evalFunction; }
+
+private:
+  Trainer(Interpreter &interpreter, mlir::func::FuncOp stepFunction,
+          mlir::func::FuncOp evalFunction, std::vector<std::string> updates,
+          BatchInputs train, BatchInputs heldOut)
+      : interpreter(interpreter), stepFunction(stepFunction),
+        evalFunction(evalFunction), updates(std::move(updates)),
+        train(std::move(train)), heldOut(std::move(heldOut)) {}
+
+  Interpreter &interpreter;
+  mlir::func::FuncOp stepFunction, evalFunction;
+  std::vector<std::string> updates;
+  BatchInputs train, heldOut;
+};
+
+} // namespace tandem::eval
+
+#endif // TANDEM_EVAL_TRAINER_H

@@ -1,0 +1,238 @@
+//===- Trainer.cpp - the reference training loop --------------------------===//
+
+#include "tandem/Eval/Trainer.h"
+#include "tandem/Eval/Inputs.h"
+
+#include "tandem/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+
+using namespace tandem::eval;
+using namespace mlir;
+namespace nn = tandem::nn;
+
+static std::string typeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+llvm::Expected<std::vector<std::string>>
+tandem::eval::verifyTrainStep(func::FuncOp function) {
+  std::string where = "function '" + function.getSymName().str() + "'";
+  ArrayRef<Type> results = function.getFunctionType().getResults();
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results[0]);
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return llvm::createStringError(
+        where + ": result #0 must be the loss, a rank-0 float tensor");
+
+  auto updatesAttr = function->getAttrOfType<ArrayAttr>("nn.updates");
+  if (!updatesAttr)
+    return llvm::createStringError(
+        where + " has no 'nn.updates' attribute naming the parameter each "
+                "result after the loss replaces (see docs/training.md)");
+  size_t numNew = results.size() - 1;
+  if (updatesAttr.size() != numNew)
+    return llvm::createStringError(
+        where + " returns " + llvm::Twine(numNew) +
+        " result(s) after the loss but 'nn.updates' names " +
+        llvm::Twine(updatesAttr.size()) + " parameter(s)");
+
+  auto module = function->getParentOfType<ModuleOp>();
+  std::vector<std::string> names;
+  llvm::StringSet<> seen;
+  for (auto [i, entry] : llvm::enumerate(updatesAttr)) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(entry);
+    if (!ref)
+      return llvm::createStringError(where + ": 'nn.updates' entry #" +
+                                     llvm::Twine(i) +
+                                     " is not a symbol reference");
+    StringRef name = ref.getValue();
+    auto parameter =
+        module ? module.lookupSymbol<nn::ParameterOp>(name) : nn::ParameterOp();
+    if (!parameter)
+      return llvm::createStringError(
+          where + ": 'nn.updates' entry #" + llvm::Twine(i) + " names '@" +
+          name + "', which is not an nn.parameter of the module");
+    if (!seen.insert(name).second)
+      return llvm::createStringError(where + ": 'nn.updates' names '@" + name +
+                                     "' more than once");
+    Type resultType = results[i + 1];
+    if (resultType != parameter.getTensorType())
+      return llvm::createStringError(
+          where + ": result #" + llvm::Twine(i + 1) + " is " +
+          typeText(resultType) + ", but the parameter '@" + name +
+          "' it updates is " + typeText(parameter.getTensorType()));
+    names.push_back(name.str());
+  }
+  return names;
+}
+
+llvm::Expected<std::pair<unsigned, unsigned>>
+tandem::eval::findTokenInputs(func::FuncOp function) {
+  SmallVector<unsigned> integerArgs;
+  for (BlockArgument argument : function.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (type && isa<IntegerType>(type.getElementType()))
+      integerArgs.push_back(argument.getArgNumber());
+  }
+  if (integerArgs.size() != 2)
+    return llvm::createStringError(
+        "token data needs a function with two integer inputs (tokens, "
+        "targets); '" +
+        function.getSymName() + "' has " + llvm::Twine(integerArgs.size()));
+  auto tokens =
+      cast<RankedTensorType>(function.getArgument(integerArgs[0]).getType());
+  auto targets =
+      cast<RankedTensorType>(function.getArgument(integerArgs[1]).getType());
+  if (tokens.getRank() != 2 || tokens.getShape() != targets.getShape())
+    return llvm::createStringError(
+        "token data needs tokens and targets of the same B x T shape; '" +
+        function.getSymName() + "' takes " + typeText(tokens) + " and " +
+        typeText(targets));
+  return std::make_pair(integerArgs[0], integerArgs[1]);
+}
+
+llvm::Expected<BatchInputs> BatchInputs::create(func::FuncOp function,
+                                                std::vector<int32_t> tokens,
+                                                uint64_t seed, bool shuffle,
+                                                llvm::StringRef what) {
+  auto args = findTokenInputs(function);
+  if (!args)
+    return args.takeError();
+  auto base = generateInputs(function, seed);
+  if (!base)
+    return base.takeError();
+  const Tensor &tokenInput = (*base)[args->first];
+  std::string error;
+  auto sampler = tandem::data::BatchSampler::create(
+      std::move(tokens), tokenInput.shape[0], tokenInput.shape[1], seed,
+      shuffle, error);
+  if (!sampler)
+    return llvm::createStringError(what + ": " + error);
+  return BatchInputs(std::move(*base), args->first, args->second,
+                     std::move(*sampler));
+}
+
+std::vector<Tensor> BatchInputs::get(uint64_t index) {
+  std::vector<Tensor> inputs = base;
+  Tensor &tokens = inputs[tokensArg], &targets = inputs[targetsArg];
+  std::vector<int32_t> in(tokens.data.size()), out(targets.data.size());
+  sampler.getBatch(index, in.data(), out.data());
+  std::copy(in.begin(), in.end(), tokens.data.begin());
+  std::copy(out.begin(), out.end(), targets.data.begin());
+  return inputs;
+}
+
+/// The smallest vocabulary any token input of `function` indexes.
+static std::optional<int64_t>
+vocabularyOfInputs(func::FuncOp function, std::pair<unsigned, unsigned> args) {
+  std::optional<int64_t> vocab;
+  for (unsigned index : {args.first, args.second})
+    if (auto bound = vocabularyOf(function.getArgument(index)))
+      vocab = vocab ? std::min(*vocab, *bound) : *bound;
+  return vocab;
+}
+
+llvm::Expected<std::unique_ptr<Trainer>>
+Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
+                const TrainerOptions &options) {
+  ModuleOp module = interpreter.getModule();
+  auto stepFunction = module.lookupSymbol<func::FuncOp>(options.stepFunction);
+  if (!stepFunction)
+    return llvm::createStringError(
+        "no training-step function '" + options.stepFunction +
+        "' in the module; generate one with `tandem-opt --nn-autodiff "
+        "--nn-optimizer` first");
+  auto evalFunction = module.lookupSymbol<func::FuncOp>(options.evalFunction);
+  if (!evalFunction)
+    return llvm::createStringError("no evaluation function '" +
+                                   options.evalFunction + "' in the module");
+  auto updates = verifyTrainStep(stepFunction);
+  if (!updates)
+    return updates.takeError();
+  auto evalResults = evalFunction.getFunctionType().getResults();
+  auto evalLoss = evalResults.empty()
+                      ? RankedTensorType()
+                      : dyn_cast<RankedTensorType>(evalResults[0]);
+  if (!evalLoss || evalLoss.getRank() != 0 ||
+      !isa<FloatType>(evalLoss.getElementType()))
+    return llvm::createStringError("function '" + options.evalFunction +
+                                   "': result #0 must be the loss, a rank-0 "
+                                   "float tensor");
+
+  // Every token must be within the vocabulary of both functions.
+  std::optional<int64_t> vocab;
+  for (func::FuncOp function : {stepFunction, evalFunction}) {
+    auto args = findTokenInputs(function);
+    if (!args)
+      return args.takeError();
+    if (auto bound = vocabularyOfInputs(function, *args))
+      vocab = vocab ? std::min(*vocab, *bound) : *bound;
+  }
+  std::string error;
+  if (vocab && !tandem::data::checkVocabulary(tokens, *vocab, error))
+    return llvm::createStringError(error);
+  if (!(options.heldOutFraction > 0.0 && options.heldOutFraction < 1.0))
+    return llvm::createStringError(
+        "the held-out fraction must be in (0, 1) for training, found " +
+        std::to_string(options.heldOutFraction));
+
+  tandem::data::Split parts =
+      tandem::data::splitHeldOut(tokens, options.heldOutFraction);
+  auto train =
+      BatchInputs::create(stepFunction, std::move(parts.train), options.seed,
+                          /*shuffle=*/true, "training part");
+  if (!train)
+    return train.takeError();
+  auto heldOut =
+      BatchInputs::create(evalFunction, std::move(parts.heldOut), options.seed,
+                          /*shuffle=*/false, "held-out part");
+  if (!heldOut)
+    return heldOut.takeError();
+  return std::unique_ptr<Trainer>(
+      new Trainer(interpreter, stepFunction, evalFunction, std::move(*updates),
+                  std::move(*train), std::move(*heldOut)));
+}
+
+llvm::Expected<StepResult> Trainer::step(uint64_t index) {
+  StepResult step;
+  step.inputs = train.get(index);
+  auto results = interpreter.call(stepFunction, step.inputs);
+  if (!results)
+    return results.takeError();
+  if (results->size() != updates.size() + 1)
+    return llvm::createStringError(
+        "function '" + stepFunction.getSymName() + "' returned " +
+        llvm::Twine(results->size()) + " result(s), expected " +
+        llvm::Twine(updates.size() + 1));
+  ParameterMap &parameters = interpreter.getParameters();
+  for (const std::string &name : updates)
+    if (!parameters.count(name))
+      return llvm::createStringError("parameter '" + name + "' updated by '" +
+                                     stepFunction.getSymName() +
+                                     "' has no value");
+  step.loss = (*results)[0].data.at(0);
+  for (auto [name, value] : llvm::zip(updates, llvm::drop_begin(*results)))
+    parameters[name] = std::move(value);
+  return step;
+}
+
+llvm::Expected<double> Trainer::heldOutLoss(unsigned numBatches) {
+  if (numBatches == 0)
+    return llvm::createStringError(
+        "the held-out loss needs at least one batch");
+  double sum = 0.0;
+  for (unsigned index = 0; index < numBatches; ++index) {
+    auto results = interpreter.call(evalFunction, heldOut.get(index));
+    if (!results)
+      return results.takeError();
+    sum += (*results)[0].data.at(0);
+  }
+  return sum / numBatches;
+}
