@@ -98,3 +98,21 @@ def jax_loss_and_grads(mlir_text, params, inputs):
     f = loss_function(mlir_text)
     loss, grads = jax.value_and_grad(f)(params, *inputs)
     return float(loss), grads
+
+
+def perturbed_params_file(model_path, workdir, scale=0.2, seed=1234):
+    """A safetensors file written from Python: the model's seed-0 parameters
+    plus N(0, scale^2) noise. At initialization GPT-2's small projections
+    make attention nearly uniform and the loss nearly blind to the
+    architecture; perturbed parameters make every part of the model count.
+    Returns (path, name -> numpy array)."""
+    initial = workdir / "initial.safetensors"
+    harness.run("tandem-eval", model_path, "--seed", 0, "--save-params", initial)
+    rng = np.random.default_rng(seed)
+    changed = {
+        name: (a + scale * rng.standard_normal(a.shape)).astype(np.float32)
+        for name, a in tandem_ref.load_params(initial).items()
+    }
+    path = workdir / "perturbed.safetensors"
+    tandem_ref.save_params(changed, path)
+    return path, changed
