@@ -177,7 +177,7 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
   }
   std::string error;
   if (vocab && !tandem::data::checkVocabulary(tokens, *vocab, error))
-    return llvm::createStringError(error);
+    return llvm::createStringError(options.dataName + ": " + error);
   if (!(options.heldOutFraction > 0.0 && options.heldOutFraction < 1.0))
     return llvm::createStringError(
         "the held-out fraction must be in (0, 1) for training, found " +
@@ -185,14 +185,14 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
 
   tandem::data::Split parts =
       tandem::data::splitHeldOut(tokens, options.heldOutFraction);
-  auto train =
-      BatchInputs::create(stepFunction, std::move(parts.train), options.seed,
-                          /*shuffle=*/true, "training part");
+  auto train = BatchInputs::create(
+      stepFunction, std::move(parts.train), options.seed,
+      /*shuffle=*/true, options.dataName + " (training part)");
   if (!train)
     return train.takeError();
-  auto heldOut =
-      BatchInputs::create(evalFunction, std::move(parts.heldOut), options.seed,
-                          /*shuffle=*/false, "held-out part");
+  auto heldOut = BatchInputs::create(
+      evalFunction, std::move(parts.heldOut), options.seed,
+      /*shuffle=*/false, options.dataName + " (held-out part)");
   if (!heldOut)
     return heldOut.takeError();
   return std::unique_ptr<Trainer>(

@@ -339,6 +339,7 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
   trainerOptions.evalFunction = evalFunctionName;
   trainerOptions.heldOutFraction = heldOutFraction;
   trainerOptions.seed = seed;
+  trainerOptions.dataName = dataFile;
   auto trainer = Trainer::create(interpreter, *tokens, trainerOptions);
   if (!trainer)
     return fail(inputFilename + ": " + toString(trainer.takeError()));

@@ -204,15 +204,32 @@ TEST(EvalTrainer, FailedStepLeavesParameters) {
   EXPECT_EQ(s.interpreter->getParameters().at("e").data, before.at("e").data);
 }
 
+std::string readLinearTrain() {
+  std::ifstream in(std::string(TANDEM_TEST_SOURCE_DIR) +
+                   "/test/Eval/Inputs/linear-train.mlir");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(EvalTrainer, TokensOutsideTheVocabulary) {
+  Fixture s = setUp(readLinearTrain());
+  ASSERT_TRUE(s.program.module);
+  std::vector<int32_t> tokens(500, 65);
+  tokens[17] = 300;
+  TrainerOptions options;
+  options.dataName = "tokens.bin";
+  auto trainer = Trainer::create(*s.interpreter, tokens, options);
+  ASSERT_FALSE(static_cast<bool>(trainer));
+  EXPECT_EQ(llvm::toString(trainer.takeError()),
+            "tokens.bin: token 300 at position 17 is outside the model's "
+            "vocabulary [0, 256)");
+}
+
 /// The hand-written gradient of test/Eval/Inputs/linear-train.mlir agrees
 /// with central differences of @forward in f64.
 TEST(EvalTrainer, LinearTrainGradientMatchesFiniteDifferences) {
-  std::ifstream in(std::string(TANDEM_TEST_SOURCE_DIR) +
-                   "/test/Eval/Inputs/linear-train.mlir");
-  ASSERT_TRUE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  Program p = parse(text.str());
+  Program p = parse(readLinearTrain());
   ASSERT_TRUE(p.module);
   EvalOptions f64;
   f64.f64 = true;

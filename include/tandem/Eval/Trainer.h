@@ -37,6 +37,8 @@ struct TrainerOptions {
   double heldOutFraction = 0.1;
   /// Seed of the training batches' order and of generated float inputs.
   uint64_t seed = 0;
+  /// What data errors call the token stream (usually its file name).
+  std::string dataName = "token data";
 };
 
 /// Checks `function` against the training-step contract: result 0 is a
@@ -99,7 +101,8 @@ public:
   llvm::Expected<StepResult> step(uint64_t index);
 
   /// The mean of the evaluation function's loss over held-out batches
-  /// 0 .. numBatches-1. Does not change the parameters.
+  /// 0 .. numBatches-1 (batches past the end of the held-out part wrap
+  /// around to its start). Does not change the parameters.
   llvm::Expected<double> heldOutLoss(unsigned numBatches);
 
   /// The parameter each result 1..n of the step function replaces.
