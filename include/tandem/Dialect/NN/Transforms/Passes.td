@@ -43,9 +43,48 @@ def NNOptimizer : Pass<"nn-optimizer", "::mlir::ModuleOp"> {
   let summary = "Builds a training step from a gradient function";
   let description = [{
     Takes the gradient function named by `function` (the output of
-    nn-autodiff) and adds `@<result>`, which returns the loss and the new
-    value of every parameter and optimizer-state parameter it updates,
-    listed in the `nn.updates` attribute (see docs/training.md).
+    nn-autodiff: loss first, then one gradient per parameter listed in its
+    `nn.gradients` attribute) and adds `@<result>` with the same arguments.
+    The new function holds a copy of the gradient function's body (so later
+    phases see one flat function; the autodiff tags stay on the copied ops),
+    followed by the update, and returns the loss, the new value of every
+    parameter in `nn.gradients` order, then the new optimizer state, listed
+    in its `nn.updates` attribute (see docs/training.md). The step is pure:
+    the driver writes the results back.
+
+    Optimizer state is declared as `nn.parameter`s initialized to zeros,
+    after the existing parameters: `@opt.step` (a rank-0 f32 step counter
+    t, exact up to 2^24 steps), then per parameter in canonical order
+    `@opt.mom.<name>` (momentum) or `@opt.m.<name>`, `@opt.v.<name>`
+    (adamw), each f32 with the parameter's shape. Every op the pass adds
+    carries the unit attribute `nn.optimizer`.
+
+    With lr(t) the scheduled learning rate and wd the decay of the
+    parameter's group (decoupled: applied to the parameter, not the
+    gradient, for every optimizer):
+
+    - `sgd`:      p ← p − lr(t)·wd·p − lr(t)·g
+    - `momentum`: u ← μ·u + g;  p ← p − lr(t)·wd·p − lr(t)·u (PyTorch's
+                  form, no dampening)
+    - `adamw`:    m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
+                  p ← p − lr(t)·wd·p − lr(t)·(m/c1) / (sqrt(v/c2) + eps)
+                  with c1 = 1 − β1^(t+1), c2 = 1 − β2^(t+1)
+
+    Weight-decay groups: a parameter decays when `decay` selects it
+    (`matrices`: rank ≥ 2, so biases and normalization weights do not;
+    `all`; `none`) and its name contains none of the `no-decay`
+    substrings.
+
+    Clipping (`clip-norm` > 0): the global norm is the square root of the
+    per-parameter sums of squares added one by one in `nn.gradients` order
+    (the canonical parameter order); every gradient is multiplied by
+    min(1, clip-norm / (norm + 1e-6)).
+
+    Schedules: `constant` uses lr. `warmup-cosine` uses, for the step
+    counter t before its increment (0-based), W = warmup-steps and
+    T = total-steps: lr·(t+1)/W for t < W; then
+    min-lr + (lr − min-lr)·(1 + cos(π·(t−W)/(T−W)))/2 for W ≤ t < T;
+    min-lr for t ≥ T.
   }];
   let options = [
     Option<"function", "function", "std::string",
@@ -55,7 +94,33 @@ def NNOptimizer : Pass<"nn-optimizer", "::mlir::ModuleOp"> {
            "Name of the training-step function to create">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
            "sgd, momentum or adamw">,
-    Option<"lr", "lr", "double", /*default=*/"1e-3", "Peak learning rate">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3",
+           "Peak learning rate (> 0)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum coefficient μ of `momentum`, in [0, 1)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "AdamW's first-moment decay, in [0, 1)">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "AdamW's second-moment decay, in [0, 1)">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8",
+           "AdamW's denominator term (> 0)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Decoupled weight decay (≥ 0); -1 selects the optimizer's default: "
+           "0.01 for adamw, 0 for sgd and momentum">,
+    Option<"decay", "decay", "std::string", /*default=*/"\"matrices\"",
+           "Which parameters decay: matrices (rank >= 2), all or none">,
+    ListOption<"noDecay", "no-decay", "std::string",
+               "Name substrings of parameters that never decay">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Global gradient-norm clipping threshold (0 = off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "Learning-rate schedule: constant or warmup-cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Linear warmup steps of warmup-cosine">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Step at which warmup-cosine reaches min-lr (required)">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+           "Final learning rate of warmup-cosine (>= 0)">,
   ];
   let dependentDialects = ["::tandem::nn::NNDialect",
                            "::mlir::func::FuncDialect"];
