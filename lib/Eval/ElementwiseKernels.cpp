@@ -46,7 +46,7 @@ KernelResult powKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
-enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
+enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum, GreaterEqual };
 
 template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
   Tensor result = resultTensor(call.op);
@@ -84,6 +84,10 @@ template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
       result.data[i] =
           std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b);
       break;
+    case BinaryKind::GreaterEqual:
+      // A NaN operand compares false.
+      result.data[i] = a >= b ? 1.0 : 0.0;
+      break;
     }
   }
   return single(std::move(result));
@@ -112,4 +116,6 @@ void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
                binaryKernel<BinaryKind::Maximum>);
   registry.add(nn::MinimumOp::getOperationName(),
                binaryKernel<BinaryKind::Minimum>);
+  registry.add(nn::GreaterEqualOp::getOperationName(),
+               binaryKernel<BinaryKind::GreaterEqual>);
 }

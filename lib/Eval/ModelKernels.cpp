@@ -193,6 +193,60 @@ KernelResult crossEntropyKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
+/// Row v of the result is the sum of the cotangent rows at the positions
+/// whose id is v, added in increasing position order.
+KernelResult embeddingGradKernel(const KernelCall &call) {
+  const Tensor &cotangent = *call.operands[0], &ids = *call.operands[1];
+  Tensor result = resultTensor(call.op);
+  int64_t vocab = result.shape[0], dim = result.shape[1];
+  for (int64_t i = 0; i < ids.numElements(); ++i) {
+    double id = ids.data[i];
+    if (!(id >= 0 && id < static_cast<double>(vocab)))
+      return opError(call.op, "id " + llvm::Twine(static_cast<int64_t>(id)) +
+                                  " at position " + llvm::Twine(i) +
+                                  " is outside the vocabulary [0, " +
+                                  llvm::Twine(vocab) + ")");
+    int64_t row = static_cast<int64_t>(id);
+    for (int64_t d = 0; d < dim; ++d)
+      result.data[row * dim + d] += cotangent.data[i * dim + d];
+  }
+  return single(std::move(result));
+}
+
+/// (softmax(logits) - onehot(targets)) * g / N per position, with the
+/// softmax's maximum subtracted first.
+KernelResult crossEntropyGradKernel(const KernelCall &call) {
+  const Tensor &logits = *call.operands[0], &targets = *call.operands[1];
+  double g = call.operands[2]->data[0];
+  int64_t vocab = logits.shape.back();
+  int64_t positions = targets.numElements();
+  Tensor result = resultTensor(call.op);
+  double factor = g / static_cast<double>(positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    double target = targets.data[p];
+    if (!(target >= 0 && target < static_cast<double>(vocab)))
+      return opError(call.op, "target " +
+                                  llvm::Twine(static_cast<int64_t>(target)) +
+                                  " at position " + llvm::Twine(p) +
+                                  " is outside the classes [0, " +
+                                  llvm::Twine(vocab) + ")");
+    const double *row = &logits.data[p * vocab];
+    double *out = &result.data[p * vocab];
+    double max = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < vocab; ++j)
+      max = std::fmax(max, row[j]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < vocab; ++j)
+      sum += std::exp(row[j] - max);
+    for (int64_t j = 0; j < vocab; ++j) {
+      double prob = std::exp(row[j] - max) / sum;
+      double onehot = j == static_cast<int64_t>(target) ? 1.0 : 0.0;
+      out[j] = (prob - onehot) * factor;
+    }
+  }
+  return single(std::move(result));
+}
+
 } // namespace
 
 void tandem::eval::registerModelKernels(KernelRegistry &registry) {
@@ -204,6 +258,9 @@ void tandem::eval::registerModelKernels(KernelRegistry &registry) {
   registry.add(nn::EmbeddingOp::getOperationName(), embeddingKernel);
   registry.add(nn::AttentionOp::getOperationName(), attentionKernel);
   registry.add(nn::CrossEntropyOp::getOperationName(), crossEntropyKernel);
+  registry.add(nn::EmbeddingGradOp::getOperationName(), embeddingGradKernel);
+  registry.add(nn::CrossEntropyGradOp::getOperationName(),
+               crossEntropyGradKernel);
   registry.add(mlir::func::ReturnOp::getOperationName(), identityKernel);
   registry.add(mlir::func::CallOp::getOperationName(), callKernel);
 }

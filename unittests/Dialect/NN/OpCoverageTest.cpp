@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Dialect/NN/Transforms/Autodiff.h"
 #include "tandem/Eval/Kernels.h"
 #include "tandem/InitAll.h"
 
@@ -256,6 +257,36 @@ TEST(OpCoverageEvaluator, EveryNNOpHasAKernel) {
   std::vector<TestFile> partial = {{"partial", withoutSoftmax}};
   EXPECT_EQ(findUncovered(ops, partial, listsOp),
             std::vector<std::string>{"nn.softmax"});
+}
+
+/// The "gradient" aspect: every registered nn op has a gradient rule in
+/// nn-autodiff or is listed as deliberately non-differentiable, with a
+/// reason. The finite-difference cases (AutodiffTest.cpp) check that every
+/// rule is exercised.
+TEST(OpCoverageGradient, EveryNNOpHasAGradientRule) {
+  std::vector<std::string> ops = registeredNNOps();
+  ASSERT_GE(ops.size(), 30u);
+  std::string list;
+  for (const std::string &op : tandem::nn::opsWithGradientRules())
+    list += op + "\n";
+  for (const auto &[op, reason] : tandem::nn::nonDifferentiableOps()) {
+    EXPECT_FALSE(reason.empty()) << op << " is listed without a reason";
+    EXPECT_FALSE(llvm::is_contained(tandem::nn::opsWithGradientRules(), op))
+        << op << " has a rule and is listed as non-differentiable";
+    list += op + "\n";
+  }
+  std::vector<TestFile> files = {{"<gradient rules>", list}};
+  auto listsOp = [](StringRef text, StringRef opName) {
+    llvm::SmallVector<StringRef> lines;
+    text.split(lines, '\n');
+    return llvm::is_contained(lines, opName);
+  };
+  std::vector<std::string> uncovered = findUncovered(ops, files, listsOp);
+  Aspect gradient = {"gradient", "lib/Dialect/NN/Transforms", ".cpp", listsOp};
+  EXPECT_TRUE(uncovered.empty())
+      << describeUncovered(gradient, "nn-autodiff's gradient rules", uncovered);
+  EXPECT_TRUE(
+      llvm::is_contained(tandem::nn::opsWithGradientRules(), "nn.matmul"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Aspects, OpCoverage, ::testing::ValuesIn(kAspects),

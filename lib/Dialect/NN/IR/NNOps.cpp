@@ -457,6 +457,56 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult EmbeddingGradOp::verify() {
+  auto ct = getCotangent().getType();
+  auto it = getIds().getType();
+  auto rt = getType();
+  if (rt.getRank() != 2)
+    return emitOpError() << "expected a 2-D result (vocabulary x dimension), "
+                            "found shape "
+                         << ShapeStr{rt.getShape()};
+  if (ct.getElementType() != rt.getElementType())
+    return emitOpError() << "expected the result element type to be "
+                         << ct.getElementType() << ", found "
+                         << rt.getElementType();
+  SmallVector<int64_t> expected(it.getShape());
+  expected.push_back(rt.getShape()[1]);
+  if (ct.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "expected a cotangent of shape "
+                         << ShapeStr{expected}
+                         << " (the ids' shape and the table's dimension), "
+                            "found "
+                         << ShapeStr{ct.getShape()};
+  return success();
+}
+
+LogicalResult
+CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  auto lt = getTensor(loc, name, adaptor.getLogits(), "logits");
+  auto tt = getTensor(loc, name, adaptor.getTargets(), "targets");
+  auto ct = getTensor(loc, name, adaptor.getCotangent(), "cotangent");
+  if (failed(lt) || failed(tt) || failed(ct))
+    return failure();
+  if (lt->getRank() < 1)
+    return inferError(loc, name,
+                      "expected logits of rank >= 1, found a rank-0 tensor");
+  if (tt->getShape() != lt->getShape().drop_back())
+    return inferError(loc, name, "expected targets of shape ",
+                      ShapeStr{lt->getShape().drop_back()},
+                      " (the logits without the class dimension), found ",
+                      ShapeStr{tt->getShape()});
+  if (ct->getRank() != 0)
+    return inferError(loc, name, "expected a rank-0 cotangent, found shape ",
+                      ShapeStr{ct->getShape()});
+  if (failed(checkSameElementType(loc, name, "logits and cotangent", *lt, *ct)))
+    return failure();
+  results.push_back(*lt);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//

@@ -65,4 +65,32 @@ def NN_InitializerAttr : AttrDef<NN_Dialect, "Initializer"> {
   }];
 }
 
+def NN_GradKind : I32EnumAttr<"GradKind", "kind of backward work", [
+    I32EnumAttrCase<"B", 0, "B">,
+    I32EnumAttrCase<"W", 1, "W">
+  ]> {
+  let cppNamespace = "::tandem::nn";
+  let genSpecializedAttr = 0;
+}
+
+def NN_GradAttr : AttrDef<NN_Dialect, "Grad"> {
+  let mnemonic = "grad";
+  let summary = "Which forward op a backward op differentiates, and how";
+  let description = [{
+    Attached by `nn-autodiff` (as the discardable attribute `nn.grad`) to
+    every backward op of a gradient function. `of` is the `nn.id` of the
+    forward op whose gradient rule produced the op. `B` marks input-gradient
+    work (on the path from the loss to a function argument's cotangent,
+    needed by the previous pipeline stage); `W` marks weight-gradient work
+    (it only contributes to parameter gradients, needed by the optimizer).
+    A `W` op's result never feeds a `B` op.
+
+    ```mlir
+    %d = nn.matmul %x, %dy {nn.grad = #nn.grad<W, of = 12>, transpose_lhs} : ...
+    ```
+  }];
+  let parameters = (ins EnumParameter<NN_GradKind>:$kind, "int64_t":$of);
+  let assemblyFormat = "`<` $kind `,` `of` `=` $of `>`";
+}
+
 #endif // TANDEM_DIALECT_NN_IR_NNATTRS_TD

@@ -178,6 +178,12 @@ def NN_MaximumOp : NN_BinaryOp<"maximum", "maximum",
 def NN_MinimumOp : NN_BinaryOp<"minimum", "minimum",
                                "the smaller (NaN if either is NaN)">;
 
+// A piecewise-constant mask: nn-autodiff builds the gradients of relu,
+// maximum, minimum and reduce_max from it.
+def NN_GreaterEqualOp : NN_BinaryOp<"greater_equal", "comparison",
+    "1 where lhs ≥ rhs and 0 elsewhere (NaN compares false), in the operands' "
+    "element type,">;
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
@@ -338,6 +344,51 @@ def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->`
     type($result)
+  }];
+}
+
+def NN_EmbeddingGradOp : NN_Op<"embedding_grad", [Pure]> {
+  let summary = "Scatter-adds rows into a zero table (embedding's gradient)";
+  let description = [{
+    The gradient of `nn.embedding` with respect to its table: for a
+    cotangent of shape S×D and integer ids of shape S, returns the V×D
+    table (V from the result type) whose row v is the sum of the cotangent
+    rows at the positions where `ids` equals v, added in increasing
+    row-major position order. Ids outside [0, V) are an error at run time.
+
+    ```mlir
+    %dw = nn.embedding_grad %dx, %tokens : tensor<8x16x32xf32>, tensor<8x16xi32> -> tensor<256x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$cotangent, NN_IntTensor:$ids);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cotangent `,` $ids attr-dict `:` type($cotangent) `,` type($ids) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_CrossEntropyGradOp : NN_Op<"cross_entropy_grad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of cross_entropy with respect to the logits";
+  let description = [{
+    For logits of shape S×V, integer targets of shape S and the rank-0
+    cotangent `g` of the mean cross-entropy, returns
+    `(softmax(logits) - onehot(targets)) · g / N` (N the number of
+    positions), computed with the stable softmax that subtracts each row's
+    maximum.
+
+    ```mlir
+    %dl = nn.cross_entropy_grad %logits, %targets, %g : tensor<8x16x256xf32>, tensor<8x16xi32>, tensor<f32> -> tensor<8x16x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IntTensor:$targets,
+                       NN_FloatTensor:$cotangent);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $targets `,` $cotangent attr-dict `:` type($logits) `,`
+    type($targets) `,` type($cotangent) `->` type($result)
   }];
 }
 

@@ -1,0 +1,661 @@
+//===- AutodiffTest.cpp - nn-autodiff against finite differences ----------===//
+//
+// Every gradient rule is checked against central differences through the
+// reference evaluator's f64 mode: a small program applies the op to
+// parameters with random values, the loss is sum(op(...) * w) for random
+// weights w (a function argument), and the gradients @forward_grad returns
+// are compared with (L(p + h) - L(p - h)) / 2h per element, h = 1e-6, as a
+// whole-tensor relative error ‖a − b‖ / ‖b‖. The tiny MLP and a 2-layer GPT
+// are checked end to end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Dialect/NN/Transforms/Autodiff.h"
+#include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Dialect/NN/Transforms/Passes.h"
+#include "tandem/Eval/Interpreter.h"
+#include "tandem/Eval/Parameters.h"
+#include "tandem/InitAll.h"
+#include "tandem/Models/GPT.h"
+#include "tandem/Models/MLP.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <set>
+
+using namespace tandem;
+using namespace tandem::eval;
+
+namespace {
+
+std::unique_ptr<mlir::MLIRContext> makeContext() {
+  mlir::DialectRegistry registry;
+  tandem::registerAllDialects(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+/// Runs nn-autodiff on @forward; false (and a test failure) on error.
+bool differentiate(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(tandem::nn::createNNAutodiff());
+  if (mlir::failed(pm.run(module))) {
+    ADD_FAILURE() << "nn-autodiff failed";
+    return false;
+  }
+  return true;
+}
+
+/// Random values in [low, high) for every element of `tensor`.
+void fill(Tensor &tensor, std::mt19937_64 &rng, double low, double high) {
+  std::uniform_real_distribution<double> dist(low, high);
+  for (double &x : tensor.data)
+    x = dist(rng);
+}
+
+double norm(const std::vector<double> &v) {
+  double s = 0.0;
+  for (double x : v)
+    s += x * x;
+  return std::sqrt(s);
+}
+
+/// ‖a − b‖ / ‖b‖ (‖a‖ when b is zero).
+double relativeError(const std::vector<double> &a,
+                     const std::vector<double> &b) {
+  std::vector<double> diff(a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    diff[i] = a[i] - b[i];
+  double nb = norm(b);
+  return nb == 0.0 ? norm(diff) : norm(diff) / nb;
+}
+
+/// Compares @forward_grad's gradients with central differences of @forward
+/// for every parameter; returns the largest relative error.
+double checkGradients(mlir::ModuleOp module, ParameterMap parameters,
+                      const std::vector<Tensor> &inputs, double tolerance,
+                      const std::string &what) {
+  if (!differentiate(module))
+    return INFINITY;
+  auto grad = module.lookupSymbol<mlir::func::FuncOp>("forward_grad");
+  if (!grad) {
+    ADD_FAILURE() << what << ": no @forward_grad";
+    return INFINITY;
+  }
+  Interpreter interpreter(module, EvalOptions{.f64 = true});
+  interpreter.setParameters(parameters);
+  auto results = interpreter.run("forward_grad", inputs);
+  if (!results) {
+    ADD_FAILURE() << what << ": " << llvm::toString(results.takeError());
+    return INFINITY;
+  }
+  auto names = grad->getAttrOfType<mlir::ArrayAttr>("nn.gradients");
+  EXPECT_TRUE(names) << what;
+  if (!names)
+    return INFINITY;
+  EXPECT_EQ(names.size() + 1, results->size()) << what;
+  auto loss = [&]() -> double {
+    auto out = interpreter.run("forward", inputs);
+    if (!out) {
+      ADD_FAILURE() << what << ": " << llvm::toString(out.takeError());
+      return NAN;
+    }
+    return out->at(0).data.at(0);
+  };
+  // The same loss, up to constants the decomposition of attention rounds to
+  // the element type (its scale).
+  double forwardLoss = loss();
+  EXPECT_NEAR(results->at(0).data.at(0), forwardLoss,
+              1e-7 * std::max(1.0, std::fabs(forwardLoss)))
+      << what;
+  const double h = 1e-6;
+  double worst = 0.0;
+  for (auto [i, attr] : llvm::enumerate(names)) {
+    std::string name =
+        llvm::cast<mlir::FlatSymbolRefAttr>(attr).getValue().str();
+    const Tensor &analytic = results->at(i + 1);
+    Tensor &value = interpreter.getParameters()[name];
+    EXPECT_EQ(analytic.shape, value.shape) << what << " @" << name;
+    std::vector<double> numeric(value.data.size());
+    for (size_t e = 0; e < value.data.size(); ++e) {
+      double saved = value.data[e];
+      value.data[e] = saved + h;
+      double up = loss();
+      value.data[e] = saved - h;
+      double down = loss();
+      value.data[e] = saved;
+      numeric[e] = (up - down) / (2 * h);
+    }
+    double error = relativeError(analytic.data, numeric);
+    worst = std::max(worst, error);
+    EXPECT_LE(error, tolerance)
+        << what << ": gradient of @" << name << " has relative error " << error;
+  }
+  return worst;
+}
+
+//===----------------------------------------------------------------------===//
+// One op at a time
+//===----------------------------------------------------------------------===//
+
+/// A program `source` whose parameters get random values in [low, high),
+/// whose float arguments get random values in [-1, 1), and whose integer
+/// arguments get `ids` (cycled).
+struct OpCase {
+  std::string name;
+  std::string source;
+  double low = -1.0, high = 1.0;
+  std::vector<double> ids = {};
+  double tolerance = 1e-6;
+};
+
+void PrintTo(const OpCase &c, std::ostream *os) { *os << c.name; }
+
+std::string unarySource(const std::string &op) {
+  return R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.)" +
+         op + R"( %x : tensor<3x4xf32>
+  %p = nn.mul %y, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})";
+}
+
+/// The op applied with both broadcasting directions.
+std::string binarySource(const std::string &op) {
+  return R"(
+nn.parameter @a : tensor<3x4xf32> = zeros
+nn.parameter @b : tensor<4xf32> = zeros
+nn.parameter @c : tensor<3x1xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %a = nn.param @a : tensor<3x4xf32>
+  %b = nn.param @b : tensor<4xf32>
+  %c = nn.param @c : tensor<3x1xf32>
+  %y = nn.)" +
+         op + R"( %a, %b : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
+  %z = nn.)" +
+         op + R"( %c, %y : tensor<3x1xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %p = nn.mul %z, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})";
+}
+
+std::vector<OpCase> allCases() {
+  std::vector<OpCase> cases = {
+      {"neg", unarySource("neg")},
+      {"exp", unarySource("exp")},
+      {"log", unarySource("log"), 0.5, 2},
+      {"tanh", unarySource("tanh")},
+      {"sqrt", unarySource("sqrt"), 0.5, 2},
+      {"rsqrt", unarySource("rsqrt"), 0.5, 2},
+      {"relu", unarySource("relu")},
+      {"gelu", unarySource("gelu"), -2, 2},
+      {"silu", unarySource("silu"), -2, 2},
+      {"sin", unarySource("sin"), -2, 2},
+      {"cos", unarySource("cos"), -2, 2},
+      {"add", binarySource("add")},
+      {"sub", binarySource("sub")},
+      {"mul", binarySource("mul")},
+      {"div", binarySource("div"), 0.5, 2},
+      {"maximum", binarySource("maximum")},
+      {"minimum", binarySource("minimum")},
+      {"pow", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.pow %x, 2.5 : tensor<3x4xf32>
+  %z = nn.pow %y, 1.0 : tensor<3x4xf32>
+  %u = nn.pow %z, 0.0 : tensor<3x4xf32>
+  %v = nn.add %z, %u : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %p = nn.mul %v, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+       0.5, 2},
+      {"greater_equal", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+nn.parameter @y : tensor<4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.param @y : tensor<4xf32>
+  %m = nn.greater_equal %x, %y : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
+  %z = nn.mul %m, %x : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %p = nn.mul %z, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"matmul_2d", R"(
+nn.parameter @a : tensor<3x4xf32> = zeros
+nn.parameter @b : tensor<4x5xf32> = zeros
+nn.parameter @at : tensor<4x3xf32> = zeros
+nn.parameter @bt : tensor<5x4xf32> = zeros
+func.func @forward(%w: tensor<3x5xf32>) -> tensor<f32> {
+  %a = nn.param @a : tensor<3x4xf32>
+  %b = nn.param @b : tensor<4x5xf32>
+  %at = nn.param @at : tensor<4x3xf32>
+  %bt = nn.param @bt : tensor<5x4xf32>
+  %y0 = nn.matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<4x3xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<3x4xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
+  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<4x3xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
+  %s0 = nn.add %y0, %y1 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  %s1 = nn.mul %y2, %y3 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  %s = nn.add %s0, %s1 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  %p = nn.mul %s, %w : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"matmul_batched", R"(
+nn.parameter @a : tensor<2x3x4xf32> = zeros
+nn.parameter @b : tensor<2x4x5xf32> = zeros
+nn.parameter @at : tensor<2x4x3xf32> = zeros
+nn.parameter @bt : tensor<2x5x4xf32> = zeros
+func.func @forward(%w: tensor<2x3x5xf32>) -> tensor<f32> {
+  %a = nn.param @a : tensor<2x3x4xf32>
+  %b = nn.param @b : tensor<2x4x5xf32>
+  %at = nn.param @at : tensor<2x4x3xf32>
+  %bt = nn.param @bt : tensor<2x5x4xf32>
+  %y0 = nn.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<2x4x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  %s0 = nn.add %y0, %y1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %s1 = nn.mul %y2, %y3 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %s = nn.add %s0, %s1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %p = nn.mul %s, %w : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"matmul_shared_rhs", R"(
+nn.parameter @a : tensor<2x3x4xf32> = zeros
+nn.parameter @b : tensor<4x5xf32> = zeros
+nn.parameter @at : tensor<2x4x3xf32> = zeros
+nn.parameter @bt : tensor<5x4xf32> = zeros
+func.func @forward(%w: tensor<2x3x5xf32>) -> tensor<f32> {
+  %a = nn.param @a : tensor<2x3x4xf32>
+  %b = nn.param @b : tensor<4x5xf32>
+  %at = nn.param @at : tensor<2x4x3xf32>
+  %bt = nn.param @bt : tensor<5x4xf32>
+  %y0 = nn.matmul %a, %b : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
+  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<2x4x3xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
+  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<2x4x3xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  %s0 = nn.add %y0, %y1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %s1 = nn.mul %y2, %y3 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %s = nn.add %s0, %s1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %p = nn.mul %s, %w : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"softmax", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.softmax %x {axis = 1 : i64} : tensor<3x4xf32>
+  %z = nn.softmax %y {axis = 0 : i64} : tensor<3x4xf32>
+  %p = nn.mul %z, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"log_softmax", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.log_softmax %x {axis = 1 : i64} : tensor<3x4xf32>
+  %z = nn.log_softmax %y {axis = 0 : i64} : tensor<3x4xf32>
+  %p = nn.mul %z, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"layer_norm", R"(
+nn.parameter @x : tensor<2x3x4xf32> = zeros
+nn.parameter @g : tensor<4xf32> = zeros
+nn.parameter @b : tensor<4xf32> = zeros
+func.func @forward(%w: tensor<2x3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<2x3x4xf32>
+  %g = nn.param @g : tensor<4xf32>
+  %b = nn.param @b : tensor<4xf32>
+  %y = nn.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f64} : tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>
+  %p = nn.mul %y, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"rms_norm", R"(
+nn.parameter @x : tensor<2x3x4xf32> = zeros
+nn.parameter @g : tensor<4xf32> = zeros
+func.func @forward(%w: tensor<2x3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<2x3x4xf32>
+  %g = nn.param @g : tensor<4xf32>
+  %y = nn.rms_norm %x, %g {epsilon = 1.0e-06 : f64} : tensor<2x3x4xf32>, tensor<4xf32>
+  %p = nn.mul %y, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"embedding_cross_entropy",
+       R"(
+nn.parameter @table : tensor<5x4xf32> = zeros
+nn.parameter @head : tensor<4x5xf32> = zeros
+func.func @forward(%ids: tensor<2x3xi32>, %targets: tensor<2x3xi32>) -> tensor<f32> {
+  %t = nn.param @table : tensor<5x4xf32>
+  %h = nn.param @head : tensor<4x5xf32>
+  %x = nn.embedding %t, %ids : tensor<5x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  %y = nn.matmul %x, %h : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
+  %l = nn.cross_entropy %y, %targets : tensor<2x3x5xf32>, tensor<2x3xi32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+       -1,
+       1,
+       {0, 3, 3, 1, 4, 0}},
+      {"embedding_grad",
+       R"(
+nn.parameter @d : tensor<2x3x4xf32> = zeros
+func.func @forward(%ids: tensor<2x3xi32>, %w: tensor<5x4xf32>) -> tensor<f32> {
+  %d = nn.param @d : tensor<2x3x4xf32>
+  %g = nn.embedding_grad %d, %ids : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<5x4xf32>
+  %s = nn.mul %g, %g : tensor<5x4xf32>, tensor<5x4xf32> -> tensor<5x4xf32>
+  %p = nn.mul %s, %w : tensor<5x4xf32>, tensor<5x4xf32> -> tensor<5x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<5x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+       -1,
+       1,
+       {0, 3, 3, 1, 4, 0}},
+      {"attention", R"(
+nn.parameter @q : tensor<2x3x4xf32> = zeros
+nn.parameter @k : tensor<2x3x4xf32> = zeros
+nn.parameter @v : tensor<2x3x4xf32> = zeros
+func.func @forward(%w: tensor<2x3x4xf32>) -> tensor<f32> {
+  %q = nn.param @q : tensor<2x3x4xf32>
+  %k = nn.param @k : tensor<2x3x4xf32>
+  %v = nn.param @v : tensor<2x3x4xf32>
+  %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %z = nn.attention %y, %k, %v {heads = 1 : i64, scale = 0.7 : f64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %p = nn.mul %z, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"shape_ops", R"(
+nn.parameter @x : tensor<2x6xf32> = zeros
+nn.parameter @b : tensor<3xf32> = zeros
+nn.parameter @c : tensor<4x2xf32> = zeros
+func.func @forward(%w: tensor<4x5xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<2x6xf32>
+  %b = nn.param @b : tensor<3xf32>
+  %c = nn.param @c : tensor<4x2xf32>
+  %r = nn.reshape %x : tensor<2x6xf32> to tensor<4x3xf32>
+  %t = nn.transpose %r, [1, 0] : tensor<4x3xf32> -> tensor<3x4xf32>
+  %bb = nn.broadcast_to %b : tensor<3xf32> to tensor<4x3xf32>
+  %tt = nn.transpose %t, [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+  %m = nn.mul %tt, %bb : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %cat = nn.concat %m, %c {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<4x5xf32>
+  %p = nn.mul %cat, %w : tensor<4x5xf32>, tensor<4x5xf32> -> tensor<4x5xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<4x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"slice_split", R"(
+nn.parameter @x : tensor<5x7xf32> = zeros
+func.func @forward(%w: tensor<2x2xf32>, %w2: tensor<5x3xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<5x7xf32>
+  %s = nn.slice %x [1, 2] to [5, 7] step [2, 3] : tensor<5x7xf32> -> tensor<2x2xf32>
+  %a, %b, %c = nn.split %x {axis = 1 : i64, sizes = array<i64: 2, 3, 2>} : tensor<5x7xf32> -> tensor<5x2xf32>, tensor<5x3xf32>, tensor<5x2xf32>
+  %sq = nn.mul %s, %s : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %p = nn.mul %sq, %w : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %l0 = nn.reduce_sum %p [0, 1] : tensor<2x2xf32> -> tensor<f32>
+  %bb = nn.mul %b, %b : tensor<5x3xf32>, tensor<5x3xf32> -> tensor<5x3xf32>
+  %p2 = nn.mul %bb, %w2 : tensor<5x3xf32>, tensor<5x3xf32> -> tensor<5x3xf32>
+  %l1 = nn.reduce_sum %p2 [0, 1] : tensor<5x3xf32> -> tensor<f32>
+  %l = nn.add %l0, %l1 : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"reductions", R"(
+nn.parameter @x : tensor<2x3x4xf32> = zeros
+func.func @forward(%w: tensor<2x4xf32>, %w2: tensor<2x1x4xf32>, %w3: tensor<3xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<2x3x4xf32>
+  %s = nn.reduce_sum %x [1] : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %m = nn.reduce_mean %x [1] keepdims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  %x2 = nn.mul %x, %x : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %mx = nn.reduce_max %x2 [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  %mk = nn.reduce_max %x [1] keepdims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  %p0 = nn.mul %s, %w : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  %mm = nn.mul %m, %mk : tensor<2x1x4xf32>, tensor<2x1x4xf32> -> tensor<2x1x4xf32>
+  %p1 = nn.mul %mm, %w2 : tensor<2x1x4xf32>, tensor<2x1x4xf32> -> tensor<2x1x4xf32>
+  %p2 = nn.mul %mx, %w3 : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %l0 = nn.reduce_sum %p0 [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  %l1 = nn.reduce_sum %p1 [0, 1, 2] : tensor<2x1x4xf32> -> tensor<f32>
+  %l2 = nn.reduce_sum %p2 [0] : tensor<3xf32> -> tensor<f32>
+  %l01 = nn.add %l0, %l1 : tensor<f32>, tensor<f32> -> tensor<f32>
+  %l = nn.add %l01, %l2 : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+      {"cast_constant_stage_end",
+       R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf64>, %ids: tensor<3xi32>) -> tensor<f64> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %c = nn.constant dense<[1.0, 2.0, -1.0, 0.5]> : tensor<4xf32>
+  %y = nn.mul %x, %c : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
+  %i = nn.cast %ids : tensor<3xi32> to tensor<3xf32>
+  %iy = nn.reshape %i : tensor<3xf32> to tensor<3x1xf32>
+  %z = nn.add %y, %iy : tensor<3x4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
+  %e, %k = nn.stage_end %z, %ids : tensor<3x4xf32>, tensor<3xi32>
+  %d = nn.cast %e : tensor<3x4xf32> to tensor<3x4xf64>
+  %t = nn.tanh %d : tensor<3x4xf64>
+  %p = nn.mul %t, %w : tensor<3x4xf64>, tensor<3x4xf64> -> tensor<3x4xf64>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+})",
+       -1,
+       1,
+       {0, 1, 2}},
+      {"tied_parameter", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %e = nn.exp %x : tensor<3x4xf32>
+  %x2 = nn.param @x : tensor<3x4xf32>
+  %y = nn.mul %e, %x2 : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %p = nn.mul %y, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
+  };
+  return cases;
+}
+
+class AutodiffRule : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(AutodiffRule, MatchesFiniteDifferences) {
+  const OpCase &c = GetParam();
+  auto context = makeContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(
+      "module {\n" + c.source + "\n}", context.get());
+  ASSERT_TRUE(module) << c.name;
+  auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward");
+  ASSERT_TRUE(forward);
+
+  std::mt19937_64 rng(1234);
+  ParameterMap parameters;
+  for (auto p : module->getOps<tandem::nn::ParameterOp>()) {
+    Tensor t(p.getTensorType());
+    fill(t, rng, c.low, c.high);
+    parameters[p.getSymName().str()] = std::move(t);
+  }
+  std::vector<Tensor> inputs;
+  for (mlir::Type type : forward.getArgumentTypes()) {
+    Tensor t(llvm::cast<mlir::RankedTensorType>(type));
+    if (llvm::isa<mlir::IntegerType>(t.elementType)) {
+      for (size_t i = 0; i < t.data.size(); ++i)
+        t.data[i] = c.ids[i % c.ids.size()];
+    } else {
+      fill(t, rng, -1.0, 1.0);
+    }
+    inputs.push_back(std::move(t));
+  }
+  double worst =
+      checkGradients(*module, parameters, inputs, c.tolerance, c.name);
+  std::cout << "[ autodiff ] " << c.name << ": largest relative error " << worst
+            << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, AutodiffRule, ::testing::ValuesIn(allCases()),
+                         [](const ::testing::TestParamInfo<OpCase> &info) {
+                           return info.param.name;
+                         });
+
+/// Every op with a gradient rule appears in some case's @forward.
+TEST(AutodiffRuleCoverage, EveryRuleHasAFiniteDifferenceCase) {
+  auto context = makeContext();
+  llvm::StringSet<> covered;
+  for (const OpCase &c : allCases()) {
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(
+        "module {\n" + c.source + "\n}", context.get());
+    ASSERT_TRUE(module) << c.name;
+    module->walk([&](mlir::Operation *op) {
+      covered.insert(op->getName().getStringRef());
+    });
+  }
+  std::vector<std::string> missing;
+  for (const std::string &op : tandem::nn::opsWithGradientRules())
+    if (!covered.contains(op))
+      missing.push_back(op);
+  EXPECT_TRUE(missing.empty()) << "ops with a gradient rule but no "
+                                  "finite-difference case: "
+                               << llvm::join(missing, ", ");
+}
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+double checkModel(mlir::ModuleOp module, const std::string &what) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  auto parameters = initializeParameters(module, /*seed=*/7);
+  EXPECT_TRUE(static_cast<bool>(parameters));
+  if (!parameters)
+    return INFINITY;
+  // Random values rather than the initializers' ones and zeros, so that
+  // every term of every rule is exercised.
+  std::mt19937_64 rng(99);
+  for (auto &[name, tensor] : *parameters)
+    for (double &x : tensor.data)
+      x += std::uniform_real_distribution<double>(-0.3, 0.3)(rng);
+  std::vector<Tensor> inputs;
+  for (mlir::Type type : forward.getArgumentTypes()) {
+    Tensor t(llvm::cast<mlir::RankedTensorType>(type));
+    if (llvm::isa<mlir::IntegerType>(t.elementType)) {
+      // Both test models have 5 classes (vocabulary entries).
+      for (size_t i = 0; i < t.data.size(); ++i)
+        t.data[i] = static_cast<double>((i * 7 + 3) % 5);
+    } else {
+      fill(t, rng, -1.0, 1.0);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return checkGradients(module, std::move(*parameters), inputs, 1e-6, what);
+}
+
+TEST(AutodiffModels, TinyMLPMatchesFiniteDifferences) {
+  auto context = makeContext();
+  models::MLPConfig config;
+  config.layers = 2;
+  config.dim = 6;
+  config.inputs = 4;
+  config.classes = 5;
+  config.batch = 3;
+  config.stages.every = 1;
+  auto module = models::buildMLP(*context, config);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  double worst = checkModel(**module, "mlp");
+  std::cout << "[ autodiff ] MLP: largest relative error " << worst << "\n";
+  RecordProperty("largest_relative_error", std::to_string(worst));
+}
+
+models::GPTConfig smallGPT() {
+  models::GPTConfig config;
+  config.layers = 2;
+  config.dim = 8;
+  config.heads = 2;
+  config.vocab = 5;
+  config.seq = 4;
+  config.batch = 2;
+  config.stages.every = 1;
+  return config;
+}
+
+TEST(AutodiffModels, TwoLayerGPTMatchesFiniteDifferences) {
+  auto context = makeContext();
+  auto module = models::buildGPT(*context, smallGPT());
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  double worst = checkModel(**module, "gpt");
+  std::cout << "[ autodiff ] 2-layer GPT: largest relative error " << worst
+            << "\n";
+  RecordProperty("largest_relative_error", std::to_string(worst));
+}
+
+TEST(AutodiffModels, WOpsNeverFeedBOpsOnTheTinyGPT) {
+  auto context = makeContext();
+  models::GPTConfig config = smallGPT();
+  config.tied = true;
+  auto module = models::buildGPT(*context, config);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(differentiate(**module));
+  auto grad = (*module)->lookupSymbol<mlir::func::FuncOp>("forward_grad");
+  ASSERT_TRUE(grad);
+  int bOps = 0, wOps = 0, forwardOps = 0;
+  for (mlir::Operation &op : grad.getBody().front()) {
+    if (llvm::isa<mlir::func::ReturnOp>(op))
+      continue;
+    auto tag = op.getAttrOfType<tandem::nn::GradAttr>("nn.grad");
+    if (!tag) {
+      EXPECT_TRUE(op.hasAttr("nn.id"))
+          << "untagged op " << op.getName().getStringRef().str();
+      ++forwardOps;
+      continue;
+    }
+    EXPECT_FALSE(op.hasAttr("nn.id"));
+    if (tag.getKind() == tandem::nn::GradKind::B) {
+      ++bOps;
+      continue;
+    }
+    ++wOps;
+    for (mlir::Operation *user : op.getUsers()) {
+      auto userTag = user->getAttrOfType<tandem::nn::GradAttr>("nn.grad");
+      EXPECT_FALSE(userTag && userTag.getKind() == tandem::nn::GradKind::B)
+          << "W op " << op.getName().getStringRef().str() << " feeds B op "
+          << user->getName().getStringRef().str();
+    }
+  }
+  EXPECT_GT(bOps, 0);
+  EXPECT_GT(wOps, 0);
+  EXPECT_GT(forwardOps, 0);
+  // The tied embedding gets one gradient; gradients follow the declaration
+  // order of the parameters.
+  auto names = grad->getAttrOfType<mlir::ArrayAttr>("nn.gradients");
+  ASSERT_TRUE(names);
+  std::vector<std::string> declared;
+  for (auto p : (*module)->getOps<tandem::nn::ParameterOp>())
+    declared.push_back(p.getSymName().str());
+  std::vector<std::string> listed;
+  for (mlir::Attribute a : names)
+    listed.push_back(llvm::cast<mlir::FlatSymbolRefAttr>(a).getValue().str());
+  EXPECT_EQ(listed, declared);
+  EXPECT_EQ(grad.getNumResults(), declared.size() + 1);
+}
+
+} // namespace
