@@ -420,6 +420,60 @@ TEST(EvalInterpreter, F64ModeDiffersOnlyByRounding) {
   }
 }
 
+TEST(EvalGradientOps, GreaterEqualIsAOneZeroMaskAndNaNComparesFalse) {
+  std::vector<double> r =
+      run2("tensor<2x3xf32>", {1, 2, 3, NAN, -1, 0.5}, "tensor<3xf32>",
+           {2, 2, NAN}, "tensor<2x3xf32>",
+           "%r = nn.greater_equal %a, %b : tensor<2x3xf32>, tensor<3xf32> -> "
+           "tensor<2x3xf32>");
+  EXPECT_EQ(r, (std::vector<double>{0, 1, 0, 0, 0, 0}));
+}
+
+TEST(EvalGradientOps, EmbeddingGradAddsRowsOfRepeatedIds) {
+  Program p = parse(R"(
+    func.func @f(%d: tensor<3x2xf32>, %ids: tensor<3xi32>) -> tensor<4x2xf32> {
+      %r = nn.embedding_grad %d, %ids : tensor<3x2xf32>, tensor<3xi32> -> tensor<4x2xf32>
+      return %r : tensor<4x2xf32>
+    })");
+  ASSERT_TRUE(p.module);
+  auto *ctx = p.context.get();
+  auto r = evaluate(p, {tensorOf(ctx, "tensor<3x2xf32>", {1, 2, 3, 4, 5, 6}),
+                        tensorOf(ctx, "tensor<3xi32>", {2, 0, 2})});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].data, (std::vector<double>{3, 4, 0, 0, 6, 8, 0, 0}));
+  std::string e = evaluateError(p, {tensorOf(ctx, "tensor<3x2xf32>", iota(6)),
+                                    tensorOf(ctx, "tensor<3xi32>", {0, 4, 1})});
+  EXPECT_NE(e.find("nn.embedding_grad"), std::string::npos) << e;
+  EXPECT_NE(e.find("id 4 at position 1"), std::string::npos) << e;
+}
+
+TEST(EvalGradientOps, CrossEntropyGradIsSoftmaxMinusOneHotOverN) {
+  Program p = parse(R"(
+    func.func @f(%l: tensor<2x3xf32>, %t: tensor<2xi32>, %g: tensor<f32>) -> tensor<2x3xf32> {
+      %r = nn.cross_entropy_grad %l, %t, %g : tensor<2x3xf32>, tensor<2xi32>, tensor<f32> -> tensor<2x3xf32>
+      return %r : tensor<2x3xf32>
+    })");
+  ASSERT_TRUE(p.module);
+  auto *ctx = p.context.get();
+  EvalOptions wide;
+  wide.f64 = true;
+  auto r = evaluate(p,
+                    {tensorOf(ctx, "tensor<2x3xf32>", {0, 0, 0, 1000, 0, 0}),
+                     tensorOf(ctx, "tensor<2xi32>", {1, 0}),
+                     tensorOf(ctx, "tensor<f32>", {4})},
+                    wide);
+  ASSERT_EQ(r.size(), 1u);
+  // Row 0: (1/3 - onehot) * 4 / 2; row 1: softmax is (1, 0, 0) without
+  // overflow, so the target's entry is exactly 0.
+  std::vector<double> expected = {2.0 / 3, 2.0 / 3 - 2, 2.0 / 3, 0, 0, 0};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NEAR(r[0].data[i], expected[i], 1e-12) << i;
+  std::string e = evaluateError(p, {tensorOf(ctx, "tensor<2x3xf32>", iota(6)),
+                                    tensorOf(ctx, "tensor<2xi32>", {3, 0}),
+                                    tensorOf(ctx, "tensor<f32>", {1})});
+  EXPECT_NE(e.find("target 3 at position 0"), std::string::npos) << e;
+}
+
 TEST(EvalRegistry, ExportsEveryKernelName) {
   std::vector<std::string> ops = supportedOps();
   for (const char *name : {"nn.attention", "nn.matmul", "func.return",
