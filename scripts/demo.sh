@@ -49,4 +49,15 @@ echo "same, evaluated in f64:   $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.ml
 echo "tiny MLP (ln 10 = 2.303): $("$BIN/tandem-eval" "$ROOT/examples/tiny-mlp.mlir" --seed 0)"
 
 echo
+echo "== Training the tiny GPT in the reference evaluator (300 AdamW steps on data/corpus.txt)"
+"$BIN/tandem-opt" "$ROOT/examples/tiny-gpt.mlir" --nn-autodiff \
+  --nn-optimizer="optimizer=adamw lr=0.003" -o "$OUT/tiny-gpt.train.mlir"
+echo "training step: $OUT/tiny-gpt.train.mlir ($(grep -c 'nn.grad<B' "$OUT/tiny-gpt.train.mlir") B ops, $(grep -c 'nn.grad<W' "$OUT/tiny-gpt.train.mlir") W ops, $(grep -c 'nn.optimizer' "$OUT/tiny-gpt.train.mlir") optimizer ops)"
+"$BIN/tandem-eval" "$OUT/tiny-gpt.train.mlir" --train --steps 300 --eval-every 50 \
+  --eval-batches 8 --data "$ROOT/data/corpus.txt" \
+  --save-params "$OUT/tiny-gpt.trained.safetensors" |
+  awk '/^step/ && ($2 + 0) % 25 != 0 && ($2 + 0) != 299 {next} {print}'
+echo "trained parameters and optimizer state: $OUT/tiny-gpt.trained.safetensors"
+
+echo
 echo "Demo done. Models and pass outputs are in $OUT."
