@@ -31,7 +31,8 @@ def load_params(path):
 
 
 def save_params(params, path):
-    save_file({k: np.ascontiguousarray(np.asarray(v)) for k, v in params.items()}, str(path))
+    # np.array, not np.ascontiguousarray: the latter turns rank-0 into [1].
+    save_file({k: np.array(v, order="C") for k, v in params.items()}, str(path))
 
 
 def read_header(path):
