@@ -16,8 +16,8 @@ class DialectRegistry;
 
 namespace tandem {
 
-/// Adds the nn dialect and the upstream dialects Tandem IR uses (builtin is
-/// always present; func holds model functions).
+/// Adds the nn and mpmd dialects and the upstream dialects Tandem IR uses
+/// (builtin is always present; func holds model functions).
 void registerAllDialects(mlir::DialectRegistry &registry);
 
 /// Registers every Tandem pass and the upstream transforms (canonicalize,

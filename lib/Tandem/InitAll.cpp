@@ -1,6 +1,7 @@
 //===- InitAll.cpp - registration of Tandem dialects and passes -----------===//
 
 #include "tandem/InitAll.h"
+#include "tandem/Dialect/MPMD/IR/MPMDDialect.h"
 #include "tandem/Dialect/NN/IR/NNDialect.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 
@@ -9,7 +10,7 @@
 #include "mlir/Transforms/Passes.h"
 
 void tandem::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<nn::NNDialect, mlir::func::FuncDialect>();
+  registry.insert<nn::NNDialect, mpmd::MPMDDialect, mlir::func::FuncDialect>();
 }
 
 void tandem::registerAllPasses() {
