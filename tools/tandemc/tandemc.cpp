@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelsCommand.h"
+#include "ScheduleCommand.h"
 
 #include "tandem/InitAll.h"
 
@@ -56,6 +57,12 @@ static constexpr const char *overview = R"(Tandem compiler driver
 
   tandemc models gpt|mlp [--config NAME] [--layers N ...] [-o out]
       Generates a model; see `tandemc models --help`.
+
+  tandemc schedule --schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE
+                   --ranks p --microbatches m [--chunks v] [--print]
+                   [--svg out.svg] [--trace out.json]
+      Validates and simulates a pipeline schedule; see
+      `tandemc schedule --help` and docs/schedules.md.
 )";
 
 static int compile(const mlir::DialectRegistry &registry) {
@@ -104,5 +111,7 @@ int main(int argc, char **argv) {
   tandem::registerAllDialects(registry);
   if (tandem::tandemc::modelsCommandSelected())
     return tandem::tandemc::runModelsCommand(registry);
+  if (tandem::tandemc::scheduleCommandSelected())
+    return tandem::tandemc::runScheduleCommand();
   return compile(registry);
 }
