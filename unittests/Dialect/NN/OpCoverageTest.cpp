@@ -1,9 +1,9 @@
 //===- OpCoverageTest.cpp - every nn op is covered by every test aspect ---===//
 //
-// Enumerates the ops registered by the nn dialect and checks, for each test
-// "aspect" (round-trip, and later evaluator, gradient, emitter), that some
-// test file of that aspect covers the op. A new op without tests fails here
-// with the list of ops that lack coverage.
+// Enumerates the ops registered by the nn and mpmd dialects and checks, for
+// each test "aspect" (round-trip, and later evaluator, gradient, emitter),
+// that some test file of that aspect covers the op. A new op without tests
+// fails here with the list of ops that lack coverage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,11 +52,12 @@ struct TestFile {
 /// "nn.add") for one aspect.
 using CoversFn = bool (*)(StringRef text, StringRef opName);
 
-/// One kind of test every nn op must have.
+/// One kind of test every op of a dialect must have.
 ///
 /// To add an aspect (the evaluator, gradient or emitter issues do), append a
 /// row to `kAspects` below:
 ///   - `name`: shown in test names and failure messages; kebab-case.
+///   - `dialect`: whose registered ops must be covered ("nn", "mpmd").
 ///   - `directory`: the folder of that aspect's tests, relative to the source
 ///     root; every file under it (recursively) with a name ending in
 ///     `extension` is read.
@@ -66,6 +67,7 @@ using CoversFn = bool (*)(StringRef text, StringRef opName);
 ///     TEST, or a JSON manifest of evaluator cases).
 struct Aspect {
   const char *name;
+  const char *dialect;
   const char *directory;
   const char *extension;
   CoversFn covers;
@@ -120,13 +122,16 @@ bool hasCheckLineMentioning(StringRef text, StringRef opName) {
   });
 }
 
-/// Every aspect every nn op must have. Later issues add rows here, e.g.
+/// Every aspect every op must have, per dialect. Later issues add rows here,
+/// e.g.
 ///   {"evaluator", "test/Tools/tandem-eval/nn", ".mlir",
 ///   hasCheckLineMentioning},
 ///   {"gradient", "test/Dialect/NN/autodiff", ".mlir", hasCheckLineMentioning},
 ///   {"emitter", "test/Target/Cpp/nn", ".mlir", hasCheckLineMentioning},
 const Aspect kAspects[] = {
-    {"round-trip", "test/Dialect/NN/roundtrip", ".mlir",
+    {"round-trip", "nn", "test/Dialect/NN/roundtrip", ".mlir",
+     hasCheckLineMentioning},
+    {"mpmd-round-trip", "mpmd", "test/Dialect/MPMD", ".mlir",
      hasCheckLineMentioning},
 };
 
@@ -171,27 +176,30 @@ llvm::Expected<std::vector<TestFile>> loadTestFiles(StringRef directory,
   return files;
 }
 
-/// The names of the ops the nn dialect registers ("nn.add", ...), sorted.
-std::vector<std::string> registeredNNOps() {
+/// The names of the ops `dialect` registers ("nn.add", ...), sorted.
+std::vector<std::string> registeredOps(StringRef dialect) {
   mlir::DialectRegistry registry;
   tandem::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
-  context.getOrLoadDialect("nn");
+  context.getOrLoadDialect(dialect);
   std::vector<std::string> ops;
   for (mlir::RegisteredOperationName op : context.getRegisteredOperations())
-    if (op.getDialectNamespace() == "nn")
+    if (op.getDialectNamespace() == dialect)
       ops.push_back(op.getStringRef().str());
   llvm::sort(ops);
   return ops;
 }
+
+/// The names of the ops the nn dialect registers, sorted.
+std::vector<std::string> registeredNNOps() { return registeredOps("nn"); }
 
 /// The failure message for `uncovered` ops of `aspect`.
 std::string describeUncovered(const Aspect &aspect, StringRef directory,
                               llvm::ArrayRef<std::string> uncovered) {
   std::string message;
   llvm::raw_string_ostream os(message);
-  os << uncovered.size() << " nn op(s) lack " << aspect.name
-     << " coverage (no file under " << directory
+  os << uncovered.size() << " " << aspect.dialect << " op(s) lack "
+     << aspect.name << " coverage (no file under " << directory
      << " covers them; add a test there):";
   for (const std::string &op : uncovered)
     os << "\n  " << op;
@@ -207,14 +215,32 @@ void PrintTo(const Aspect &aspect, std::ostream *os) { *os << aspect.name; }
 
 class OpCoverage : public ::testing::TestWithParam<Aspect> {};
 
-TEST_P(OpCoverage, EveryNNOpIsCovered) {
+/// The least number of ops each dialect registers and one op it must have:
+/// guards against the enumeration silently finding nothing (a dialect that
+/// failed to load would make every aspect trivially pass).
+struct DialectGuard {
+  const char *dialect;
+  size_t minOps;
+  const char *someOp;
+};
+const DialectGuard kDialectGuards[] = {
+    {"nn", 30, "nn.matmul"},
+    {"mpmd", 10, "mpmd.fragment"},
+};
+
+TEST_P(OpCoverage, EveryOpIsCovered) {
   const Aspect &aspect = GetParam();
-  std::vector<std::string> ops = registeredNNOps();
-  // Guards against the enumeration silently finding nothing (a dialect that
-  // failed to load would make every aspect trivially pass).
-  ASSERT_GE(ops.size(), 30u)
-      << "expected the nn dialect's ops, found " << ops.size();
-  ASSERT_TRUE(llvm::is_contained(ops, "nn.matmul"));
+  std::vector<std::string> ops = registeredOps(aspect.dialect);
+  const DialectGuard *guard =
+      llvm::find_if(kDialectGuards, [&](const DialectGuard &g) {
+        return StringRef(g.dialect) == aspect.dialect;
+      });
+  ASSERT_NE(guard, std::end(kDialectGuards))
+      << "no guard for dialect '" << aspect.dialect << "'";
+  ASSERT_GE(ops.size(), guard->minOps)
+      << "expected the " << aspect.dialect << " dialect's ops, found "
+      << ops.size();
+  ASSERT_TRUE(llvm::is_contained(ops, guard->someOp));
 
   llvm::SmallString<256> directory(TANDEM_TEST_SOURCE_DIR);
   llvm::sys::path::append(directory, aspect.directory);
@@ -246,7 +272,7 @@ TEST(OpCoverageEvaluator, EveryNNOpHasAKernel) {
     return llvm::is_contained(lines, opName);
   };
   std::vector<std::string> uncovered = findUncovered(ops, files, listsOp);
-  Aspect evaluator = {"evaluator", "lib/Eval", ".cpp", listsOp};
+  Aspect evaluator = {"evaluator", "nn", "lib/Eval", ".cpp", listsOp};
   EXPECT_TRUE(uncovered.empty()) << describeUncovered(
       evaluator, "the evaluator's kernel registry", uncovered);
   // The matching can fail: a list without nn.softmax leaves it uncovered.
@@ -282,7 +308,8 @@ TEST(OpCoverageGradient, EveryNNOpHasAGradientRule) {
     return llvm::is_contained(lines, opName);
   };
   std::vector<std::string> uncovered = findUncovered(ops, files, listsOp);
-  Aspect gradient = {"gradient", "lib/Dialect/NN/Transforms", ".cpp", listsOp};
+  Aspect gradient = {"gradient", "nn", "lib/Dialect/NN/Transforms", ".cpp",
+                     listsOp};
   EXPECT_TRUE(uncovered.empty())
       << describeUncovered(gradient, "nn-autodiff's gradient rules", uncovered);
   EXPECT_TRUE(
@@ -378,7 +405,7 @@ TEST(OpCoverageChecker, ReportsTheOpMissingFromADirectory) {
   write(nested, "inner.mlir", inner);
   write(directory, "notes.txt", roundTripCase(missing));
 
-  Aspect fake = {"fake", "unused", ".mlir", hasCheckLineMentioning};
+  Aspect fake = {"fake", "nn", "unused", ".mlir", hasCheckLineMentioning};
   auto files = loadTestFiles(directory, fake.extension);
   ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
   EXPECT_EQ(files->size(), 2u);
