@@ -44,14 +44,10 @@ FragmentOp lookupFragment(Operation *op, SymbolTableCollection &tables,
     return nullptr;
   Operation *symbol = tables.lookupSymbolIn(program, name.getAttr());
   auto fragment = dyn_cast_or_null<FragmentOp>(symbol);
-  if (!fragment) {
-    if (symbol)
-      op->emitOpError() << name << " names " << symbol->getName()
-                        << ", expected an mpmd.fragment";
-    else
-      op->emitOpError() << name << " does not name an mpmd.fragment of "
-                        << "program @" << program.getSymName();
-  }
+  // Only fragments are symbols in a program.
+  if (!fragment)
+    op->emitOpError() << name << " does not name an mpmd.fragment of "
+                      << "program @" << program.getSymName();
   return fragment;
 }
 
@@ -397,16 +393,8 @@ LogicalResult FragmentOp::verify() {
     if (failed(checkStatic("result", i, type)))
       return failure();
 
+  // FunctionOpInterface checks the entry block against the signature.
   Block &entry = getBody().front();
-  if (entry.getNumArguments() != getNumArguments())
-    return emitOpError() << "expected " << getNumArguments()
-                         << " entry block arguments (the signature's), found "
-                         << entry.getNumArguments();
-  for (auto [i, type, arg] :
-       llvm::enumerate(getArgumentTypes(), entry.getArgumentTypes()))
-    if (type != arg)
-      return emitOpError() << "entry block argument " << i << " has type "
-                           << arg << ", expected the signature's " << type;
   if (entry.empty() || !isa<YieldOp>(entry.back()))
     return emitOpError() << "expected the body to end with mpmd.yield";
   return success();
