@@ -142,10 +142,15 @@ void tandem::schedule::writeSVG(const Schedule &schedule,
       if (severalChunks)
         label = std::to_string(schedule.shape.chunkOf(t.action.stage)) + ":" +
                 label;
-      if (w >= 7.0 * label.size())
+      // Narrow boxes get a smaller font; boxes too narrow for that keep the
+      // label in their tooltip only.
+      bool fits = w >= 7.0 * label.size();
+      bool fitsSmall = w >= 5.0 * label.size();
+      if (fits || fitsSmall)
         os << "<text x=\"" << num(x + w / 2) << "\" y=\""
            << num(y + boxHeight / 2 + 4) << "\" text-anchor=\"middle\" fill=\""
-           << style.text << "\">" << label << "</text>";
+           << style.text << (fits ? "" : "\" font-size=\"8") << "\">" << label
+           << "</text>";
       os << "</g>\n";
     }
   }
