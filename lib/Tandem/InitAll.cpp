@@ -2,6 +2,7 @@
 
 #include "tandem/InitAll.h"
 #include "tandem/Dialect/MPMD/IR/MPMDDialect.h"
+#include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Dialect/NN/IR/NNDialect.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 
@@ -19,6 +20,7 @@ void tandem::registerAllPasses() {
   static bool registered = [] {
     mlir::registerTransformsPasses();
     nn::registerNNPasses();
+    mpmd::registerMPMDPasses();
     return true;
   }();
   (void)registered;
