@@ -60,4 +60,10 @@ echo "training step: $OUT/tiny-gpt.train.mlir ($(grep -c 'nn.grad<B' "$OUT/tiny-
 echo "trained parameters and optimizer state: $OUT/tiny-gpt.trained.safetensors"
 
 echo
+echo "== The pipeline schedule the next phase will run: 1F1B on 4 ranks, 8 microbatches (B = 2F)"
+"$BIN/tandemc" schedule --schedule 1f1b --ranks 4 --microbatches 8 --f 1 --b 1 --w 1 \
+  --svg "$OUT/1f1b-4x8.svg" --trace "$OUT/1f1b-4x8.trace.json" | sed -n "/step time/,/mean bubble/p"
+echo "timeline: $OUT/1f1b-4x8.svg   trace (chrome://tracing, Perfetto): $OUT/1f1b-4x8.trace.json"
+
+echo
 echo "Demo done. Models and pass outputs are in $OUT."
