@@ -43,4 +43,25 @@ def MPMDVerify : Pass<"mpmd-verify", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
+def MPMDSplitPrograms : Pass<"mpmd-split-programs", "::mlir::ModuleOp"> {
+  let summary = "Writes one module per rank";
+  let description = [{
+    Splits each scheduled `mpmd.program` into one program per rank holding
+    only that rank's action list and the fragments it runs (plus the
+    parameters they bind), so each rank is compiled on its own.
+  }];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
+}
+
+def MPMDSimulate : Pass<"mpmd-simulate", "::mlir::ModuleOp"> {
+  let summary = "Simulates the rank action lists and reports or draws them";
+  let description = [{
+    Reads each scheduled `mpmd.program`'s action lists into the
+    TandemSchedule simulator (docs/schedules.md) and reports step time,
+    bubble fraction and peak in-flight microbatches per rank as remarks;
+    optionally writes an SVG timeline and a Chrome trace.
+  }];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
+}
+
 #endif // TANDEM_DIALECT_MPMD_TRANSFORMS_PASSES_TD
