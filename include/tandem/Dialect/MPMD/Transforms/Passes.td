@@ -50,6 +50,10 @@ def MPMDSplitPrograms : Pass<"mpmd-split-programs", "::mlir::ModuleOp"> {
     only that rank's action list and the fragments it runs (plus the
     parameters they bind), so each rank is compiled on its own.
   }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",
+           "if set, also write each rank's module to <dir>/rank<N>.mlir">,
+  ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
