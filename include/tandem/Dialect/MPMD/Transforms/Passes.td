@@ -65,6 +65,30 @@ def MPMDSimulate : Pass<"mpmd-simulate", "::mlir::ModuleOp"> {
     bubble fraction and peak in-flight microbatches per rank as remarks;
     optionally writes an SVG timeline and a Chrome trace.
   }];
+  let options = [
+    Option<"forward", "f", "std::string", /*default=*/"\"1\"",
+           "Forward (F) duration: one value, or one per virtual stage "
+           "separated by commas">,
+    Option<"inputGrad", "b", "std::string", /*default=*/"\"1\"",
+           "Input-gradient (BI) duration; a full backward takes b + w">,
+    Option<"weightGrad", "w", "std::string", /*default=*/"\"1\"",
+           "Weight-gradient (BW) duration">,
+    Option<"latency", "latency", "double", /*default=*/"0.0",
+           "Link latency per transfer">,
+    Option<"bandwidth", "bandwidth", "double", /*default=*/"0.0",
+           "Link bandwidth in bytes per time unit (0 = free)">,
+    Option<"bytes", "bytes", "double", /*default=*/"0.0",
+           "Bytes of one microbatch's payload on a stage edge">,
+    Option<"transfers", "transfers", "std::string",
+           /*default=*/"\"explicit\"",
+           "explicit: simulate mpmd.send/recv as rendezvous actions; "
+           "implicit: ignore them (inputs arrive one transfer time after "
+           "their producer)">,
+    Option<"svg", "svg", "std::string", /*default=*/"\"\"",
+           "Write an SVG timeline to this file">,
+    Option<"trace", "trace", "std::string", /*default=*/"\"\"",
+           "Write a Chrome/Perfetto trace (JSON) to this file">,
+  ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
