@@ -164,6 +164,15 @@ KernelResult attentionKernel(const KernelCall &call) {
 
 /// mean over positions of logsumexp(logits) - logits[target], positions
 /// summed in row-major order.
+/// The error for a cross-entropy target outside [0, classes).
+KernelResult targetOutOfRange(const KernelCall &call, double target,
+                              int64_t position, int64_t classes) {
+  return opError(
+      call.op, "target " + llvm::Twine(static_cast<int64_t>(target)) +
+                   " at position " + llvm::Twine(position) +
+                   " is outside the classes [0, " + llvm::Twine(classes) + ")");
+}
+
 KernelResult crossEntropyKernel(const KernelCall &call) {
   const Tensor &logits = *call.operands[0], &targets = *call.operands[1];
   int64_t vocab = logits.shape.back();
@@ -174,11 +183,7 @@ KernelResult crossEntropyKernel(const KernelCall &call) {
   for (int64_t p = 0; p < positions; ++p) {
     double target = targets.data[p];
     if (!(target >= 0 && target < static_cast<double>(vocab)))
-      return opError(call.op, "target " +
-                                  llvm::Twine(static_cast<int64_t>(target)) +
-                                  " at position " + llvm::Twine(p) +
-                                  " is outside the classes [0, " +
-                                  llvm::Twine(vocab) + ")");
+      return targetOutOfRange(call, target, p, vocab);
     const double *row = &logits.data[p * vocab];
     double max = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < vocab; ++j)
@@ -225,11 +230,7 @@ KernelResult crossEntropyGradKernel(const KernelCall &call) {
   for (int64_t p = 0; p < positions; ++p) {
     double target = targets.data[p];
     if (!(target >= 0 && target < static_cast<double>(vocab)))
-      return opError(call.op, "target " +
-                                  llvm::Twine(static_cast<int64_t>(target)) +
-                                  " at position " + llvm::Twine(p) +
-                                  " is outside the classes [0, " +
-                                  llvm::Twine(vocab) + ")");
+      return targetOutOfRange(call, target, p, vocab);
     const double *row = &logits.data[p * vocab];
     double *out = &result.data[p * vocab];
     double max = -std::numeric_limits<double>::infinity();
