@@ -44,6 +44,18 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
 
 // -----
 
+// run: a declaration (a fragment of another rank) cannot run
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  mpmd.fragment @f0 stage 0 chunk 0 kind fwd () -> tensor<4xf32> attributes {mpmd.remote}
+  mpmd.rank 0 {
+    // expected-error@+1 {{'mpmd.run' op fragment @f0 is a declaration of a fragment that runs on another rank}}
+    mpmd.run @f0 microbatch 0
+  }
+}
+
+// -----
+
 // run: per-microbatch needs a microbatch
 
 mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {

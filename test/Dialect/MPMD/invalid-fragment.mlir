@@ -199,3 +199,41 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
     mpmd.yield %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// a declaration (no body) is only allowed for a remote fragment
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  // expected-error@+1 {{'mpmd.fragment' op has no body but no 'mpmd.remote' attribute (only a fragment that runs on another rank may be a declaration)}}
+  mpmd.fragment @g stage 0 chunk 0 kind fwd () -> tensor<4xf32>
+}
+
+// -----
+
+// a declaration has no arguments
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  // expected-error@+1 {{'mpmd.fragment' op is a declaration but has 1 arguments (expected none: a remote fragment's arguments are bound on its own rank)}}
+  mpmd.fragment @g stage 0 chunk 0 kind fwd (%x: tensor<4xf32> {mpmd.input = 0 : i64}) -> tensor<4xf32> attributes {mpmd.remote}
+}
+
+// -----
+
+// mpmd.remote only on a declaration
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  // expected-error@+1 {{'mpmd.fragment' op has 'mpmd.remote' but a body (expected a declaration: a remote fragment's body is compiled on its own rank)}}
+  mpmd.fragment @g stage 0 chunk 0 kind fwd (%x: tensor<4xf32> {mpmd.input = 0 : i64}) -> tensor<4xf32> attributes {mpmd.remote} {
+    mpmd.yield %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// mpmd.remote is a unit attribute
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  // expected-error@+1 {{'mpmd.fragment' op expected 'mpmd.remote' to be a unit attribute, found 1 : i64}}
+  mpmd.fragment @g stage 0 chunk 0 kind fwd () -> tensor<4xf32> attributes {mpmd.remote = 1 : i64}
+}

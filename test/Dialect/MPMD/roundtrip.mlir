@@ -110,3 +110,27 @@ mpmd.program @step stages 2 chunks 2 replicas 2 microbatches 4 {
 // CHECK-NEXT: }
 mpmd.program @empty stages 1 chunks 1 replicas 1 microbatches 1 {
 }
+
+// A rank's part after mpmd-split-programs: @f0 runs on another rank, so it
+// is a declaration (no body, `mpmd.remote`) that the transfer and the recv
+// name.
+// CHECK-LABEL: mpmd.program @split stages 2 chunks 1 replicas 1 microbatches 1 {
+// CHECK-NEXT: mpmd.fragment @f0 stage 0 chunk 0 kind fwd () -> (tensor<4x4xf32> {tandem.note = "h"}, tensor<f32>) attributes {mpmd.remote}{{$}}
+// CHECK-NEXT: mpmd.fragment @f1 stage 1 chunk 0 kind fwd (%{{.*}}: tensor<4x4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT: mpmd.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: mpmd.transfer @f0[0] -> @f1[0] : tensor<4x4xf32>
+// CHECK-NEXT: mpmd.rank 1 {
+// CHECK-NEXT: mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4x4xf32> wire f32
+// CHECK-NEXT: mpmd.run @f1 microbatch 0
+mpmd.program @split stages 2 chunks 1 replicas 1 microbatches 1 {
+  mpmd.fragment @f0 stage 0 chunk 0 kind fwd () -> (tensor<4x4xf32> {tandem.note = "h"}, tensor<f32>) attributes {mpmd.remote}
+  mpmd.fragment @f1 stage 1 chunk 0 kind fwd (%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    mpmd.yield %x : tensor<4x4xf32>
+  }
+  mpmd.transfer @f0[0] -> @f1[0] : tensor<4x4xf32>
+  mpmd.rank 1 {
+    mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4x4xf32> wire f32
+    mpmd.run @f1 microbatch 0
+  }
+}

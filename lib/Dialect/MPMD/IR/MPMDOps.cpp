@@ -350,8 +350,11 @@ ParseResult FragmentOp::parse(OpAsmParser &parser, OperationState &result) {
   call_interface_impl::addArgAndResultAttrs(builder, result, args, resultAttrs,
                                             getArgAttrsAttrName(result.name),
                                             getResAttrsAttrName(result.name));
-  return parser.parseRegion(*result.addRegion(), args,
-                            /*enableNameShadowing=*/false);
+  // No body: a declaration of a fragment run by another rank.
+  Region *body = result.addRegion();
+  OptionalParseResult parsed =
+      parser.parseOptionalRegion(*body, args, /*enableNameShadowing=*/false);
+  return parsed.has_value() ? *parsed : success();
 }
 
 void FragmentOp::print(OpAsmPrinter &p) {
@@ -365,6 +368,8 @@ void FragmentOp::print(OpAsmPrinter &p) {
       p, *this,
       {getSymNameAttrName(), getFunctionTypeAttrName(), getStageAttrName(),
        getChunkAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
+  if (isExternal())
+    return;
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/true);
@@ -392,6 +397,28 @@ LogicalResult FragmentOp::verify() {
   for (auto [i, type] : llvm::enumerate(getResultTypes()))
     if (failed(checkStatic("result", i, type)))
       return failure();
+
+  Attribute remote = (*this)->getAttr(MPMDDialect::kRemoteAttrName);
+  if (remote && !isa<UnitAttr>(remote))
+    return emitOpError() << "expected '" << MPMDDialect::kRemoteAttrName
+                         << "' to be a unit attribute, found " << remote;
+  if (isExternal()) {
+    if (!remote)
+      return emitOpError()
+             << "has no body but no '" << MPMDDialect::kRemoteAttrName
+             << "' attribute (only a fragment that runs on another rank may "
+                "be a declaration)";
+    if (getNumArguments() != 0)
+      return emitOpError() << "is a declaration but has " << getNumArguments()
+                           << " arguments (expected none: a remote "
+                              "fragment's arguments are bound on its own "
+                              "rank)";
+    return success();
+  }
+  if (remote)
+    return emitOpError() << "has '" << MPMDDialect::kRemoteAttrName
+                         << "' but a body (expected a declaration: a remote "
+                            "fragment's body is compiled on its own rank)";
 
   // FunctionOpInterface checks the entry block against the signature.
   Block &entry = getBody().front();
@@ -525,6 +552,10 @@ LogicalResult RunOp::verifySymbolUses(SymbolTableCollection &tables) {
   FragmentOp fragment = lookupFragment(*this, tables, getFragmentAttr());
   if (!fragment)
     return failure();
+  if (fragment.isExternal())
+    return emitOpError() << "fragment @" << fragment.getSymName()
+                         << " is a declaration of a fragment that runs on "
+                            "another rank";
   ProgramOp program = ProgramOp::getParentProgram(*this);
   int64_t rank = *RankOp::getOwnRank(*this);
   int64_t stage = program.getStageOfRank(rank);

@@ -35,7 +35,6 @@ using namespace tandem::mpmd;
 namespace {
 
 constexpr llvm::StringLiteral kSplitRankAttrName = "mpmd.split_rank";
-constexpr llvm::StringLiteral kRemoteAttrName = "mpmd.remote";
 
 /// The fragment symbol an action names.
 FlatSymbolRefAttr getActionFragment(Operation &action) {
@@ -76,27 +75,16 @@ LogicalResult checkSplittable(ProgramOp program) {
   return success();
 }
 
-/// Builds, at the end of `module`, a declaration of remote fragment `src`:
-/// no arguments, the same results, placement and kind, and a placeholder
-/// body yielding zeros, marked `mpmd.remote`.
-void buildRemoteStub(OpBuilder &builder, FragmentOp src) {
-  Location loc = src.getLoc();
+/// Builds a declaration of remote fragment `src`: no arguments and no
+/// body, the same results, placement and kind, marked `mpmd.remote`.
+void buildRemoteDeclaration(OpBuilder &builder, FragmentOp src) {
   auto type = builder.getFunctionType({}, src.getResultTypes());
-  auto stub = FragmentOp::create(builder, loc, src.getSymName(), type,
+  auto decl = FragmentOp::create(builder, src.getLoc(), src.getSymName(), type,
                                  src.getStage(), src.getChunk(), src.getKind());
+  decl.getBody().getBlocks().clear();
   if (ArrayAttr resAttrs = src.getResAttrsAttr())
-    stub.setResAttrsAttr(resAttrs);
-  stub->setAttr(kRemoteAttrName, builder.getUnitAttr());
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&stub.getBody().front());
-  SmallVector<Value> values;
-  for (Type result : src.getResultTypes()) {
-    auto tensor = cast<RankedTensorType>(result);
-    auto zero = cast<TypedAttr>(builder.getZeroAttr(tensor));
-    values.push_back(
-        tandem::nn::ConstantOp::create(builder, loc, cast<ElementsAttr>(zero)));
-  }
-  YieldOp::create(builder, loc, values);
+    decl.setResAttrsAttr(resAttrs);
+  decl->setAttr(MPMDDialect::kRemoteAttrName, builder.getUnitAttr());
 }
 
 struct MPMDSplitProgramsPass
@@ -171,7 +159,7 @@ void MPMDSplitProgramsPass::splitRank(ProgramOp program, int64_t rank,
     if (local.contains(name))
       builder.clone(*fragment);
     else if (named.contains(name))
-      buildRemoteStub(builder, fragment);
+      buildRemoteDeclaration(builder, fragment);
   }
   for (TransferOp transfer : transfers)
     builder.clone(*transfer);

@@ -52,6 +52,9 @@ def MPMD_Dialect : Dialect {
     /// `mpmd.input = k` on a fragment argument: the argument is this
     /// microbatch's slice of step input `k`.
     static constexpr ::llvm::StringLiteral kInputAttrName = "mpmd.input";
+    /// `mpmd.remote` (unit) on a fragment: the fragment is a declaration
+    /// (no body) of a fragment that runs on another rank.
+    static constexpr ::llvm::StringLiteral kRemoteAttrName = "mpmd.remote";
   }];
 }
 

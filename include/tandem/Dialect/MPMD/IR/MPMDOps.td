@@ -114,6 +114,20 @@ def MPMD_FragmentOp : MPMD_Op<"fragment", [FunctionOpInterface,
       mpmd.yield %h : tensor<4x16xf32>
     }
     ```
+
+    A fragment without a body is a *declaration* of a fragment that runs on
+    another rank (`mpmd-split-programs` emits them): it keeps the name,
+    placement, kind and result types, which slot types and microbatch rules
+    are checked against, and must have no arguments and carry the unit
+    attribute `mpmd.remote`; conversely `mpmd.remote` is only allowed on a
+    declaration. A declaration cannot be run (`mpmd.run`), but its slots
+    can be received, sent on, reduced or broadcast and it can be the source
+    of an `mpmd.transfer`.
+
+    ```mlir
+    mpmd.fragment @s1.bwd stage 1 chunk 0 kind bwd () -> (tensor<4x8xf32>)
+        attributes {mpmd.remote}
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
@@ -122,7 +136,7 @@ def MPMD_FragmentOp : MPMD_Op<"fragment", [FunctionOpInterface,
                        EnumProp<MPMD_FragmentKind>:$kind,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs);
-  let regions = (region SizedRegion<1>:$body);
+  let regions = (region MaxSizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
@@ -134,7 +148,10 @@ def MPMD_FragmentOp : MPMD_Op<"fragment", [FunctionOpInterface,
     //===------------------------------------------------------------------===//
     // FunctionOpInterface
     //===------------------------------------------------------------------===//
-    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    /// Null for a declaration (no body).
+    ::mlir::Region *getCallableRegion() {
+      return isExternal() ? nullptr : &getBody();
+    }
     ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
       return getFunctionType().getInputs();
     }
