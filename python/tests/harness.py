@@ -20,8 +20,6 @@ BIN_DIR = BUILD_DIR / "bin"
 EXAMPLES = SOURCE_DIR / "examples"
 LOG_DIR = BUILD_DIR / "test-logs"
 
-NOT_IMPLEMENTED = "not implemented yet"
-
 
 def tool(name):
     """The path of a Tandem tool; builds it (only it) when it is missing."""
