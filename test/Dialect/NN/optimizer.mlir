@@ -5,8 +5,11 @@
 // RUN: tandem-opt %s --nn-optimizer="optimizer=sgd lr=0.1 schedule=warmup-cosine warmup-steps=10 total-steps=100 min-lr=0.001" | FileCheck %s --check-prefix=COS
 // RUN: tandem-opt %s --nn-optimizer="optimizer=adamw result=step" | tandem-opt | FileCheck %s --check-prefix=ROUNDTRIP
 
-// z = x·w + b; y = z·ln.weight; the gradients are placeholders (the pass
-// only reads their types and nn.gradients). @unused has no gradient.
+// z = x·w + b; y = z·ln.weight. The returned "gradients" are arbitrary
+// tensors of the right types, not the true derivatives: this file checks the
+// update IR the pass builds, which depends only on their types and on
+// nn.gradients (OptimizerTest.cpp checks the numbers against a reference).
+// @unused has no gradient.
 nn.parameter @w : tensor<3x4xf32> = normal(0.02)
 nn.parameter @b : tensor<4xf32> = zeros
 nn.parameter @ln.weight : tensor<4xf32> = ones

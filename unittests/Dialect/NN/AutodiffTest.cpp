@@ -197,6 +197,45 @@ func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
 })";
 }
 
+/// Every transpose combination of a matmul. `lhsBatch`/`rhsBatch` are
+/// leading dimensions ("" or e.g. "2x"): equal for a batched product, empty
+/// rhs for a 2-D weight shared across the batch.
+std::string matmulSource(const std::string &lhsBatch,
+                         const std::string &rhsBatch) {
+  auto t = [](const std::string &batch, const char *dims) {
+    return "tensor<" + batch + dims + "xf32>";
+  };
+  std::string a = t(lhsBatch, "3x4"), at = t(lhsBatch, "4x3");
+  std::string b = t(rhsBatch, "4x5"), bt = t(rhsBatch, "5x4");
+  std::string y = t(lhsBatch, "3x5");
+  std::string axes = lhsBatch.empty() ? "[0, 1]" : "[0, 1, 2]";
+  auto mm = [&](const char *result, const char *lhs, const std::string &lt,
+                const char *rhs, const std::string &rt, const char *flags) {
+    return std::string("  ") + result + " = nn.matmul " + lhs + ", " + rhs +
+           flags + " : " + lt + ", " + rt + " -> " + y + "\n";
+  };
+  auto bin = [&](const char *result, const char *op, const char *lhs,
+                 const char *rhs) {
+    return std::string("  ") + result + " = nn." + op + " " + lhs + ", " + rhs +
+           " : " + y + ", " + y + " -> " + y + "\n";
+  };
+  return "nn.parameter @a : " + a + " = zeros\n" + "nn.parameter @b : " + b +
+         " = zeros\n" + "nn.parameter @at : " + at + " = zeros\n" +
+         "nn.parameter @bt : " + bt + " = zeros\n" +
+         "func.func @forward(%w: " + y + ") -> tensor<f32> {\n" +
+         "  %a = nn.param @a : " + a + "\n" + "  %b = nn.param @b : " + b +
+         "\n" + "  %at = nn.param @at : " + at + "\n" +
+         "  %bt = nn.param @bt : " + bt + "\n" +
+         mm("%y0", "%a", a, "%b", b, "") +
+         mm("%y1", "%at", at, "%b", b, " {transpose_lhs}") +
+         mm("%y2", "%a", a, "%bt", bt, " {transpose_rhs}") +
+         mm("%y3", "%at", at, "%bt", bt, " {transpose_lhs, transpose_rhs}") +
+         bin("%s0", "add", "%y0", "%y1") + bin("%s1", "mul", "%y2", "%y3") +
+         bin("%s", "add", "%s0", "%s1") + bin("%p", "mul", "%s", "%w") +
+         "  %l = nn.reduce_sum %p " + axes + " : " + y + " -> tensor<f32>\n" +
+         "  return %l : tensor<f32>\n}\n";
+}
+
 std::vector<OpCase> allCases() {
   std::vector<OpCase> cases = {
       {"neg", unarySource("neg")},
@@ -241,69 +280,9 @@ func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
   %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 })"},
-      {"matmul_2d", R"(
-nn.parameter @a : tensor<3x4xf32> = zeros
-nn.parameter @b : tensor<4x5xf32> = zeros
-nn.parameter @at : tensor<4x3xf32> = zeros
-nn.parameter @bt : tensor<5x4xf32> = zeros
-func.func @forward(%w: tensor<3x5xf32>) -> tensor<f32> {
-  %a = nn.param @a : tensor<3x4xf32>
-  %b = nn.param @b : tensor<4x5xf32>
-  %at = nn.param @at : tensor<4x3xf32>
-  %bt = nn.param @bt : tensor<5x4xf32>
-  %y0 = nn.matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
-  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<4x3xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
-  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<3x4xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
-  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<4x3xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
-  %s0 = nn.add %y0, %y1 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
-  %s1 = nn.mul %y2, %y3 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
-  %s = nn.add %s0, %s1 : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
-  %p = nn.mul %s, %w : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
-  %l = nn.reduce_sum %p [0, 1] : tensor<3x5xf32> -> tensor<f32>
-  return %l : tensor<f32>
-})"},
-      {"matmul_batched", R"(
-nn.parameter @a : tensor<2x3x4xf32> = zeros
-nn.parameter @b : tensor<2x4x5xf32> = zeros
-nn.parameter @at : tensor<2x4x3xf32> = zeros
-nn.parameter @bt : tensor<2x5x4xf32> = zeros
-func.func @forward(%w: tensor<2x3x5xf32>) -> tensor<f32> {
-  %a = nn.param @a : tensor<2x3x4xf32>
-  %b = nn.param @b : tensor<2x4x5xf32>
-  %at = nn.param @at : tensor<2x4x3xf32>
-  %bt = nn.param @bt : tensor<2x5x4xf32>
-  %y0 = nn.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
-  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
-  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
-  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<2x4x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
-  %s0 = nn.add %y0, %y1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %s1 = nn.mul %y2, %y3 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %s = nn.add %s0, %s1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %p = nn.mul %s, %w : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
-  return %l : tensor<f32>
-})"},
-      {"matmul_shared_rhs", R"(
-nn.parameter @a : tensor<2x3x4xf32> = zeros
-nn.parameter @b : tensor<4x5xf32> = zeros
-nn.parameter @at : tensor<2x4x3xf32> = zeros
-nn.parameter @bt : tensor<5x4xf32> = zeros
-func.func @forward(%w: tensor<2x3x5xf32>) -> tensor<f32> {
-  %a = nn.param @a : tensor<2x3x4xf32>
-  %b = nn.param @b : tensor<4x5xf32>
-  %at = nn.param @at : tensor<2x4x3xf32>
-  %bt = nn.param @bt : tensor<5x4xf32>
-  %y0 = nn.matmul %a, %b : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
-  %y1 = nn.matmul %at, %b {transpose_lhs} : tensor<2x4x3xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
-  %y2 = nn.matmul %a, %bt {transpose_rhs} : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
-  %y3 = nn.matmul %at, %bt {transpose_lhs, transpose_rhs} : tensor<2x4x3xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
-  %s0 = nn.add %y0, %y1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %s1 = nn.mul %y2, %y3 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %s = nn.add %s0, %s1 : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %p = nn.mul %s, %w : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
-  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
-  return %l : tensor<f32>
-})"},
+      {"matmul_2d", matmulSource("", "")},
+      {"matmul_batched", matmulSource("2x", "2x")},
+      {"matmul_shared_rhs", matmulSource("2x", "")},
       {"softmax", R"(
 nn.parameter @x : tensor<3x4xf32> = zeros
 func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
