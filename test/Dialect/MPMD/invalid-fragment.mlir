@@ -237,3 +237,117 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
   // expected-error@+1 {{'mpmd.fragment' op expected 'mpmd.remote' to be a unit attribute, found 1 : i64}}
   mpmd.fragment @g stage 0 chunk 0 kind fwd () -> tensor<4xf32> attributes {mpmd.remote = 1 : i64}
 }
+
+// -----
+
+// mpmd.update names a parameter
+
+nn.parameter @w : tensor<4xf32> = zeros
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0: 'mpmd.update' must name an nn.parameter (@name), found 3 : i64}}
+  mpmd.fragment @o stage 0 chunk 0 kind optimizer (%w: tensor<4xf32> {mpmd.param = @w}) -> (tensor<4xf32> {mpmd.update = 3}) {
+    mpmd.yield %w : tensor<4xf32>
+  }
+}
+
+// -----
+
+// mpmd.update of an unknown parameter
+
+nn.parameter @w : tensor<4xf32> = zeros
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0: @v does not name an nn.parameter}}
+  mpmd.fragment @o stage 0 chunk 0 kind optimizer (%w: tensor<4xf32> {mpmd.param = @w}) -> (tensor<4xf32> {mpmd.update = @v}) {
+    mpmd.yield %w : tensor<4xf32>
+  }
+}
+
+// -----
+
+// mpmd.update with the parameter's type
+
+nn.parameter @w : tensor<4xf32> = zeros
+nn.parameter @v : tensor<8xf32> = zeros
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0 has type 'tensor<4xf32>', expected the type of parameter @v, 'tensor<8xf32>'}}
+  mpmd.fragment @o stage 0 chunk 0 kind optimizer (%w: tensor<4xf32> {mpmd.param = @w}) -> (tensor<4xf32> {mpmd.update = @v}) {
+    mpmd.yield %w : tensor<4xf32>
+  }
+}
+
+// -----
+
+// mpmd.output is a non-negative index
+
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0: 'mpmd.output' must be a non-negative i64 step-output index, found -1 : i64}}
+  mpmd.fragment @o stage 0 chunk 0 kind step_epilogue () -> (tensor<f32> {mpmd.output = -1 : i64}) {
+    %c = nn.constant dense<1.0> : tensor<f32>
+    mpmd.yield %c : tensor<f32>
+  }
+}
+
+// -----
+
+// unknown result attribute
+
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0: unknown mpmd result attribute 'mpmd.param' (expected 'mpmd.update' or 'mpmd.output')}}
+  mpmd.fragment @o stage 0 chunk 0 kind step_epilogue () -> (tensor<f32> {mpmd.param = @w}) {
+    %c = nn.constant dense<1.0> : tensor<f32>
+    mpmd.yield %c : tensor<f32>
+  }
+}
+
+// -----
+
+// updates and outputs come from once-per-step fragments
+
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 0 carries 'mpmd.output', but a fwd fragment runs once per microbatch (expected a once-per-step fragment)}}
+  mpmd.fragment @o stage 0 chunk 0 kind fwd () -> (tensor<f32> {mpmd.output = 0 : i64}) {
+    %c = nn.constant dense<1.0> : tensor<f32>
+    mpmd.yield %c : tensor<f32>
+  }
+}
+
+// -----
+
+// one update per parameter
+
+nn.parameter @w : tensor<4xf32> = zeros
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 1 {
+  mpmd.fragment @o0 stage 0 chunk 0 kind optimizer (%w: tensor<4xf32> {mpmd.param = @w}) -> (tensor<4xf32> {mpmd.update = @w}) {
+    mpmd.yield %w : tensor<4xf32>
+  }
+  // expected-error@+1 {{'mpmd.fragment' op result 0 updates @w, which fragment @o0 already updates (expected one update per parameter)}}
+  mpmd.fragment @o1 stage 1 chunk 0 kind optimizer (%w: tensor<4xf32> {mpmd.param = @w}) -> (tensor<4xf32> {mpmd.update = @w}) {
+    mpmd.yield %w : tensor<4xf32>
+  }
+}
+
+// -----
+
+// one result per output
+
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error@+1 {{'mpmd.fragment' op result 1 is step output 0, which fragment @o already produces (expected one result per output)}}
+  mpmd.fragment @o stage 0 chunk 0 kind step_epilogue () -> (tensor<f32> {mpmd.output = 0 : i64}, tensor<f32> {mpmd.output = 0 : i64}) {
+    %c = nn.constant dense<1.0> : tensor<f32>
+    mpmd.yield %c, %c : tensor<f32>, tensor<f32>
+  }
+}
+
+// -----
+
+// one microbatch type per step input
+
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  mpmd.fragment @a stage 0 chunk 0 kind fwd (%x: tensor<4xf32> {mpmd.input = 0 : i64}) -> tensor<4xf32> {
+    mpmd.yield %x : tensor<4xf32>
+  }
+  // expected-error@+1 {{'mpmd.fragment' op argument 0 is step input 0 of type 'tensor<8xf32>', but fragment @a reads it as 'tensor<4xf32>' (expected one microbatch type per step input)}}
+  mpmd.fragment @b stage 0 chunk 0 kind bwd (%x: tensor<8xf32> {mpmd.input = 0 : i64}) -> tensor<8xf32> {
+    mpmd.yield %x : tensor<8xf32>
+  }
+}

@@ -52,3 +52,36 @@ LogicalResult MPMDDialect::verifyRegionArgAttribute(Operation *op,
                            << "' (expected '" << kParamAttrName << "' or '"
                            << kInputAttrName << "')";
 }
+
+/// Checks the `mpmd.*` attributes of fragment results: `mpmd.update` names
+/// the parameter the result replaces, `mpmd.output` a step output.
+LogicalResult MPMDDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned regionIndex, unsigned resultIndex,
+    NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (!isa<FragmentOp>(op))
+    return op->emitError() << "'" << name
+                           << "' is only meaningful on mpmd.fragment "
+                              "results, found it on "
+                           << op->getName();
+  if (name == kUpdateAttrName) {
+    if (!isa<FlatSymbolRefAttr>(attribute.getValue()))
+      return op->emitOpError() << "result " << resultIndex << ": '" << name
+                               << "' must name an nn.parameter (@name), found "
+                               << attribute.getValue();
+    return success();
+  }
+  if (name == kOutputAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!index || !index.getType().isSignlessInteger(64) || index.getInt() < 0)
+      return op->emitOpError()
+             << "result " << resultIndex << ": '" << name
+             << "' must be a non-negative i64 step-output index, found "
+             << attribute.getValue();
+    return success();
+  }
+  return op->emitOpError() << "result " << resultIndex
+                           << ": unknown mpmd result attribute '" << name
+                           << "' (expected '" << kUpdateAttrName << "' or '"
+                           << kOutputAttrName << "')";
+}

@@ -265,6 +265,57 @@ LogicalResult ProgramOp::verifyRegions() {
                 "an incoming mpmd.transfer)";
     }
   }
+
+  // Step inputs have one microbatch type; parameters are updated and outputs
+  // produced at most once per program.
+  llvm::DenseMap<int64_t, std::pair<FragmentOp, Type>> inputTypes;
+  llvm::DenseMap<Attribute, FragmentOp> updated;
+  llvm::DenseMap<int64_t, FragmentOp> outputs;
+  for (FragmentOp fragment : getBodyBlock().getOps<FragmentOp>()) {
+    for (unsigned i = 0, e = fragment.getNumArguments(); i < e; ++i) {
+      std::optional<int64_t> input = fragment.getInputBinding(i);
+      if (!input)
+        continue;
+      Type type = fragment.getArgumentTypes()[i];
+      auto [it, inserted] = inputTypes.try_emplace(*input, fragment, type);
+      if (!inserted && it->second.second != type)
+        return fragment.emitOpError()
+               << "argument " << i << " is step input " << *input
+               << " of type " << type << ", but fragment @"
+               << it->second.first.getSymName() << " reads it as "
+               << it->second.second
+               << " (expected one microbatch type per step input)";
+    }
+    for (unsigned i = 0, e = fragment.getNumResults(); i < e; ++i) {
+      bool hasUpdate = static_cast<bool>(fragment.getUpdateBinding(i));
+      std::optional<int64_t> output = fragment.getOutputBinding(i);
+      if ((hasUpdate || output) && fragment.isPerMicrobatch())
+        return fragment.emitOpError()
+               << "result " << i << " carries '"
+               << (hasUpdate ? MPMDDialect::kUpdateAttrName
+                             : MPMDDialect::kOutputAttrName)
+               << "', but a " << stringifyFragmentKind(fragment.getKind())
+               << " fragment runs once per microbatch (expected a "
+                  "once-per-step fragment)";
+      if (hasUpdate) {
+        FlatSymbolRefAttr param = fragment.getUpdateBinding(i);
+        auto [it, inserted] = updated.try_emplace(param, fragment);
+        if (!inserted)
+          return fragment.emitOpError()
+                 << "result " << i << " updates " << param
+                 << ", which fragment @" << it->second.getSymName()
+                 << " already updates (expected one update per parameter)";
+      }
+      if (output) {
+        auto [it, inserted] = outputs.try_emplace(*output, fragment);
+        if (!inserted)
+          return fragment.emitOpError()
+                 << "result " << i << " is step output " << *output
+                 << ", which fragment @" << it->second.getSymName()
+                 << " already produces (expected one result per output)";
+      }
+    }
+  }
   return success();
 }
 
@@ -298,6 +349,18 @@ FlatSymbolRefAttr FragmentOp::getParamBinding(unsigned index) {
 std::optional<int64_t> FragmentOp::getInputBinding(unsigned index) {
   if (auto attr = dyn_cast_or_null<IntegerAttr>(
           getArgAttr(index, MPMDDialect::kInputAttrName)))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+FlatSymbolRefAttr FragmentOp::getUpdateBinding(unsigned index) {
+  return dyn_cast_or_null<FlatSymbolRefAttr>(
+      getResultAttr(index, MPMDDialect::kUpdateAttrName));
+}
+
+std::optional<int64_t> FragmentOp::getOutputBinding(unsigned index) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(
+          getResultAttr(index, MPMDDialect::kOutputAttrName)))
     return attr.getInt();
   return std::nullopt;
 }
@@ -430,23 +493,29 @@ LogicalResult FragmentOp::verify() {
 LogicalResult FragmentOp::verifySymbolUses(SymbolTableCollection &tables) {
   // Parameters live in the module around the program.
   Operation *module = (*this)->getParentOp()->getParentOp();
-  for (unsigned i = 0, e = getNumArguments(); i < e; ++i) {
-    FlatSymbolRefAttr name = getParamBinding(i);
+  auto check = [&](StringRef what, unsigned i, FlatSymbolRefAttr name,
+                   Type type) -> LogicalResult {
     if (!name)
-      continue;
+      return success();
     auto param =
         module ? tables.lookupSymbolIn<tandem::nn::ParameterOp>(module, name)
                : nullptr;
     if (!param)
-      return emitOpError() << "argument " << i << ": " << name
+      return emitOpError() << what << " " << i << ": " << name
                            << " does not name an nn.parameter";
     Type expected = param.getType();
-    if (expected != getArgumentTypes()[i])
-      return emitOpError() << "argument " << i << " has type "
-                           << getArgumentTypes()[i]
+    if (expected != type)
+      return emitOpError() << what << " " << i << " has type " << type
                            << ", expected the type of parameter " << name
                            << ", " << expected;
-  }
+    return success();
+  };
+  for (unsigned i = 0, e = getNumArguments(); i < e; ++i)
+    if (failed(check("argument", i, getParamBinding(i), getArgumentTypes()[i])))
+      return failure();
+  for (unsigned i = 0, e = getNumResults(); i < e; ++i)
+    if (failed(check("result", i, getUpdateBinding(i), getResultTypes()[i])))
+      return failure();
   return success();
 }
 

@@ -45,6 +45,7 @@ def MPMD_Dialect : Dialect {
     matching receive is posted. See `docs/mpmd.md` for the design.
   }];
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// `mpmd.param = @p` on a fragment argument: the argument is the value
     /// of the nn.parameter `@p`.
@@ -55,6 +56,14 @@ def MPMD_Dialect : Dialect {
     /// `mpmd.remote` (unit) on a fragment: the fragment is a declaration
     /// (no body) of a fragment that runs on another rank.
     static constexpr ::llvm::StringLiteral kRemoteAttrName = "mpmd.remote";
+    /// `mpmd.update = @p` on a once-per-step fragment's result: the value
+    /// replaces nn.parameter `@p` when the step ends (on every rank, after
+    /// every action has completed).
+    static constexpr ::llvm::StringLiteral kUpdateAttrName = "mpmd.update";
+    /// `mpmd.output = k` on a once-per-step fragment's result: the value is
+    /// result `k` of the step (the loss, or a gradient of a gradient
+    /// function), reported by the runtime.
+    static constexpr ::llvm::StringLiteral kOutputAttrName = "mpmd.output";
   }];
 }
 

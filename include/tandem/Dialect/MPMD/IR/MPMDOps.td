@@ -102,7 +102,12 @@ def MPMD_FragmentOp : MPMD_Op<"fragment", [FunctionOpInterface,
     everything through its arguments; an argument carries
     `{mpmd.param = @p}` when it is the value of the `nn.parameter` `@p`, or
     `{mpmd.input = k}` when it is the microbatch's slice of step input `k`;
-    other arguments arrive through an `mpmd.transfer`. The body ends with
+    other arguments arrive through an `mpmd.transfer`. A result of a
+    once-per-step fragment may carry `{mpmd.update = @p}` (the new value of
+    parameter `@p`, written back when the step ends) or
+    `{mpmd.output = k}` (result `k` of the step, e.g. the loss); each
+    parameter is updated by at most one result of the program and each
+    output index is produced once. The body ends with
     `mpmd.yield`; all argument and result types are statically shaped
     tensors.
 
@@ -166,6 +171,10 @@ def MPMD_FragmentOp : MPMD_Op<"fragment", [FunctionOpInterface,
     ::mlir::FlatSymbolRefAttr getParamBinding(unsigned index);
     /// The step input bound to argument `index` (`mpmd.input`), if any.
     std::optional<int64_t> getInputBinding(unsigned index);
+    /// The parameter result `index` replaces at step end (`mpmd.update`).
+    ::mlir::FlatSymbolRefAttr getUpdateBinding(unsigned index);
+    /// The step output result `index` is (`mpmd.output`).
+    std::optional<int64_t> getOutputBinding(unsigned index);
   }];
 }
 
