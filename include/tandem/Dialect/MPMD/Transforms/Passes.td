@@ -88,6 +88,9 @@ def MPMDSimulate : Pass<"mpmd-simulate", "::mlir::ModuleOp"> {
            "Write an SVG timeline to this file">,
     Option<"trace", "trace", "std::string", /*default=*/"\"\"",
            "Write a Chrome/Perfetto trace (JSON) to this file">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "Device description (h100, h200, cpu, or a JSON file): durations "
+           "from the cost model and links from the device, in seconds">,
   ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
