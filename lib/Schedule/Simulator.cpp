@@ -45,6 +45,19 @@ double Costs::transferTime() const {
   return t;
 }
 
+double Costs::payloadBytes(ActionKind payload, int stage) const {
+  const std::vector<double> &sizes =
+      payload == ActionKind::F ? activationBytes : gradientBytes;
+  return sizes.empty() ? bytesPerMicrobatch : pick(sizes, stage);
+}
+
+double Costs::transferTime(ActionKind payload, int stage) const {
+  double t = latency;
+  if (bandwidth > 0.0)
+    t += payloadBytes(payload, stage) / bandwidth;
+  return t;
+}
+
 namespace {
 constexpr double notYet = -1.0;
 
@@ -127,13 +140,13 @@ std::optional<double> Simulation::inputsReady(int rank, const Action &a,
                     from);
       return false;
     }
-    ready = std::max(ready, produced + costs.transferTime());
+    ready = std::max(ready, produced + costs.transferTime(producer.kind, src));
     if (record) {
       LinkReport &link = links[{from, rank}];
       link.from = from;
       link.to = rank;
       ++link.transfers;
-      link.bytes += costs.bytesPerMicrobatch;
+      link.bytes += costs.payloadBytes(producer.kind, src);
     }
     return true;
   };
@@ -232,13 +245,13 @@ bool Simulation::step(int rank) {
   if (produced == notYet)
     return false;
   double start = std::max({clock[rank], clock[peer], produced});
-  double end = start + costs.transferTime();
+  double end = start + costs.transferTime(send.payload, send.stage);
   recvEnd[payloadKey(send.payload, send.stage, send.microbatch)] = end;
   LinkReport &link = links[{sender, receiver}];
   link.from = sender;
   link.to = receiver;
   ++link.transfers;
-  link.bytes += costs.bytesPerMicrobatch;
+  link.bytes += costs.payloadBytes(send.payload, send.stage);
   Action sendAction = send;
   Action recvAction = a.kind == ActionKind::Send ? other : a;
   finish(sender, sendAction, start, end);
@@ -276,6 +289,15 @@ Expected<SimulationReport> Simulation::run() {
           formatv("costs need 1 or {0} per-stage durations, got {1}",
                   shape.stages(), values.size())
               .str());
+  for (const auto &values :
+       {costs.activationBytes, costs.gradientBytes, costs.stashBytes})
+    if (values.size() > 1 &&
+        values.size() != static_cast<size_t>(shape.stages()))
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("costs need 0, 1 or {0} per-stage byte counts, got {1}",
+                  shape.stages(), values.size())
+              .str());
   bool progress = true;
   while (progress) {
     progress = false;
@@ -298,12 +320,20 @@ Expected<SimulationReport> Simulation::run() {
     rr.bubble = report.stepTime > 0 ? rr.idle / report.stepTime : 0.0;
     // In flight: from F until the last backward of (stage, microbatch).
     int live = 0;
+    double liveBytes = 0.0;
     for (const TimedAction &t : rr.timeline) {
-      if (t.action.kind == ActionKind::F)
+      double stash = costs.stashBytes.empty()
+                         ? 0.0
+                         : pick(costs.stashBytes, t.action.stage);
+      if (t.action.kind == ActionKind::F) {
         rr.peakInFlight = std::max(rr.peakInFlight, ++live);
-      else if (t.action.kind == ActionKind::B ||
-               t.action.kind == ActionKind::BW)
+        liveBytes += stash;
+        rr.peakInFlightBytes = std::max(rr.peakInFlightBytes, liveBytes);
+      } else if (t.action.kind == ActionKind::B ||
+                 t.action.kind == ActionKind::BW) {
         --live;
+        liveBytes -= stash;
+      }
     }
   }
   for (auto &[key, link] : links)

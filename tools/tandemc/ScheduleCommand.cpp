@@ -2,14 +2,17 @@
 //
 // `tandemc schedule --schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE
 // --ranks p --microbatches m [--chunks v] [--f ..] [--b ..] [--w ..]
-// [--print] [--svg out.svg] [--trace out.json]`: generates a built-in
-// schedule (or reads a user table in the text format of docs/schedules.md),
-// validates it, runs the simulator and prints the report.
+// [--device h100|h200|cpu|FILE] [--print] [--svg out.svg]
+// [--trace out.json]`: generates a built-in schedule (or reads a user table
+// in the text format of docs/schedules.md), validates it, runs the
+// simulator and prints the report. With --device the links are the
+// device's and every time is in seconds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ScheduleCommand.h"
 
+#include "tandem/Analysis/Device.h"
 #include "tandem/Schedule/Generators.h"
 #include "tandem/Schedule/Simulator.h"
 #include "tandem/Schedule/Writers.h"
@@ -18,11 +21,14 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 using namespace llvm;
 using namespace tandem::schedule;
@@ -79,6 +85,13 @@ static cl::opt<double> bandwidth(
 static cl::opt<double>
     bytes("bytes", cl::desc("Activation bytes per microbatch on a stage edge"),
           cl::init(0.0), cl::sub(scheduleCommand), cl::cat(scheduleCategory));
+static cl::opt<std::string> deviceName(
+    "device",
+    cl::desc("Device description (h100, h200, cpu, or a JSON file): links "
+             "from the device, times (--f, --b, --w and the report) in "
+             "seconds"),
+    cl::value_desc("name|file"), cl::sub(scheduleCommand),
+    cl::cat(scheduleCategory));
 static cl::opt<bool> printActions("print",
                                   cl::desc("Print the per-rank action lists"),
                                   cl::sub(scheduleCommand),
@@ -188,6 +201,20 @@ int tandem::tandemc::runScheduleCommand() {
   costs.latency = latency;
   costs.bandwidth = bandwidth;
   costs.bytesPerMicrobatch = bytes;
+  std::optional<tandem::analysis::Device> device;
+  if (!deviceName.empty()) {
+    for (auto *flag : {&latency, &bandwidth})
+      if (flag->getNumOccurrences())
+        return fail("--" + flag->ArgStr +
+                    " cannot be combined with --device: the device gives "
+                    "the links");
+    auto loaded = tandem::analysis::loadDevice(deviceName);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    device = std::move(*loaded);
+    costs.latency = device->linkLatency;
+    costs.bandwidth = device->linkBandwidth;
+  }
   auto report = simulate(schedule, costs);
   if (!report)
     return fail(toString(report.takeError()));
@@ -195,6 +222,10 @@ int tandem::tandemc::runScheduleCommand() {
   outs() << "schedule " << schedule.name << ": " << schedule.shape.ranks
          << " ranks, " << schedule.shape.chunks << " chunks per rank, "
          << schedule.shape.microbatches << " microbatches\n";
+  if (device)
+    outs() << "device " << device->name << ": link "
+           << format("%.6g", device->linkBandwidth) << " bytes/s, latency "
+           << format("%.6g", device->linkLatency) << " s; times in seconds\n";
   if (printActions)
     printSchedule(schedule, outs());
   printReport(schedule, *report, outs());

@@ -34,11 +34,23 @@ struct Costs {
   /// Bytes of one microbatch's activation (and of its gradient) on a stage
   /// edge.
   double bytesPerMicrobatch = 0.0;
+  /// Per-stage payload sizes, when they differ (one entry applies to every
+  /// stage; empty: bytesPerMicrobatch): what F(s) sends to stage s+1, and
+  /// what B/BI(s) sends to stage s-1.
+  std::vector<double> activationBytes;
+  std::vector<double> gradientBytes;
+  /// Per stage, the bytes one microbatch keeps alive from its F until its
+  /// last backward (the stash); empty: not accounted (peakInFlightBytes 0).
+  std::vector<double> stashBytes;
 
   /// Duration of a compute action on `stage`.
   double duration(ActionKind kind, int stage) const;
-  /// Time one payload spends on a link.
+  /// Time one payload spends on a link (the bytesPerMicrobatch payload).
   double transferTime() const;
+  /// Bytes of the payload of `payload` (F or B) produced on `stage`.
+  double payloadBytes(ActionKind payload, int stage) const;
+  /// Time that payload spends on a link.
+  double transferTime(ActionKind payload, int stage) const;
 };
 
 struct TimedAction {
@@ -55,6 +67,8 @@ struct RankReport {
   /// Most (stage, microbatch) pairs with activations stashed at once: F done,
   /// last backward (B, or BW when split) not yet done.
   int peakInFlight = 0;
+  /// Most stash bytes (Costs::stashBytes) alive at once.
+  double peakInFlightBytes = 0.0;
   std::vector<TimedAction> timeline;
 };
 
@@ -72,7 +86,8 @@ struct SimulationReport {
   std::vector<LinkReport> links;
 };
 
-/// Simulates a schedule. Costs must have one entry or one per stage. The
+/// Simulates a schedule. Every per-stage list of Costs must have one entry
+/// or one per stage (byte lists may also be empty). The
 /// schedule should pass validateSchedule first; a deadlock (or a missing
 /// producer) is returned as an error whose message starts with "deadlock".
 llvm::Expected<SimulationReport> simulate(const Schedule &schedule,

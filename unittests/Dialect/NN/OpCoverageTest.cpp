@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Analysis/CostModel.h"
 #include "tandem/Dialect/NN/Transforms/Autodiff.h"
 #include "tandem/Eval/Kernels.h"
 #include "tandem/InitAll.h"
@@ -314,6 +315,31 @@ TEST(OpCoverageGradient, EveryNNOpHasAGradientRule) {
       << describeUncovered(gradient, "nn-autodiff's gradient rules", uncovered);
   EXPECT_TRUE(
       llvm::is_contained(tandem::nn::opsWithGradientRules(), "nn.matmul"));
+}
+
+/// The "cost" aspect: every registered nn op has a rule in the cost model
+/// (lib/Analysis/CostModel.cpp), so mpmd-simulate's device= timing never
+/// meets an nn op it cannot price.
+TEST(OpCoverageCost, EveryNNOpHasACostRule) {
+  std::vector<std::string> ops = registeredNNOps();
+  ASSERT_GE(ops.size(), 30u);
+  std::string list;
+  for (const std::string &op : tandem::analysis::opsWithCostRules())
+    list += op + "\n";
+  std::vector<TestFile> files = {{"<cost rules>", list}};
+  auto listsOp = [](StringRef text, StringRef opName) {
+    llvm::SmallVector<StringRef> lines;
+    text.split(lines, '\n');
+    return llvm::is_contained(lines, opName);
+  };
+  std::vector<std::string> uncovered = findUncovered(ops, files, listsOp);
+  Aspect cost = {"cost", "nn", "lib/Analysis", ".cpp", listsOp};
+  EXPECT_TRUE(uncovered.empty())
+      << describeUncovered(cost, "the cost model's rules", uncovered);
+  // Rules only for ops that exist: a renamed op leaves no stale rule.
+  for (const std::string &op : tandem::analysis::opsWithCostRules())
+    EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " has a cost rule but "
+                                             << "is not a registered nn op";
 }
 
 INSTANTIATE_TEST_SUITE_P(Aspects, OpCoverage, ::testing::ValuesIn(kAspects),

@@ -13,8 +13,17 @@
 // per rank) is emitted as remarks on the program; svg= and trace= write the
 // pictures. See docs/schedules.md, "From IR".
 //
+// With device=, durations come from the cost model instead of the f= / b= /
+// w= options: each fragment's time is the sum of its ops' roofline times on
+// the device, payloads are the bytes of the slots crossing each stage edge
+// (at the wire type of their sends), links are the device's, and the report
+// is in seconds, with stash bytes per rank and bytes per link
+// (docs/cost-model.md).
+//
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Analysis/Device.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Schedule/Schedule.h"
@@ -32,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -186,6 +196,125 @@ FailureOr<ReadSchedule> readProgram(ProgramOp program, bool explicitTransfers) {
   return result;
 }
 
+/// The virtual stage of a fragment.
+int virtualStage(ProgramOp program, FragmentOp fragment) {
+  return fragment.getChunk() * program.getStages() + fragment.getStage();
+}
+
+/// Fills `costs` for `program` from the cost model on `device`: per
+/// virtual stage the F, BI and BW durations (a bwd fragment's whole time is
+/// BI, with BW 0, since the simulator's B takes BI + BW), the payloads
+/// crossing each stage edge, and the stash kept from F to the backward.
+/// Reports an op without a rule (or a fragment without a body) at its
+/// location. Every costed fragment gets a remark with its FLOPs, bytes and
+/// time.
+LogicalResult costProgram(ProgramOp program,
+                          const tandem::analysis::Device &device,
+                          sched::Costs &costs) {
+  int p = program.getStages();
+  size_t S = p * program.getChunks();
+  costs.forward.assign(S, 0.0);
+  costs.inputGrad.assign(S, 0.0);
+  costs.weightGrad.assign(S, 0.0);
+  costs.activationBytes.assign(S, 0.0);
+  costs.gradientBytes.assign(S, 0.0);
+  costs.stashBytes.assign(S, 0.0);
+  costs.latency = device.linkLatency;
+  costs.bandwidth = device.linkBandwidth;
+  costs.bytesPerMicrobatch = 0.0;
+
+  for (FragmentOp fragment : program.getBodyBlock().getOps<FragmentOp>()) {
+    if (fragment.isExternal())
+      return fragment.emitOpError()
+             << "has no body for mpmd-simulate's cost model (device="
+             << device.name << "); simulate before mpmd-split-programs";
+    double flops = 0, bytes = 0, seconds = 0;
+    WalkResult walk = fragment.getBody().walk([&](Operation *op) {
+      if (op->hasTrait<OpTrait::IsTerminator>())
+        return WalkResult::advance();
+      llvm::Expected<tandem::analysis::OpCost> cost =
+          tandem::analysis::estimateOp(op);
+      llvm::Expected<double> time =
+          cost ? tandem::analysis::timeOn(*cost, device)
+               : llvm::Expected<double>(cost.takeError());
+      if (!time) {
+        op->emitError() << "mpmd-simulate: "
+                        << llvm::toString(time.takeError());
+        return WalkResult::interrupt();
+      }
+      flops += cost->flops;
+      bytes += cost->bytes;
+      seconds += *time;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    fragment.emitRemark() << "costs " << number(flops) << " FLOPs, "
+                          << number(bytes) << " bytes, " << number(seconds)
+                          << " s on " << device.name;
+    size_t s = virtualStage(program, fragment);
+    switch (fragment.getKind()) {
+    case FragmentKind::Fwd:
+      costs.forward[s] += seconds;
+      break;
+    case FragmentKind::Bwd:
+    case FragmentKind::BwdInput:
+      costs.inputGrad[s] += seconds;
+      break;
+    case FragmentKind::BwdWeight:
+      costs.weightGrad[s] += seconds;
+      break;
+    default:
+      break; // once per step: not in the simulator's timeline
+    }
+  }
+
+  // The wire type each slot is sent as (the first send of it decides).
+  std::map<std::pair<llvm::StringRef, int64_t>, Type> wire;
+  program.walk([&](SendOp send) {
+    wire.try_emplace({send.getFragment(), send.getResult()}, send.getWire());
+  });
+  auto wireBytes = [&](llvm::StringRef fragment, int64_t result,
+                       RankedTensorType type) {
+    auto it = wire.find({fragment, result});
+    if (it == wire.end())
+      return tandem::analysis::bytesOf(type);
+    return tandem::analysis::bytesOf(type.clone(it->second));
+  };
+
+  // A slot counts once per edge however many fragments read it.
+  std::set<std::tuple<int, llvm::StringRef, int64_t>> activation, gradient,
+      stash;
+  for (TransferOp transfer : program.getBodyBlock().getOps<TransferOp>()) {
+    auto src = program.lookupSymbol<FragmentOp>(transfer.getSrc());
+    auto dst = program.lookupSymbol<FragmentOp>(transfer.getDst());
+    if (!src || !dst || !src.isPerMicrobatch() || !dst.isPerMicrobatch())
+      continue;
+    int from = virtualStage(program, src), to = virtualStage(program, dst);
+    auto type = cast<RankedTensorType>(transfer.getType());
+    std::tuple<int, llvm::StringRef, int64_t> key(from, src.getSymName(),
+                                                  transfer.getResult());
+    bool crosses = from % p != to % p;
+    bool srcForward = src.getKind() == FragmentKind::Fwd;
+    bool srcInputGrad = src.getKind() == FragmentKind::Bwd ||
+                        src.getKind() == FragmentKind::BwdInput;
+    if (crosses && srcForward && to == from + 1 &&
+        activation.insert(key).second)
+      costs.activationBytes[from] +=
+          wireBytes(src.getSymName(), transfer.getResult(), type);
+    if (crosses && srcInputGrad && to == from - 1 &&
+        gradient.insert(key).second)
+      costs.gradientBytes[from] +=
+          wireBytes(src.getSymName(), transfer.getResult(), type);
+    // A forward value a backward of `to` reads: kept from F to B on that
+    // stage, at its own type (what arrives is converted back).
+    if (srcForward && dst.getKind() != FragmentKind::Fwd &&
+        stash.insert({to, src.getSymName(), transfer.getResult()}).second)
+      costs.stashBytes[to] += tandem::analysis::bytesOf(type);
+  }
+  return success();
+}
+
 /// `path` for the only program, else `stem.<program>.ext`.
 std::string outputPath(llvm::StringRef path, ProgramOp program, bool several) {
   if (!several)
@@ -216,6 +345,26 @@ struct MPMDSimulatePass
   /// Reads the options into `costs`, or reports the first bad one.
   LogicalResult readCosts(sched::Costs &costs) {
     ModuleOp module = getOperation();
+    if (!device.empty()) {
+      for (auto [name, given] :
+           {std::make_pair("f", forward.hasValue()),
+            std::make_pair("b", inputGrad.hasValue()),
+            std::make_pair("w", weightGrad.hasValue()),
+            std::make_pair("latency", latency.hasValue()),
+            std::make_pair("bandwidth", bandwidth.hasValue()),
+            std::make_pair("bytes", bytes.hasValue())})
+        if (given)
+          return module.emitError()
+                 << "mpmd-simulate: option " << name
+                 << " cannot be combined with device=: the cost model gives "
+                    "durations, payloads and links";
+      llvm::Expected<tandem::analysis::Device> loaded =
+          tandem::analysis::loadDevice(device);
+      if (!loaded)
+        return module.emitError()
+               << "mpmd-simulate: " << llvm::toString(loaded.takeError());
+      deviceDescription = std::move(*loaded);
+    }
     costs.forward.clear();
     costs.inputGrad.clear();
     costs.weightGrad.clear();
@@ -245,12 +394,15 @@ struct MPMDSimulatePass
     return success();
   }
 
-  LogicalResult simulateProgram(ProgramOp program, const sched::Costs &costs,
+  LogicalResult simulateProgram(ProgramOp program, sched::Costs costs,
                                 bool several) {
     if (program.getBodyBlock().getOps<RankOp>().empty())
       return program.emitOpError()
              << "has no rank action lists to simulate; run mpmd-schedule "
                 "first";
+    if (deviceDescription &&
+        failed(costProgram(program, *deviceDescription, costs)))
+      return failure();
     int S = program.getStages() * program.getChunks();
     for (auto [name, values] : {std::make_pair("f", &costs.forward),
                                 std::make_pair("b", &costs.inputGrad),
@@ -282,18 +434,21 @@ struct MPMDSimulatePass
     for (const sched::RankReport &rank : report->ranks)
       busy += rank.busy;
     double total = report->stepTime * report->ranks.size();
-    program.emitRemark() << "simulated step time " << number(report->stepTime)
-                         << " (" << schedule.shape.ranks << " ranks, "
-                         << schedule.shape.chunks << " chunks per rank, "
-                         << schedule.shape.microbatches
-                         << " microbatches), mean bubble "
-                         << number(total > 0 ? (total - busy) / total : 0.0);
-    for (auto [r, rank] : llvm::enumerate(report->ranks))
-      program.emitRemark() << "rank " << r << ": busy " << number(rank.busy)
-                           << ", idle " << number(rank.idle) << ", bubble "
-                           << number(rank.bubble)
-                           << ", peak in-flight microbatches "
-                           << rank.peakInFlight;
+    if (deviceDescription)
+      emitDeviceReport(program, schedule, *report, total, busy);
+    else
+      program.emitRemark() << "simulated step time " << number(report->stepTime)
+                           << " (" << schedule.shape.ranks << " ranks, "
+                           << schedule.shape.chunks << " chunks per rank, "
+                           << schedule.shape.microbatches
+                           << " microbatches), mean bubble "
+                           << number(total > 0 ? (total - busy) / total : 0.0);
+    if (!deviceDescription)
+      for (auto [r, rank] : llvm::enumerate(report->ranks))
+        program.emitRemark()
+            << "rank " << r << ": busy " << number(rank.busy) << ", idle "
+            << number(rank.idle) << ", bubble " << number(rank.bubble)
+            << ", peak in-flight microbatches " << rank.peakInFlight;
 
     if (!svg.empty() &&
         failed(writeFile(program, outputPath(svg, program, several),
@@ -308,6 +463,31 @@ struct MPMDSimulatePass
                          })))
       return failure();
     return success();
+  }
+
+  /// The report in seconds: step time, per rank busy / idle / bubble /
+  /// peak in-flight microbatches and their stash bytes, bytes per link.
+  void emitDeviceReport(ProgramOp program, const sched::Schedule &schedule,
+                        const sched::SimulationReport &report, double total,
+                        double busy) {
+    program.emitRemark() << "simulated step time " << number(report.stepTime)
+                         << " s on " << deviceDescription->name << " ("
+                         << schedule.shape.ranks << " ranks, "
+                         << schedule.shape.chunks << " chunks per rank, "
+                         << schedule.shape.microbatches
+                         << " microbatches), mean bubble "
+                         << number(total > 0 ? (total - busy) / total : 0.0);
+    for (auto [r, rank] : llvm::enumerate(report.ranks))
+      program.emitRemark() << "rank " << r << ": busy " << number(rank.busy)
+                           << " s, idle " << number(rank.idle) << " s, bubble "
+                           << number(rank.bubble)
+                           << ", peak in-flight microbatches "
+                           << rank.peakInFlight << " ("
+                           << number(rank.peakInFlightBytes) << " bytes)";
+    for (const sched::LinkReport &link : report.links)
+      program.emitRemark() << "link " << link.from << " -> " << link.to << ": "
+                           << link.transfers << " transfers, "
+                           << number(link.bytes) << " bytes";
   }
 
   /// Reports a simulator error; a deadlock names the stuck ranks, with a
@@ -361,6 +541,9 @@ struct MPMDSimulatePass
     if (failedAny)
       signalPassFailure();
   }
+
+  /// The device= description, loaded by readCosts.
+  std::optional<tandem::analysis::Device> deviceDescription;
 };
 
 } // namespace
