@@ -51,7 +51,8 @@ struct CostOptions {
 };
 
 /// Bytes of a value of `type`: elements times the element size in bytes
-/// (sub-byte types round up to one byte); 0 for non-tensor types.
+/// (sub-byte types round up to one byte); 0 for types that are not
+/// statically shaped.
 double bytesOf(mlir::Type type);
 
 /// The device's peak key for an element type: f64, f32, bf16, f16, f8 (any
