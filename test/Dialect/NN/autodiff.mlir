@@ -124,7 +124,7 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<f32> {
 // CHECK: %[[DHEAD:.*]] = nn.matmul %{{.*}}, %{{.*}} {nn.grad = #nn.grad<W, of = 4>, transpose_lhs} : tensor<6x6xf32>, tensor<6x4xf32> -> tensor<6x4xf32>
 // CHECK: %[[DE:.*]] = nn.stage_end %[[DH]] {nn.grad = #nn.grad<B, of = 2>} : tensor<2x3x4xf32>
 // CHECK: %[[DTABLE:.*]] = nn.embedding_grad %[[DE]], %[[IDS]] {nn.grad = #nn.grad<W, of = 1>} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<6x4xf32>
-// CHECK: %[[DW:.*]] = nn.add %[[DTABLE]], %[[DHEAD]] {nn.grad = #nn.grad<W, of = 3>}
+// CHECK: %[[DW:.*]] = nn.add %[[DTABLE]], %[[DHEAD]] {nn.grad = #nn.grad<W, of = 3>, nn.grad_sum}
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<6x4xf32>
 nn.parameter @wte : tensor<6x4xf32> = normal(0.02)
 func.func @forward(%ids: tensor<2x3xi32>, %t: tensor<2x3xi32>) -> tensor<f32> {

@@ -7,8 +7,8 @@
 // the fwd fragment, B the bwd fragment (or bwd_input then bwd_weight when
 // the program only has the split ones), BI the bwd_input and BW the
 // bwd_weight fragment. Once-per-step fragments frame each rank's list:
-// step_prologue first, then the schedule, then optimizer, then
-// step_epilogue (program order within a kind). See docs/mpmd.md.
+// step_prologue first (program order), then the schedule, then optimizer
+// and step_epilogue fragments in program order. See docs/mpmd.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,8 +100,9 @@ LogicalResult scheduleProgram(ProgramOp program, llvm::StringRef spec) {
 
   // Fragments by (stage, chunk, kind); once-per-step ones per stage.
   std::map<FragmentKey, FragmentOp> fragments;
-  llvm::DenseMap<int64_t, SmallVector<FragmentOp>> prologues, optimizers,
-      epilogues;
+  // Work after the microbatches (optimizer, step_epilogue) keeps program
+  // order: mpmd-partition orders it by data flow.
+  llvm::DenseMap<int64_t, SmallVector<FragmentOp>> prologues, afterwards;
   for (FragmentOp fragment : body.getOps<FragmentOp>()) {
     int64_t stage = fragment.getStage();
     switch (fragment.getKind()) {
@@ -109,10 +110,8 @@ LogicalResult scheduleProgram(ProgramOp program, llvm::StringRef spec) {
       prologues[stage].push_back(fragment);
       continue;
     case FragmentKind::Optimizer:
-      optimizers[stage].push_back(fragment);
-      continue;
     case FragmentKind::StepEpilogue:
-      epilogues[stage].push_back(fragment);
+      afterwards[stage].push_back(fragment);
       continue;
     default:
       break;
@@ -206,12 +205,9 @@ LogicalResult scheduleProgram(ProgramOp program, llvm::StringRef spec) {
       }
     }
   }
-  for (int64_t stage = 0; stage < p; ++stage) {
-    for (FragmentOp fragment : optimizers.lookup(stage))
+  for (int64_t stage = 0; stage < p; ++stage)
+    for (FragmentOp fragment : afterwards.lookup(stage))
       lists[stage].push_back({fragment, std::nullopt});
-    for (FragmentOp fragment : epilogues.lookup(stage))
-      lists[stage].push_back({fragment, std::nullopt});
-  }
 
   // One list per rank: every replica runs its stage's list.
   OpBuilder builder = OpBuilder::atBlockEnd(&body);

@@ -14,7 +14,8 @@
 // (values computed from nn.param reads and constants, not from function
 // arguments); otherwise B. The classification runs backwards over the new
 // ops, marking an op B when it feeds a B op, so no W op can feed a B op; the
-// pass still checks that before it returns.
+// pass still checks that before it returns. The adds that sum the reads of
+// one parameter also carry the unit attribute `nn.grad_sum`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -407,8 +408,15 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
       auto found = cot.find(read.getResult());
       if (found == cot.end())
         continue;
-      total = total ? gb.add(total, found->second) : found->second;
       lastId = ids[read];
+      if (!total) {
+        total = found->second;
+        continue;
+      }
+      total = gb.add(total, found->second);
+      // mpmd-partition accumulates each read's contribution over
+      // microbatches on its own stage and adds them once per step.
+      total.getDefiningOp()->setAttr(kGradSumAttrName, b.getUnitAttr());
     }
     if (!total)
       total = gb.zeros(first.getType());

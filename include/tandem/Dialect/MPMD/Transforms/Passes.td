@@ -5,6 +5,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MPMDPartition : Pass<"mpmd-partition", "::mlir::ModuleOp"> {
+  let summary = "Splits a training step into pipeline-stage fragments";
+  let description = [{
+    Turns a training-step function (`@train_step` from nn-optimizer, or a
+    gradient function from nn-autodiff) into an `mpmd.program`: forward ops
+    are placed on virtual stages by the `nn.stage_end` markers (or by
+    `mpmd.stage` annotations a user pass wrote), backward ops follow the
+    forward op they differentiate, optimizer ops the parameter they update;
+    each (stage, chunk, kind) becomes a fragment and every value crossing
+    fragments a transfer. The step's batch is split into `microbatches`
+    equal slices along dimension 0; per-microbatch values the step needs
+    once (gradients, the loss) are averaged over microbatches in a fixed
+    order. See docs/mpmd.md, "mpmd-partition".
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "the function to partition">,
+    Option<"program", "program", "std::string", /*default=*/"\"pipeline\"",
+           "the name of the mpmd.program to create">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "pipeline stages (ranks per replica)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
+           "model chunks per stage (interleaved schedules)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "microbatches per step">,
+    Option<"splitBackward", "split-backward", "bool", /*default=*/"false",
+           "emit bwd_input and bwd_weight fragments instead of bwd (zb-h1)">,
+  ];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect",
+                           "::tandem::nn::NNDialect"];
+}
+
 def MPMDSchedule : Pass<"mpmd-schedule", "::mlir::ModuleOp"> {
   let summary = "Orders every rank's fragment executions by a pipeline schedule";
   let description = [{
