@@ -9,9 +9,13 @@
 //   each stage: w <- w - 0.1 * sum over microbatches of dw   (optimizer)
 //
 // Activations travel 0 -> 1 on channel 0, gradients 1 -> 0 on channel 1.
-// Rank 0 posts the receive of microbatch 0's gradient before sending
-// microbatch 1's activation: under rendezvous semantics the opposite order
-// deadlocks (both ranks would wait in a send).
+// Rank 1 posts the receive of microbatch 1's activation before its backward
+// of microbatch 0, where the activation arrives (as mpmd-lower-transfers
+// places it): rank 0 sends it right away instead of waiting for that
+// backward, then waits for microbatch 0's gradient. Under rendezvous
+// semantics rank 1 must not send that gradient before receiving the
+// activation while rank 0 sends the activation first: both ranks would wait
+// in a send.
 
 nn.parameter @w0 : tensor<8x16xf32> = normal(0.1)
 nn.parameter @w1 : tensor<16x4xf32> = normal(0.1)
@@ -100,8 +104,8 @@ mpmd.program @mlp stages 2 chunks 1 replicas 1 microbatches 2 {
   // CHECK-NEXT: mpmd.run @s0.fwd microbatch 0
   // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s0.fwd microbatch 1
-  // CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 0 : tensor<4x16xf32> wire f32
+  // CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s0.bwd microbatch 0
   // CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 1 from 1 channel 1 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s0.bwd microbatch 1
@@ -111,8 +115,8 @@ mpmd.program @mlp stages 2 chunks 1 replicas 1 microbatches 2 {
     mpmd.run @s0.fwd microbatch 0
     mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @s0.fwd microbatch 1
-    mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
     mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 0 : tensor<4x16xf32> wire f32
+    mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
     mpmd.run @s0.bwd microbatch 0
     mpmd.recv @s1.bwd[0] microbatch 1 from 1 channel 1 : tensor<4x16xf32> wire f32
     mpmd.run @s0.bwd microbatch 1
@@ -121,9 +125,9 @@ mpmd.program @mlp stages 2 chunks 1 replicas 1 microbatches 2 {
   // CHECK: mpmd.rank 1 {
   // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s1.fwd microbatch 0
+  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s1.bwd microbatch 0
   // CHECK-NEXT: mpmd.send @s1.bwd[0] microbatch 0 to 0 channel 1 : tensor<4x16xf32> wire f32
-  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s1.fwd microbatch 1
   // CHECK-NEXT: mpmd.run @s1.bwd microbatch 1
   // CHECK-NEXT: mpmd.send @s1.bwd[0] microbatch 1 to 0 channel 1 : tensor<4x16xf32> wire f32
@@ -132,9 +136,9 @@ mpmd.program @mlp stages 2 chunks 1 replicas 1 microbatches 2 {
   mpmd.rank 1 {
     mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @s1.fwd microbatch 0
+    mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @s1.bwd microbatch 0
     mpmd.send @s1.bwd[0] microbatch 0 to 0 channel 1 : tensor<4x16xf32> wire f32
-    mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @s1.fwd microbatch 1
     mpmd.run @s1.bwd microbatch 1
     mpmd.send @s1.bwd[0] microbatch 1 to 0 channel 1 : tensor<4x16xf32> wire f32

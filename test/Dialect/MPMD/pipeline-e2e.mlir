@@ -59,8 +59,8 @@
 // CHECK-NEXT: mpmd.run @s0.fwd microbatch 0
 // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s0.fwd microbatch 1
-// CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 0 : tensor<4x16xf32> wire f32
+// CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s0.bwd microbatch 0
 // CHECK-NEXT: mpmd.recv @s1.bwd[0] microbatch 1 from 1 channel 1 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s0.bwd microbatch 1
@@ -69,9 +69,9 @@
 // CHECK: mpmd.rank 1 {
 // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s1.fwd microbatch 0
+// CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s1.bwd microbatch 0
 // CHECK-NEXT: mpmd.send @s1.bwd[0] microbatch 0 to 0 channel 1 : tensor<4x16xf32> wire f32
-// CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
 // CHECK-NEXT: mpmd.run @s1.fwd microbatch 1
 // CHECK-NEXT: mpmd.run @s1.bwd microbatch 1
 // CHECK-NEXT: mpmd.send @s1.bwd[0] microbatch 1 to 0 channel 1 : tensor<4x16xf32> wire f32

@@ -27,12 +27,30 @@
 // ZB-COUNT-4: bubble 0.111111, peak in-flight microbatches 4
 //
 // ZB-H1 with the explicit rendezvous sends and receives that
-// mpmd-lower-transfers places: each receive sits right before its consumer,
-// so a rank's send of an activation waits until the next rank is about to
-// use it, which ZB-H1's order delays behind that rank's BI; the step falls
-// back to 1F1B's (bubble 3/11).
-// RUN: sed 's/microbatches 4/microbatches 8/' %S/Inputs/chain-4x1-split.mlir | tandem-opt --mpmd-schedule=schedule=zb-h1 --mpmd-lower-transfers --mpmd-simulate -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZB-RDV
-// ZB-RDV: remark: simulated step time 33 (4 ranks, 1 chunks per rank, 8 microbatches), mean bubble 0.272727
+// mpmd-lower-transfers places: each message is exchanged when its value
+// arrives in the pass's own simulation (F = BI = BW = 1), where both ranks
+// are between runs, so no send waits for a rank busy with runs that do not
+// need the value and the step is the schedule's own, 1/9 on every rank
+// (receives right before their consumers gave 1F1B's 3/11).
+// RUN: sed 's/microbatches 4/microbatches 8/' %S/Inputs/chain-4x1-split.mlir | tandem-opt --mpmd-schedule=schedule=zb-h1 --mpmd-lower-transfers --mpmd-simulate -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZB
+//
+// Interleaved 1F1B, 4 stages, 2 chunks, m = 8, F = BI = BW = 1, with the
+// explicit sends and receives: (p-1)/(v*m+p-1) = 3/19 on every rank, the
+// same as with implicit communication (receives right before their
+// consumers gave 0.55).
+// RUN: sed 's/microbatches 4/microbatches 8/' %S/Inputs/chain-4x2.mlir | tandem-opt --mpmd-schedule=schedule=interleaved-1f1b --mpmd-lower-transfers --mpmd-simulate -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=INTER
+// RUN: sed 's/microbatches 4/microbatches 8/' %S/Inputs/chain-4x2.mlir | tandem-opt --mpmd-schedule=schedule=interleaved-1f1b --mpmd-simulate=transfers=implicit -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=INTER
+// INTER: remark: simulated step time 57 (4 ranks, 2 chunks per rank, 8 microbatches), mean bubble 0.157895
+// INTER-COUNT-4: bubble 0.157895, peak in-flight microbatches
+//
+// Interleaved 1F1B on 2 stages, 2 chunks, m = 8: implicitly 1/17, but with
+// rendezvous sends and receives some message always finds both ranks busy
+// (one rank in a backward of two units when the value arrives, the other
+// in a run that ends after the consumer must start), so one of them waits:
+// 0.157895 (receives right before their consumers gave 0.31).
+// RUN: sed 's/microbatches 4/microbatches 8/' %S/Inputs/chain-2x2.mlir | tandem-opt --mpmd-schedule=schedule=interleaved-1f1b --mpmd-lower-transfers --mpmd-simulate -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=INTER2
+// INTER2: remark: simulated step time 57 (2 ranks, 2 chunks per rank, 8 microbatches), mean bubble 0.157895
+// INTER2-COUNT-2: bubble 0.157895, peak in-flight microbatches
 //
 // Per-stage durations (one per virtual stage) and links: a slow last stage
 // sets the pace, transfers add latency + bytes / bandwidth = 0.5.

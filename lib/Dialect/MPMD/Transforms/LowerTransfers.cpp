@@ -1,18 +1,21 @@
 //===- LowerTransfers.cpp - mpmd-lower-transfers --------------------------===//
 //
 // Turns the cross-rank mpmd.transfer edges of a scheduled mpmd.program into
-// mpmd.send / mpmd.recv actions. Every message (a slot needed on another
-// rank) is sent right after the run that produces it and received right
-// before the first run that consumes it, so each rank's communication falls
-// into groups between consecutive runs. The messages are then put into one
-// global order that every rank's sequence of groups respects (a topological
-// order of the "earlier group before later group" constraints of all ranks),
-// and each group is posted in that order. With one global order no rank can
-// wait on another in a cycle under rendezvous semantics. When the constraints
-// have a cycle, a receive on it moves earlier, to where its value arrives in
-// a unit-time simulation of the lists, until none is left (docs/mpmd.md has
-// the argument that this ends). Channels: one per cross-stage edge (producer
-// slot, consumer stage), numbered in the order of the program's transfers.
+// mpmd.send / mpmd.recv actions. The rank lists are first executed in a
+// simulation with free links (F, BI, BW one unit, B two, once-per-step runs
+// an infinitesimal tick). Every message (a slot needed on another rank) is
+// exchanged at a time t: the first time from its arrival (its producer's
+// finish) on, by the start of its consumer, at which neither rank is inside
+// a run. Its send and receive go before the first run of their rank that
+// starts at or after t. Receiving as soon as the value arrives, rather than
+// right before the consumer, is what a nonblocking irecv posted early
+// achieves: a sender does not wait for a receiver busy with runs that do
+// not need the value, and the lists execute with the simulated timing, the
+// schedule's own. All messages are posted in order of t, one global order
+// that every rank's sequence of groups respects, so no rank can wait on
+// another in a cycle under rendezvous semantics (docs/mpmd.md has the
+// argument). Channels: one per cross-stage edge (producer slot, consumer
+// stage), numbered in the order of the program's transfers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,16 +24,16 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <tuple>
+#include <utility>
 
 namespace tandem::mpmd {
 #define GEN_PASS_DEF_MPMDLOWERTRANSFERS
@@ -45,6 +48,15 @@ namespace {
 /// Microbatch of a run instance; -1 for once-per-step fragments.
 constexpr int64_t kNoMicrobatch = -1;
 
+/// A point of the simulated timeline: (compute units, ticks), ordered
+/// lexicographically. Once-per-step runs take one tick, which is less than
+/// any compute unit: they take no time, as in mpmd-simulate, yet every run
+/// still ends strictly after it starts, which the deadlock-freedom argument
+/// needs (docs/mpmd.md).
+using Time = std::pair<int64_t, int64_t>;
+
+Time plus(Time a, Time b) { return {a.first + b.first, a.second + b.second}; }
+
 struct Message {
   FragmentOp producer;
   int64_t result;
@@ -52,12 +64,17 @@ struct Message {
   int64_t from, to;   ///< ranks
   int64_t channel;
   RankedTensorType type;
-  int64_t sendGroup = 0; ///< the send goes right after run sendGroup - 1
-  int64_t recvGroup = 0; ///< the receive goes right before run recvGroup
-  /// The group of the receiver's first run that starts (simulated) no
-  /// earlier than the producer finishes: where the value arrives.
-  int64_t arrivalGroup = 0;
-  int64_t consumerStart = 0; ///< simulated start of the first consumer
+  Time arrival;       ///< simulated finish of the producer
+  Time consumerStart; ///< simulated start of the first consumer
+  /// When the message is exchanged in the simulated timeline: the first
+  /// time at or after `arrival` (and by `consumerStart`) at which neither
+  /// rank is inside a run, if there is one, else `arrival`.
+  Time at;
+  /// The send and the receive go right before run sendGroup / recvGroup of
+  /// their ranks (or at the end): before the first run that starts at or
+  /// after `at`.
+  int64_t sendGroup = 0;
+  int64_t recvGroup = 0;
 };
 
 class Lowering {
@@ -69,10 +86,11 @@ private:
   LogicalResult collect();
   LogicalResult simulate();
   LogicalResult buildMessages();
-  /// Orders the messages globally (`position`), or returns a message on a
-  /// cycle of the group constraints, preferably a receive that can move
-  /// earlier.
-  std::optional<size_t> order();
+  /// Chooses each message's time and groups.
+  void place();
+  /// Orders the messages globally (`position`) by time and checks that
+  /// every rank's groups respect the order.
+  LogicalResult order();
   void emit();
 
   /// The producer run instances that `consumer` (fragment, microbatch) reads
@@ -92,8 +110,8 @@ private:
   SmallVector<SmallVector<RunOp>> runs;
   /// (rank, fragment, microbatch) -> index in runs[rank].
   std::map<std::tuple<int64_t, StringRef, int64_t>, int64_t> runIndex;
-  /// Simulated start of runs[r][i] (unit durations, free links).
-  SmallVector<SmallVector<int64_t>> start;
+  /// Simulated start and finish of runs[r][i] (free links).
+  SmallVector<SmallVector<Time>> start, finish;
   std::vector<Message> messages;
   /// Position of each message in the global order.
   std::vector<int64_t> position;
@@ -103,6 +121,25 @@ int64_t microbatchOf(RunOp run) {
   if (std::optional<uint64_t> mb = run.getMicrobatch())
     return static_cast<int64_t>(*mb);
   return kNoMicrobatch;
+}
+
+/// Simulated duration of `run` of `fragment`: the unit costs of
+/// mpmd-simulate's defaults (F = BI = BW = 1, B = BI + BW), one tick for
+/// runs the schedule model gives no time.
+Time durationOf(RunOp run, FragmentOp fragment) {
+  if (run.getMicrobatch()) {
+    switch (fragment.getKind()) {
+    case FragmentKind::Fwd:
+    case FragmentKind::BwdInput:
+    case FragmentKind::BwdWeight:
+      return {1, 0};
+    case FragmentKind::Bwd:
+      return {2, 0};
+    default:
+      break;
+    }
+  }
+  return {0, 1};
 }
 
 LogicalResult Lowering::collect() {
@@ -196,22 +233,22 @@ LogicalResult Lowering::simulate() {
   }
 
   start.assign(numRanks, {});
-  SmallVector<SmallVector<int64_t>> finish(numRanks);
+  finish.assign(numRanks, {});
   for (int64_t r = 0; r < numRanks; ++r) {
-    start[r].assign(runs[r].size(), -1);
-    finish[r].assign(runs[r].size(), -1);
+    start[r].resize(runs[r].size());
+    finish[r].resize(runs[r].size());
   }
   SmallVector<size_t> next(numRanks, 0);
-  SmallVector<int64_t> clock(numRanks, 0);
+  SmallVector<Time> clock(numRanks, Time{0, 0});
   for (bool progress = true; progress;) {
     progress = false;
     for (int64_t r = 0; r < numRanks; ++r) {
       while (next[r] < runs[r].size()) {
         size_t i = next[r];
-        int64_t at = clock[r];
+        Time at = clock[r];
         bool ready = true;
         for (auto [pr, pi] : deps[r][i]) {
-          if (finish[pr][pi] < 0) {
+          if (next[pr] <= size_t(pi)) {
             ready = false;
             break;
           }
@@ -219,8 +256,10 @@ LogicalResult Lowering::simulate() {
         }
         if (!ready)
           break;
+        RunOp run = runs[r][i];
         start[r][i] = at;
-        finish[r][i] = clock[r] = at + 1;
+        finish[r][i] = clock[r] =
+            plus(at, durationOf(run, fragments.lookup(run.getFragment())));
         ++next[r];
         progress = true;
       }
@@ -274,20 +313,13 @@ LogicalResult Lowering::buildMessages() {
             message.to = to;
             message.channel = channelIt->second;
             message.type = cast<RankedTensorType>(transfer.getType());
-            message.sendGroup = producerIndex + 1;
-            message.recvGroup = i;
+            message.arrival = finish[from][producerIndex];
             message.consumerStart = start[to][i];
-            int64_t arrival = start[from][producerIndex] + 1;
-            message.arrivalGroup =
-                llvm::lower_bound(start[to], arrival) - start[to].begin();
             messages.push_back(message);
             continue;
           }
           Message &message = messages[it->second];
-          if (int64_t(i) < message.recvGroup) {
-            message.recvGroup = i;
-            message.consumerStart = start[to][i];
-          }
+          message.consumerStart = std::min(message.consumerStart, start[to][i]);
         }
       }
     }
@@ -295,105 +327,86 @@ LogicalResult Lowering::buildMessages() {
   return success();
 }
 
-std::optional<size_t> Lowering::order() {
-  // Nodes: messages, then one barrier between consecutive non-empty groups
-  // of a rank. Edges: every message of a group -> barrier -> every message
-  // of the next group.
-  size_t numMessages = messages.size();
-  SmallVector<SmallVector<size_t>> successors(numMessages),
-      predecessors(numMessages);
-  SmallVector<int64_t> barrierRank(numMessages, -1);
-  auto addEdge = [&](size_t from, size_t to) {
-    successors[from].push_back(to);
-    predecessors[to].push_back(from);
+void Lowering::place() {
+  // The group of rank r that time t falls into: before the first run that
+  // starts at or after t (start times on a rank do not decrease).
+  auto groupAt = [&](int64_t r, Time t) -> int64_t {
+    return llvm::lower_bound(start[r], t) - start[r].begin();
   };
-  for (int64_t r = 0; r < numRanks; ++r) {
-    std::map<int64_t, SmallVector<size_t>> groups;
-    for (auto [id, message] : llvm::enumerate(messages)) {
-      if (message.from == r)
-        groups[message.sendGroup].push_back(id);
-      if (message.to == r)
-        groups[message.recvGroup].push_back(id);
-    }
-    const SmallVector<size_t> *previous = nullptr;
-    for (auto &[group, members] : groups) {
-      if (previous) {
-        size_t barrier = successors.size();
-        successors.emplace_back();
-        predecessors.emplace_back();
-        barrierRank.push_back(r);
-        for (size_t id : *previous)
-          addEdge(id, barrier);
-        for (size_t id : members)
-          addEdge(barrier, id);
-      }
-      previous = &members;
-    }
-  }
-
-  // Kahn's algorithm; among ready messages the one whose consumer starts
-  // first (simulated), then the lower receiving rank, then creation order.
-  // Barriers go first.
-  using Key = std::tuple<int64_t, int64_t, size_t>;
-  auto keyOf = [&](size_t node) -> Key {
-    if (node >= numMessages)
-      return {std::numeric_limits<int64_t>::min(), 0, node};
-    return {messages[node].consumerStart, messages[node].to, node};
+  auto idleAt = [&](int64_t r, Time t) {
+    int64_t group = groupAt(r, t);
+    return group == 0 || finish[r][group - 1] <= t;
   };
-  size_t numNodes = successors.size();
-  SmallVector<size_t> indegree(numNodes);
-  std::set<Key> ready;
-  for (size_t node = 0; node < numNodes; ++node)
-    if ((indegree[node] = predecessors[node].size()) == 0)
-      ready.insert(keyOf(node));
-  SmallVector<bool> done(numNodes, false);
-  position.assign(numMessages, -1);
-  int64_t placed = 0;
-  while (!ready.empty()) {
-    size_t node = std::get<2>(*ready.begin());
-    ready.erase(ready.begin());
-    done[node] = true;
-    if (node < numMessages)
-      position[node] = placed++;
-    for (size_t succ : successors[node])
-      if (--indegree[succ] == 0)
-        ready.insert(keyOf(succ));
-  }
-  if (placed == int64_t(numMessages))
-    return std::nullopt;
-
-  // A cycle: every node left has a predecessor left; walk back until a node
-  // repeats. On it, some barrier of rank r leads to a receive on r placed
-  // later than where its value arrives (docs/mpmd.md): return that message.
-  size_t node = 0;
-  while (done[node])
-    ++node;
-  SmallVector<int64_t> seen(numNodes, -1);
-  SmallVector<size_t> walk;
-  while (seen[node] < 0) {
-    seen[node] = walk.size();
-    walk.push_back(node);
-    for (size_t pred : predecessors[node])
-      if (!done[pred]) {
-        node = pred;
+  for (Message &message : messages) {
+    // The earliest time from the arrival on at which both ranks are between
+    // runs: a run of either rank that is in progress at the arrival would
+    // otherwise make the other rank wait for its end in the rendezvous.
+    // Such a time is the arrival or the end of a run.
+    SmallVector<Time> candidates{message.arrival};
+    for (int64_t r : {message.from, message.to})
+      for (Time end : finish[r])
+        if (message.arrival < end && end <= message.consumerStart)
+          candidates.push_back(end);
+    llvm::sort(candidates);
+    message.at = message.arrival;
+    for (Time t : candidates)
+      if (idleAt(message.from, t) && idleAt(message.to, t)) {
+        message.at = t;
         break;
       }
+    // The producer starts before the arrival and the consumer no earlier
+    // than `at`: the send follows the producer, the receive precedes the
+    // consumer.
+    message.sendGroup = groupAt(message.from, message.at);
+    message.recvGroup = groupAt(message.to, message.at);
   }
-  // walk[seen[node]..] runs backwards along the cycle.
-  SmallVector<size_t> cycle(walk.begin() + seen[node], walk.end());
-  std::optional<size_t> lazy, any;
-  for (size_t i = 0; i < cycle.size(); ++i) {
-    size_t target = cycle[i];
-    size_t source = cycle[(i + 1) % cycle.size()];
-    if (target >= numMessages || source < numMessages)
-      continue;
-    any = any.value_or(target);
-    const Message &message = messages[target];
-    if (message.to == barrierRank[source] &&
-        message.recvGroup != message.arrivalGroup && !lazy)
-      lazy = target;
+}
+
+LogicalResult Lowering::order() {
+  // By time; ties (which never fall into different groups of one rank) by
+  // the first consumer's start, then the receiving rank, then creation
+  // order.
+  SmallVector<size_t> sorted =
+      llvm::to_vector(llvm::seq<size_t>(0, messages.size()));
+  llvm::sort(sorted, [&](size_t a, size_t b) {
+    const Message &x = messages[a], &y = messages[b];
+    return std::make_tuple(x.at, x.consumerStart, x.to, a) <
+           std::make_tuple(y.at, y.consumerStart, y.to, b);
+  });
+  position.assign(messages.size(), -1);
+  for (auto [k, id] : llvm::enumerate(sorted))
+    position[id] = k;
+
+  // Every message of a rank's earlier group must come before every message
+  // of its later groups (docs/mpmd.md proves that time order does this);
+  // checked, since the whole deadlock-freedom argument rests on it.
+  for (int64_t r = 0; r < numRanks; ++r) {
+    std::map<int64_t, std::pair<int64_t, int64_t>> span; // group -> min, max
+    auto note = [&](int64_t group, int64_t pos) {
+      auto [it, inserted] = span.try_emplace(group, pos, pos);
+      if (!inserted) {
+        it->second.first = std::min(it->second.first, pos);
+        it->second.second = std::max(it->second.second, pos);
+      }
+    };
+    for (auto [id, message] : llvm::enumerate(messages)) {
+      if (message.from == r)
+        note(message.sendGroup, position[id]);
+      if (message.to == r)
+        note(message.recvGroup, position[id]);
+    }
+    int64_t previousMax = -1;
+    for (auto &[group, minMax] : span) {
+      if (minMax.first < previousMax)
+        return program.emitOpError()
+               << "cannot order the sends and receives of rank " << r
+               << " without a deadlock under rendezvous semantics (internal "
+                  "error: group before run "
+               << group << " is out of time order)";
+      previousMax = minMax.second;
+    }
   }
-  return lazy ? lazy : any;
+  return success();
 }
 
 void Lowering::emit() {
@@ -439,25 +452,9 @@ void Lowering::emit() {
 LogicalResult Lowering::run() {
   if (failed(collect()) || failed(simulate()) || failed(buildMessages()))
     return failure();
-  // Receives right before their consumers; while the groups' constraints
-  // have a cycle, move a receive on it to where its value arrives in the
-  // simulated timeline. With every receive there, no cycle is left
-  // (docs/mpmd.md), so this ends.
-  while (std::optional<size_t> stuck = order()) {
-    Message &message = messages[*stuck];
-    if (message.recvGroup == message.arrivalGroup) {
-      InFlightDiagnostic diag =
-          program.emitOpError()
-          << "cannot order sends and receives without a deadlock under "
-             "rendezvous semantics (internal error: a cycle at @"
-          << message.producer.getSymName() << "[" << message.result << "]";
-      if (message.microbatch != kNoMicrobatch)
-        diag << " microbatch " << message.microbatch;
-      diag << " from rank " << message.from << " to rank " << message.to << ")";
-      return failure();
-    }
-    message.recvGroup = message.arrivalGroup;
-  }
+  place();
+  if (failed(order()))
+    return failure();
   emit();
   return success();
 }
