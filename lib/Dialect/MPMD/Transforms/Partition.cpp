@@ -36,6 +36,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -151,6 +152,7 @@ private:
   llvm::DenseMap<Operation *, int64_t> level;
   llvm::StringMap<int64_t> owner;
   llvm::DenseMap<Value, Value> means;
+  llvm::DenseSet<Operation *> meanOps;
 
   std::vector<Group> groups;
   llvm::DenseMap<Operation *, unsigned> groupOf;
@@ -259,6 +261,7 @@ Value Partitioner::meanOf(Value sum, Operation *before) {
   phase[count] = Phase::Source;
   auto mean = nn::DivOp::create(b, sum.getLoc(), sum, count.getResult());
   phase[mean] = Phase::Step;
+  meanOps.insert(mean);
   it->second = mean.getResult();
   return it->second;
 }
@@ -443,10 +446,28 @@ LogicalResult Partitioner::placeStep() {
       if (auto read = operand.getDefiningOp<nn::ParamOp>())
         owner.try_emplace(read.getName(), physicalStage(virtualStage[&op]));
   }
+  // A parameter's gradient is summed over microbatches where each
+  // contribution is computed, and combined and averaged on its owner.
+  llvm::DenseMap<int64_t, nn::ParamOp> readById;
   for (Operation &op : *body)
-    if (specialOf(&op) == Special::Accumulate)
+    if (auto read = dyn_cast<nn::ParamOp>(op))
+      if (auto id = op.getAttrOfType<IntegerAttr>("nn.id"))
+        readById[id.getInt()] = read;
+  for (Operation &op : *body) {
+    if (specialOf(&op) == Special::Accumulate) {
       stepStage[&op] =
           physicalStage(virtualStage.lookup(op.getOperand(0).getDefiningOp()));
+    } else if (op.hasAttr(nn::kGradSumAttrName)) {
+      auto grad = op.getAttrOfType<nn::GradAttr>("nn.grad");
+      nn::ParamOp read = grad ? readById.lookup(grad.getOf()) : nullptr;
+      if (read && owner.count(read.getName()))
+        stepStage[&op] = owner.lookup(read.getName());
+    } else if (meanOps.contains(&op)) {
+      Operation *sum = op.getOperand(0).getDefiningOp();
+      if (auto it = stepStage.find(sum); it != stepStage.end())
+        stepStage[&op] = it->second;
+    }
+  }
 
   auto updatedBy = [&](unsigned resultIndex) -> FlatSymbolRefAttr {
     if (resultIndex == 0 || resultIndex > updates.size())
@@ -462,6 +483,8 @@ LogicalResult Partitioner::placeStep() {
     if (isStep(&op) && specialOf(&op) != Special::Accumulate)
       stepOps.push_back(&op);
   for (Operation *op : llvm::reverse(stepOps)) {
+    if (stepStage.count(op))
+      continue;
     std::set<int64_t> stages;
     for (OpOperand &use : op->getUses()) {
       Operation *user = use.getOwner();
