@@ -176,12 +176,6 @@ LogicalResult Partitioner::checkInputs() {
              << "; expected a statically shaped tensor with a batch "
                 "dimension (the function's inputs are one microbatch)";
   }
-  for (Type type : original.getFunctionType().getResults())
-    if (!isa<RankedTensorType>(type) ||
-        !cast<RankedTensorType>(type).hasStaticShape())
-      return original.emitError("mpmd-partition: @")
-             << original.getSymName() << " returns " << type
-             << "; expected statically shaped tensors";
   if (auto names = original->getAttrOfType<ArrayAttr>("nn.updates")) {
     if (names.size() + 1 != original.getNumResults())
       return original.emitError("mpmd-partition: 'nn.updates' of @")
