@@ -30,6 +30,29 @@ std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
   return bound;
 }
 
+Tensor tandem::eval::generateInput(RankedTensorType type, unsigned index,
+                                   uint64_t seed,
+                                   std::optional<int64_t> bound) {
+  Tensor tensor(type);
+  uint64_t stream =
+      tandem::rng::parameterStream("input." + std::to_string(index));
+  if (isa<IntegerType>(tensor.elementType)) {
+    int64_t limit = bound.value_or(kDefaultIntegerBound);
+    tandem::rng::InitSpec uniform{tandem::rng::InitKind::Uniform, 0.0, 1.0};
+    for (size_t i = 0; i < tensor.data.size(); ++i) {
+      double u = tandem::rng::initValue(uniform, seed, stream, i);
+      tensor.data[i] = std::min<double>(
+          std::floor(u * static_cast<double>(limit)), limit - 1);
+    }
+  } else {
+    tandem::rng::InitSpec normal{tandem::rng::InitKind::Normal, 1.0, 0.0};
+    for (size_t i = 0; i < tensor.data.size(); ++i)
+      tensor.data[i] = roundToType(
+          tandem::rng::initValue(normal, seed, stream, i), tensor.elementType);
+  }
+  return tensor;
+}
+
 llvm::Expected<std::vector<Tensor>>
 tandem::eval::generateInputs(func::FuncOp function, uint64_t seed) {
   if (function.isExternal())
@@ -42,25 +65,8 @@ tandem::eval::generateInputs(func::FuncOp function, uint64_t seed) {
       return llvm::createStringError(
           "input #" + llvm::Twine(argument.getArgNumber()) + " of function '" +
           function.getSymName() + "' is not a ranked tensor");
-    Tensor tensor(type);
-    uint64_t stream = tandem::rng::parameterStream(
-        "input." + std::to_string(argument.getArgNumber()));
-    if (isa<IntegerType>(tensor.elementType)) {
-      int64_t bound = vocabularyOf(argument).value_or(kDefaultIntegerBound);
-      tandem::rng::InitSpec uniform{tandem::rng::InitKind::Uniform, 0.0, 1.0};
-      for (size_t i = 0; i < tensor.data.size(); ++i) {
-        double u = tandem::rng::initValue(uniform, seed, stream, i);
-        tensor.data[i] = std::min<double>(
-            std::floor(u * static_cast<double>(bound)), bound - 1);
-      }
-    } else {
-      tandem::rng::InitSpec normal{tandem::rng::InitKind::Normal, 1.0, 0.0};
-      for (size_t i = 0; i < tensor.data.size(); ++i)
-        tensor.data[i] =
-            roundToType(tandem::rng::initValue(normal, seed, stream, i),
-                        tensor.elementType);
-    }
-    inputs.push_back(std::move(tensor));
+    inputs.push_back(generateInput(type, argument.getArgNumber(), seed,
+                                   vocabularyOf(argument)));
   }
   return inputs;
 }

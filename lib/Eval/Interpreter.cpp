@@ -58,9 +58,20 @@ Interpreter::call(func::FuncOp function, llvm::ArrayRef<Tensor> inputs) {
   if (llvm::Error error = checkInputs(function, inputs))
     return std::move(error);
 
-  Block &body = function.getBody().front();
+  auto results = evaluateBlock(function.getBody().front(), inputs);
+  if (!results)
+    return results.takeError();
+  return results;
+}
+
+llvm::Expected<std::vector<Tensor>>
+Interpreter::evaluateBlock(Block &body, llvm::ArrayRef<Tensor> arguments) {
+  if (body.getNumArguments() != arguments.size())
+    return opError(body.getParentOp(),
+                   "body takes " + llvm::Twine(body.getNumArguments()) +
+                       " argument(s), got " + llvm::Twine(arguments.size()));
   llvm::DenseMap<Value, Tensor> values;
-  for (auto [argument, input] : llvm::zip(body.getArguments(), inputs))
+  for (auto [argument, input] : llvm::zip(body.getArguments(), arguments))
     values[argument] = input;
 
   RoundingOptions rounding;
@@ -73,13 +84,13 @@ Interpreter::call(func::FuncOp function, llvm::ArrayRef<Tensor> inputs) {
     for (Value operand : op.getOperands()) {
       auto it = values.find(operand);
       if (it == values.end())
-        return opError(&op, "operand defined outside the function body");
+        return opError(&op, "operand defined outside the enclosing body");
       operands.push_back(&it->second);
     }
     auto results = kernel(KernelCall{&op, operands, *this});
     if (!results)
       return results.takeError();
-    // The terminator's "results" are the function's.
+    // The terminator's "results" are the body's.
     if (op.hasTrait<OpTrait::IsTerminator>())
       return results;
     if (results->size() != op.getNumResults())
@@ -95,5 +106,5 @@ Interpreter::call(func::FuncOp function, llvm::ArrayRef<Tensor> inputs) {
       values[value] = std::move(result);
     }
   }
-  return opError(function, "function body has no terminator");
+  return opError(body.getParentOp(), "body has no terminator");
 }

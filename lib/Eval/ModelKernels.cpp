@@ -1,12 +1,13 @@
 //===- ModelKernels.cpp - parameters, constants, casts, model-level ops ---===//
 //
 // nn.param, nn.constant, nn.cast, nn.stage_end, nn.embedding, nn.attention,
-// nn.cross_entropy, and the func ops that structure a program.
+// nn.cross_entropy, and the func and mpmd ops that structure a program.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
 
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Eval/Rounding.h"
 
@@ -264,4 +265,6 @@ void tandem::eval::registerModelKernels(KernelRegistry &registry) {
                crossEntropyGradKernel);
   registry.add(mlir::func::ReturnOp::getOperationName(), identityKernel);
   registry.add(mlir::func::CallOp::getOperationName(), callKernel);
+  // A fragment's terminator returns its operands, like func.return.
+  registry.add(tandem::mpmd::YieldOp::getOperationName(), identityKernel);
 }

@@ -74,28 +74,56 @@ tandem::eval::verifyTrainStep(func::FuncOp function) {
 }
 
 llvm::Expected<std::pair<unsigned, unsigned>>
-tandem::eval::findTokenInputs(func::FuncOp function) {
+tandem::eval::findTokenInputs(llvm::ArrayRef<RankedTensorType> types,
+                              const std::string &owner) {
   SmallVector<unsigned> integerArgs;
-  for (BlockArgument argument : function.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(argument.getType());
+  for (auto [index, type] : llvm::enumerate(types))
     if (type && isa<IntegerType>(type.getElementType()))
-      integerArgs.push_back(argument.getArgNumber());
-  }
+      integerArgs.push_back(index);
+  // `owner` is "function 'f'" or "program 'p'".
+  auto [kind, name] = StringRef(owner).split(' ');
   if (integerArgs.size() != 2)
     return llvm::createStringError(
-        "token data needs a function with two integer inputs (tokens, "
-        "targets); '" +
-        function.getSymName() + "' has " + llvm::Twine(integerArgs.size()));
-  auto tokens =
-      cast<RankedTensorType>(function.getArgument(integerArgs[0]).getType());
-  auto targets =
-      cast<RankedTensorType>(function.getArgument(integerArgs[1]).getType());
+        "token data needs a " + kind +
+        " with two integer inputs (tokens, targets); " + name + " has " +
+        llvm::Twine(integerArgs.size()));
+  RankedTensorType tokens = types[integerArgs[0]];
+  RankedTensorType targets = types[integerArgs[1]];
   if (tokens.getRank() != 2 || tokens.getShape() != targets.getShape())
     return llvm::createStringError(
-        "token data needs tokens and targets of the same B x T shape; '" +
-        function.getSymName() + "' takes " + typeText(tokens) + " and " +
-        typeText(targets));
+        "token data needs tokens and targets of the same B x T shape; " + name +
+        " takes " + typeText(tokens) + " and " + typeText(targets));
   return std::make_pair(integerArgs[0], integerArgs[1]);
+}
+
+static std::vector<RankedTensorType> argumentTypes(func::FuncOp function) {
+  std::vector<RankedTensorType> types;
+  for (Type type : function.getFunctionType().getInputs())
+    types.push_back(dyn_cast<RankedTensorType>(type));
+  return types;
+}
+
+llvm::Expected<std::pair<unsigned, unsigned>>
+tandem::eval::findTokenInputs(func::FuncOp function) {
+  return findTokenInputs(argumentTypes(function),
+                         "function '" + function.getSymName().str() + "'");
+}
+
+/// Batches of `tokens` over `base` inputs whose `args` are the tokens and
+/// targets.
+static llvm::Expected<BatchInputs>
+makeBatchInputs(std::vector<Tensor> base, std::pair<unsigned, unsigned> args,
+                std::vector<int32_t> tokens, uint64_t seed, bool shuffle,
+                llvm::StringRef what) {
+  const Tensor &tokenInput = base[args.first];
+  std::string error;
+  auto sampler = tandem::data::BatchSampler::create(
+      std::move(tokens), tokenInput.shape[0], tokenInput.shape[1], seed,
+      shuffle, error);
+  if (!sampler)
+    return llvm::createStringError(what + ": " + error);
+  return BatchInputs::fromParts(std::move(base), args.first, args.second,
+                                std::move(*sampler));
 }
 
 llvm::Expected<BatchInputs> BatchInputs::create(func::FuncOp function,
@@ -108,15 +136,23 @@ llvm::Expected<BatchInputs> BatchInputs::create(func::FuncOp function,
   auto base = generateInputs(function, seed);
   if (!base)
     return base.takeError();
-  const Tensor &tokenInput = (*base)[args->first];
-  std::string error;
-  auto sampler = tandem::data::BatchSampler::create(
-      std::move(tokens), tokenInput.shape[0], tokenInput.shape[1], seed,
-      shuffle, error);
-  if (!sampler)
-    return llvm::createStringError(what + ": " + error);
-  return BatchInputs(std::move(*base), args->first, args->second,
-                     std::move(*sampler));
+  return makeBatchInputs(std::move(*base), *args, std::move(tokens), seed,
+                         shuffle, what);
+}
+
+llvm::Expected<BatchInputs>
+BatchInputs::create(llvm::ArrayRef<RankedTensorType> types,
+                    llvm::ArrayRef<std::optional<int64_t>> vocabularies,
+                    const std::string &owner, std::vector<int32_t> tokens,
+                    uint64_t seed, bool shuffle, llvm::StringRef what) {
+  auto args = findTokenInputs(types, owner);
+  if (!args)
+    return args.takeError();
+  std::vector<Tensor> base;
+  for (auto [index, type] : llvm::enumerate(types))
+    base.push_back(generateInput(type, index, seed, vocabularies[index]));
+  return makeBatchInputs(std::move(base), *args, std::move(tokens), seed,
+                         shuffle, what);
 }
 
 std::vector<Tensor> BatchInputs::get(uint64_t index) {
@@ -139,41 +175,87 @@ vocabularyOfInputs(func::FuncOp function, std::pair<unsigned, unsigned> args) {
   return vocab;
 }
 
+/// Checks that result 0 of `what` is a loss: a rank-0 float tensor.
+static llvm::Error checkLoss(llvm::ArrayRef<Type> results,
+                             const std::string &what) {
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results[0]);
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return llvm::createStringError(what +
+                                   " must be the loss, a rank-0 float tensor");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<Trainer>>
 Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
                 const TrainerOptions &options) {
   ModuleOp module = interpreter.getModule();
-  auto stepFunction = module.lookupSymbol<func::FuncOp>(options.stepFunction);
-  if (!stepFunction)
-    return llvm::createStringError(
-        "no training-step function '" + options.stepFunction +
-        "' in the module; generate one with `tandem-opt --nn-autodiff "
-        "--nn-optimizer` first");
+  bool program = !options.stepProgram.empty();
+  func::FuncOp stepFunction;
+  std::unique_ptr<PipelineExecutor> stepProgram;
+  std::vector<std::string> updates;
+  std::string stepOwner;
+  if (program) {
+    auto executor = PipelineExecutor::create(module, options.stepProgram);
+    if (!executor)
+      return executor.takeError();
+    stepProgram = std::move(*executor);
+    stepOwner = "program '" + options.stepProgram + "'";
+    SmallVector<Type> outputs(stepProgram->getOutputTypes().begin(),
+                              stepProgram->getOutputTypes().end());
+    if (llvm::Error error = checkLoss(outputs, stepOwner + ": step output 0"))
+      return std::move(error);
+    updates.assign(stepProgram->getUpdatedParameters().begin(),
+                   stepProgram->getUpdatedParameters().end());
+    if (updates.empty())
+      return llvm::createStringError(
+          stepOwner + " updates no parameter (no result carries "
+                      "'mpmd.update'), so training it would change nothing");
+  } else {
+    stepFunction = module.lookupSymbol<func::FuncOp>(options.stepFunction);
+    if (!stepFunction)
+      return llvm::createStringError(
+          "no training-step function '" + options.stepFunction +
+          "' in the module; generate one with `tandem-opt --nn-autodiff "
+          "--nn-optimizer` first");
+    stepOwner = "function '" + options.stepFunction + "'";
+  }
   auto evalFunction = module.lookupSymbol<func::FuncOp>(options.evalFunction);
   if (!evalFunction)
     return llvm::createStringError("no evaluation function '" +
                                    options.evalFunction + "' in the module");
-  auto updates = verifyTrainStep(stepFunction);
-  if (!updates)
-    return updates.takeError();
-  auto evalResults = evalFunction.getFunctionType().getResults();
-  auto evalLoss = evalResults.empty()
-                      ? RankedTensorType()
-                      : dyn_cast<RankedTensorType>(evalResults[0]);
-  if (!evalLoss || evalLoss.getRank() != 0 ||
-      !isa<FloatType>(evalLoss.getElementType()))
-    return llvm::createStringError("function '" + options.evalFunction +
-                                   "': result #0 must be the loss, a rank-0 "
-                                   "float tensor");
+  if (!program) {
+    auto verified = verifyTrainStep(stepFunction);
+    if (!verified)
+      return verified.takeError();
+    updates = std::move(*verified);
+  }
+  if (llvm::Error error =
+          checkLoss(evalFunction.getFunctionType().getResults(),
+                    "function '" + options.evalFunction + "': result #0"))
+    return std::move(error);
 
-  // Every token must be within the vocabulary of both functions.
+  // Every token must be within the vocabulary of the step and the
+  // evaluation function.
   std::optional<int64_t> vocab;
+  auto consider = [&](std::optional<int64_t> bound) {
+    if (bound)
+      vocab = vocab ? std::min(*vocab, *bound) : *bound;
+  };
+  if (program) {
+    auto args = findTokenInputs(stepProgram->getInputTypes(), stepOwner);
+    if (!args)
+      return args.takeError();
+    consider(stepProgram->getInputVocabularies()[args->first]);
+    consider(stepProgram->getInputVocabularies()[args->second]);
+  }
   for (func::FuncOp function : {stepFunction, evalFunction}) {
+    if (!function)
+      continue;
     auto args = findTokenInputs(function);
     if (!args)
       return args.takeError();
-    if (auto bound = vocabularyOfInputs(function, *args))
-      vocab = vocab ? std::min(*vocab, *bound) : *bound;
+    consider(vocabularyOfInputs(function, *args));
   }
   std::string error;
   if (vocab && !tandem::data::checkVocabulary(tokens, *vocab, error))
@@ -185,9 +267,14 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
 
   tandem::data::Split parts =
       tandem::data::splitHeldOut(tokens, options.heldOutFraction);
-  auto train = BatchInputs::create(
-      stepFunction, std::move(parts.train), options.seed,
-      /*shuffle=*/true, options.dataName + " (training part)");
+  std::string trainName = options.dataName + " (training part)";
+  auto train =
+      program ? BatchInputs::create(stepProgram->getInputTypes(),
+                                    stepProgram->getInputVocabularies(),
+                                    stepOwner, std::move(parts.train),
+                                    options.seed, /*shuffle=*/true, trainName)
+              : BatchInputs::create(stepFunction, std::move(parts.train),
+                                    options.seed, /*shuffle=*/true, trainName);
   if (!train)
     return train.takeError();
   auto heldOut = BatchInputs::create(
@@ -195,14 +282,26 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
       /*shuffle=*/false, options.dataName + " (held-out part)");
   if (!heldOut)
     return heldOut.takeError();
-  return std::unique_ptr<Trainer>(
-      new Trainer(interpreter, stepFunction, evalFunction, std::move(*updates),
-                  std::move(*train), std::move(*heldOut)));
+  return std::unique_ptr<Trainer>(new Trainer(
+      interpreter, stepFunction, std::move(stepProgram), evalFunction,
+      std::move(updates), std::move(*train), std::move(*heldOut)));
 }
 
 llvm::Expected<StepResult> Trainer::step(uint64_t index) {
   StepResult step;
   step.inputs = train.get(index);
+  ParameterMap &parameters = interpreter.getParameters();
+  if (stepProgram) {
+    auto result = stepProgram->run(interpreter, step.inputs);
+    if (!result)
+      return result.takeError();
+    step.loss = result->outputs.at(0).data.at(0);
+    // run() checked that every updated parameter has a value of the
+    // update's type; nothing changed before it succeeded.
+    for (auto &[name, value] : result->updates)
+      parameters[name] = std::move(value);
+    return step;
+  }
   auto results = interpreter.call(stepFunction, step.inputs);
   if (!results)
     return results.takeError();
@@ -211,7 +310,6 @@ llvm::Expected<StepResult> Trainer::step(uint64_t index) {
         "function '" + stepFunction.getSymName() + "' returned " +
         llvm::Twine(results->size()) + " result(s), expected " +
         llvm::Twine(updates.size() + 1));
-  ParameterMap &parameters = interpreter.getParameters();
   for (const std::string &name : updates)
     if (!parameters.count(name))
       return llvm::createStringError("parameter '" + name + "' updated by '" +

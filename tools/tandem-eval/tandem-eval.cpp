@@ -3,15 +3,18 @@
 // `tandem-eval model.mlir` evaluates a function of a model on the host with
 // parameters initialized from the model's initializers (or loaded from a
 // safetensors file) and inputs from a data file or a deterministic
-// generator, and prints the results. With --train it runs a training-step
-// function (docs/training.md) for a number of steps on batches of a data
-// file, printing the loss per step and the held-out loss.
+// generator, and prints the results. With --program it runs one step of an
+// mpmd.program instead, every rank on its own thread (docs/pipeline-eval.md).
+// With --train it runs a training-step function (docs/training.md) or
+// program for a number of steps on batches of a data file, printing the loss
+// per step and the held-out loss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Eval/Inputs.h"
 #include "tandem/Eval/Interpreter.h"
 #include "tandem/Eval/Parameters.h"
+#include "tandem/Eval/Pipeline.h"
 #include "tandem/Eval/Trainer.h"
 #include "tandem/InitAll.h"
 #include "tandem/Runtime/Safetensors.h"
@@ -49,6 +52,11 @@ static cl::opt<std::string>
                           "training-step function with --train (default "
                           "train_step)"),
                  cl::cat(evalCategory));
+static cl::opt<std::string> programName(
+    "program",
+    cl::desc("Run one step of this mpmd.program (every rank on its own "
+             "thread) instead of a function; with --train, train with it"),
+    cl::value_desc("name"), cl::cat(evalCategory));
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of parameter initialization, "
                                        "generated inputs and data shuffling"),
@@ -129,13 +137,14 @@ static cl::opt<std::string>
 
 static constexpr const char *overview = R"(Tandem reference evaluator
 
-  tandem-eval model.mlir [--function forward] [--seed N]
+  tandem-eval model.mlir [--function forward | --program NAME] [--seed N]
               [--params FILE.safetensors] [--save-params FILE]
               [--data FILE --batch-index K [--split train|held-out]]
               [--f64] [--print-outputs]
               [--save-outputs FILE] [--save-inputs FILE]
   tandem-eval model.mlir --train --steps N --data FILE [--seed S]
-              [--function train_step] [--eval-function forward]
+              [--function train_step | --program NAME]
+              [--eval-function forward]
               [--eval-every K] [--eval-batches B] [--held-out-fraction F]
               [--start-step K] [--params FILE] [--save-params FILE]
               [--save-inputs FILE] [--log-json FILE]
@@ -149,10 +158,18 @@ targets, from the training part of the file (all but the last
 comes from a deterministic generator keyed by the seed and the argument
 index.
 
+With --program, one step of the mpmd.program NAME runs instead, all ranks
+in this process: its step inputs are full batches (each fragment's
+mpmd.input type with dim 0 times the microbatch count), its outputs
+(mpmd.output) are printed like a function's results, and its updates
+(mpmd.update) are written back, so --save-params saves the parameters after
+the step.
+
 With --train, the training-step function (made by `tandem-opt --nn-autodiff
 --nn-optimizer`; it returns the loss and the new value of every parameter
-its nn.updates attribute names) runs on training batches start-step ...
-start-step+N-1, and its results replace the parameters. The held-out loss is
+its nn.updates attribute names) or, with --program, the program (output 0
+is the loss) runs on training batches start-step ... start-step+N-1, and
+its updates replace the parameters. The held-out loss is
 the mean loss of --eval-function over the first --eval-batches batches of
 the held-out tail.
 )";
@@ -162,18 +179,21 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-/// Replaces the integer inputs with batch `batchIndex` of the data file.
-static Error fillFromData(mlir::func::FuncOp function,
-                          std::vector<Tensor> &inputs) {
+/// Replaces the two integer inputs (of `owner`, "function 'f'" or "program
+/// 'p'", in errors) with batch `batchIndex` of the data file; every token
+/// must be below `vocab`.
+static Error fillFromData(std::vector<Tensor> &inputs,
+                          std::optional<int64_t> vocab, StringRef owner) {
+  auto [kind, name] = owner.split(' ');
   SmallVector<unsigned> integerArgs;
-  for (mlir::BlockArgument argument : function.getArguments())
-    if (isa<mlir::IntegerType>(inputs[argument.getArgNumber()].elementType))
-      integerArgs.push_back(argument.getArgNumber());
+  for (auto [index, input] : enumerate(inputs))
+    if (isa<mlir::IntegerType>(input.elementType))
+      integerArgs.push_back(index);
   if (integerArgs.size() != 2)
-    return createStringError("--data needs a function with two integer inputs "
-                             "(tokens, targets); '" +
-                             function.getSymName() + "' has " +
-                             Twine(integerArgs.size()));
+    return createStringError("--data needs a " + kind +
+                             " with two integer inputs "
+                             "(tokens, targets); " +
+                             name + " has " + Twine(integerArgs.size()));
   Tensor &tokens = inputs[integerArgs[0]], &targets = inputs[integerArgs[1]];
   if (tokens.rank() != 2 || tokens.shape != targets.shape)
     return createStringError("--data needs tokens and targets of the same "
@@ -184,10 +204,6 @@ static Error fillFromData(mlir::func::FuncOp function,
   auto stream = tandem::data::readTokens(dataFile, error);
   if (!stream)
     return createStringError(error);
-  std::optional<int64_t> vocab = vocabularyOf(function.getArgument(0));
-  for (unsigned index : integerArgs)
-    if (auto bound = vocabularyOf(function.getArgument(index)))
-      vocab = vocab ? std::min(*vocab, *bound) : *bound;
   if (vocab && !tandem::data::checkVocabulary(*stream, *vocab, error))
     return createStringError(dataFile + ": " + error);
   if (!(heldOutFraction >= 0.0 && heldOutFraction < 1.0)) {
@@ -212,6 +228,18 @@ static Error fillFromData(mlir::func::FuncOp function,
   std::copy(in.begin(), in.end(), tokens.data.begin());
   std::copy(out.begin(), out.end(), targets.data.begin());
   return Error::success();
+}
+
+/// fillFromData for a function's inputs.
+static Error fillFromData(mlir::func::FuncOp function,
+                          std::vector<Tensor> &inputs) {
+  std::optional<int64_t> vocab = vocabularyOf(function.getArgument(0));
+  for (auto [index, input] : enumerate(inputs))
+    if (isa<mlir::IntegerType>(input.elementType))
+      if (auto bound = vocabularyOf(function.getArgument(index)))
+        vocab = vocab ? std::min(*vocab, *bound) : *bound;
+  return fillFromData(inputs, vocab,
+                      "function '" + function.getSymName().str() + "'");
 }
 
 static void printTensor(raw_ostream &os, const Tensor &tensor) {
@@ -263,8 +291,8 @@ static Error saveInputs(ArrayRef<Tensor> inputs, const std::string &prefix,
   return writeSafetensors(file, path);
 }
 
-/// Writes result.<i> for every result; with nn.gradients, also grad.<name>
-/// for results 1..k and, when result 0 is rank-0, loss.
+/// Writes result.<i> for every result; with nn.gradients (of a function),
+/// also grad.<name> for results 1..k and, when result 0 is rank-0, loss.
 static Error saveOutputs(mlir::func::FuncOp function,
                          ArrayRef<Tensor> results) {
   st::File file;
@@ -277,8 +305,10 @@ static Error saveOutputs(mlir::func::FuncOp function,
   }
   for (auto [i, tensor] : enumerate(encoded))
     file.tensors["result." + std::to_string(i)] = tensor;
-  if (auto gradients =
-          function->getAttrOfType<mlir::ArrayAttr>("nn.gradients")) {
+  auto gradients =
+      function ? function->getAttrOfType<mlir::ArrayAttr>("nn.gradients")
+               : mlir::ArrayAttr();
+  if (gradients) {
     if (gradients.size() + 1 != results.size())
       return createStringError(
           "function '" + function.getSymName() + "' has " +
@@ -296,6 +326,21 @@ static Error saveOutputs(mlir::func::FuncOp function,
       file.tensors["loss"] = encoded[0];
   }
   return writeSafetensors(file, saveOutputsFile);
+}
+
+/// Prints results (a function's, or a program's step outputs): a single
+/// rank-0 float is the loss.
+static void printResults(ArrayRef<Tensor> results) {
+  for (auto [i, result] : enumerate(results)) {
+    bool scalarLoss = results.size() == 1 && result.rank() == 0 &&
+                      isa<mlir::FloatType>(result.elementType);
+    if (scalarLoss)
+      outs() << "loss: " << format("%.9g", result.data[0]) << "\n";
+    else {
+      outs() << "result #" << i << ": ";
+      printTensor(outs(), result);
+    }
+  }
 }
 
 static std::string fixed(double value) {
@@ -336,6 +381,7 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
   trainerOptions.stepFunction = functionName.getNumOccurrences()
                                     ? std::string(functionName)
                                     : std::string("train_step");
+  trainerOptions.stepProgram = programName;
   trainerOptions.evalFunction = evalFunctionName;
   trainerOptions.heldOutFraction = heldOutFraction;
   trainerOptions.seed = seed;
@@ -407,6 +453,58 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
   return 0;
 }
 
+/// The --program mode: one step of the program, all ranks in-process.
+static int runProgram(mlir::ModuleOp module, ParameterMap parameters) {
+  auto executor = PipelineExecutor::create(module, programName);
+  // Its errors carry the program's location.
+  if (!executor)
+    return fail(toString(executor.takeError()));
+  ArrayRef<mlir::RankedTensorType> types = (*executor)->getInputTypes();
+  ArrayRef<std::optional<int64_t>> vocabularies =
+      (*executor)->getInputVocabularies();
+  // The same generator as for a function, so a function taking the full
+  // batches as its arguments in the same order sees the same values.
+  std::vector<Tensor> inputs;
+  for (auto [index, type] : enumerate(types))
+    inputs.push_back(generateInput(type, index, seed, vocabularies[index]));
+  if (!dataFile.empty()) {
+    std::optional<int64_t> vocab;
+    for (auto [index, type] : enumerate(types))
+      if (isa<mlir::IntegerType>(type.getElementType()) && vocabularies[index])
+        vocab = vocab ? std::min(*vocab, *vocabularies[index])
+                      : *vocabularies[index];
+    if (Error error =
+            fillFromData(inputs, vocab, "program '" + programName + "'"))
+      return fail(toString(std::move(error)));
+  }
+
+  EvalOptions options;
+  options.f64 = f64Mode;
+  Interpreter interpreter(module, options);
+  interpreter.setParameters(std::move(parameters));
+  auto step = (*executor)->run(interpreter, inputs);
+  if (!step)
+    return fail(toString(step.takeError()));
+
+  if (!saveInputsFile.empty())
+    if (Error error = saveInputs(inputs, "", saveInputsFile))
+      return fail(toString(std::move(error)));
+  if (!saveOutputsFile.empty())
+    if (Error error = saveOutputs(nullptr, step->outputs))
+      return fail(toString(std::move(error)));
+  printResults(step->outputs);
+  for (auto &[name, value] : step->updates) {
+    outs() << "update @" << name << ": ";
+    printTensor(outs(), value);
+    interpreter.getParameters()[name] = std::move(value);
+  }
+  if (!saveParamsFile.empty())
+    if (Error error =
+            saveParameters(interpreter.getParameters(), saveParamsFile))
+      return fail(toString(std::move(error)));
+  return 0;
+}
+
 static int evaluate(const mlir::DialectRegistry &registry) {
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);
@@ -425,6 +523,9 @@ static int evaluate(const mlir::DialectRegistry &registry) {
                                        : loadParameters(*module, paramsFile);
   if (!parameters)
     return fail(toString(parameters.takeError()));
+  if (!programName.empty() && functionName.getNumOccurrences())
+    return fail("--function and --program are exclusive: a step runs either "
+                "a function or a program");
   if (trainMode)
     return train(*module, std::move(*parameters));
   for (const auto *option : std::initializer_list<const cl::Option *>{
@@ -432,6 +533,9 @@ static int evaluate(const mlir::DialectRegistry &registry) {
            &logJsonFile})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr + " applies only to --train");
+
+  if (!programName.empty())
+    return runProgram(*module, std::move(*parameters));
 
   std::string name =
       functionName.getNumOccurrences() ? functionName : std::string("forward");
@@ -461,16 +565,7 @@ static int evaluate(const mlir::DialectRegistry &registry) {
     if (Error error = saveOutputs(function, *results))
       return fail(toString(std::move(error)));
 
-  for (auto [i, result] : enumerate(*results)) {
-    bool scalarLoss = results->size() == 1 && result.rank() == 0 &&
-                      isa<mlir::FloatType>(result.elementType);
-    if (scalarLoss)
-      outs() << "loss: " << format("%.9g", result.data[0]) << "\n";
-    else {
-      outs() << "result #" << i << ": ";
-      printTensor(outs(), result);
-    }
-  }
+  printResults(*results);
   if (!saveParamsFile.empty())
     if (Error error =
             saveParameters(interpreter.getParameters(), saveParamsFile))

@@ -31,6 +31,11 @@ constexpr int64_t kDefaultIntegerBound = 256;
 /// `argument` indexes directly, if any.
 std::optional<int64_t> vocabularyOf(mlir::BlockArgument argument);
 
+/// The deterministic input number `index` of type `type`: integers uniform
+/// in [0, bound) (kDefaultIntegerBound without one), floats standard normal.
+Tensor generateInput(mlir::RankedTensorType type, unsigned index, uint64_t seed,
+                     std::optional<int64_t> bound);
+
 /// Deterministic inputs for every argument of `function`.
 llvm::Expected<std::vector<Tensor>> generateInputs(mlir::func::FuncOp function,
                                                    uint64_t seed);

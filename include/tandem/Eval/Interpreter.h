@@ -53,6 +53,15 @@ public:
   llvm::Expected<std::vector<Tensor>> call(mlir::func::FuncOp function,
                                            llvm::ArrayRef<Tensor> inputs);
 
+  /// Evaluates the ops of `body` in order, its arguments bound to
+  /// `arguments` (the caller has checked their types), and returns the
+  /// values of the terminator's operands. Function calls and mpmd fragments
+  /// both run through it. It only reads the IR, the parameters and the
+  /// options, so several threads may evaluate blocks of one interpreter at
+  /// once as long as nobody changes its parameters meanwhile.
+  llvm::Expected<std::vector<Tensor>>
+  evaluateBlock(mlir::Block &body, llvm::ArrayRef<Tensor> arguments);
+
 private:
   mlir::ModuleOp module;
   EvalOptions options;

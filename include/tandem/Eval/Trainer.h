@@ -1,9 +1,11 @@
 //===- Trainer.h - the reference training loop ------------------*- C++ -*-===//
 //
-// Drives a training-step function (docs/training.md): step k runs it on
+// Drives a training-step function (docs/training.md), or a pipelined
+// mpmd.program (docs/pipeline-eval.md): step k runs it on
 // batch k of the training part of a token stream (windows shuffled by the
 // seed, so batch k is known without replaying earlier batches), checks its
-// `nn.updates` contract and writes the new values back into the
+// `nn.updates` contract (a program's: output 0 is the loss, `mpmd.update`
+// results are the new values) and writes the new values back into the
 // interpreter's parameters. The held-out loss is the mean loss of an
 // evaluation function over the first batches of the held-out tail, in
 // order, so it is the same measurement at every step. Everything is a pure
@@ -15,6 +17,7 @@
 #define TANDEM_EVAL_TRAINER_H
 
 #include "tandem/Eval/Interpreter.h"
+#include "tandem/Eval/Pipeline.h"
 #include "tandem/Runtime/TokenData.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +34,9 @@ namespace tandem::eval {
 struct TrainerOptions {
   /// The training-step function (loss, new values...) with nn.updates.
   std::string stepFunction = "train_step";
+  /// When set, the mpmd.program that runs each step instead of
+  /// `stepFunction` (all ranks in-process, see Pipeline.h).
+  std::string stepProgram;
   /// The function whose rank-0 result 0 is the held-out loss.
   std::string evalFunction = "forward";
   /// Fraction of the token stream, at its end, held out from training.
@@ -52,6 +58,11 @@ verifyTrainStep(mlir::func::FuncOp function);
 /// targets), which batches of token data fill.
 llvm::Expected<std::pair<unsigned, unsigned>>
 findTokenInputs(mlir::func::FuncOp function);
+/// The same for inputs of `types`; `owner` names them in errors
+/// ("function 'f'", "program 'p'").
+llvm::Expected<std::pair<unsigned, unsigned>>
+findTokenInputs(llvm::ArrayRef<mlir::RankedTensorType> types,
+                const std::string &owner);
 
 /// One batch of token data bound to a function's inputs: the two integer
 /// inputs come from a sampler, every other input from the deterministic
@@ -63,9 +74,25 @@ public:
                                             std::vector<int32_t> tokens,
                                             uint64_t seed, bool shuffle,
                                             llvm::StringRef what);
+  /// The same for inputs of `types` (the integer inputs' generated values
+  /// bounded by `vocabularies`), as a program's step inputs.
+  static llvm::Expected<BatchInputs>
+  create(llvm::ArrayRef<mlir::RankedTensorType> types,
+         llvm::ArrayRef<std::optional<int64_t>> vocabularies,
+         const std::string &owner, std::vector<int32_t> tokens, uint64_t seed,
+         bool shuffle, llvm::StringRef what);
 
   /// The function's inputs for batch `index`.
   std::vector<Tensor> get(uint64_t index);
+
+  /// Inputs `base` whose inputs `tokensArg` and `targetsArg` come from
+  /// `sampler`.
+  static BatchInputs fromParts(std::vector<Tensor> base, unsigned tokensArg,
+                               unsigned targetsArg,
+                               tandem::data::BatchSampler sampler) {
+    return BatchInputs(std::move(base), tokensArg, targetsArg,
+                       std::move(sampler));
+  }
 
 private:
   BatchInputs(std::vector<Tensor> base, unsigned tokensArg, unsigned targetsArg,
@@ -80,7 +107,7 @@ private:
 
 /// What one training step did.
 struct StepResult {
-  /// Result 0 of the step function.
+  /// Result 0 of the step function (output 0 of a program).
   double loss = 0.0;
   /// The inputs it ran on.
   std::vector<Tensor> inputs;
@@ -88,7 +115,8 @@ struct StepResult {
 
 class Trainer {
 public:
-  /// Checks both functions and splits `tokens` into the training part and
+  /// Checks the step (function or program) and the evaluation function and
+  /// splits `tokens` into the training part and
   /// the held-out tail. The interpreter (with its parameters) must outlive
   /// the trainer.
   static llvm::Expected<std::unique_ptr<Trainer>>
@@ -105,21 +133,29 @@ public:
   /// around to its start). Does not change the parameters.
   llvm::Expected<double> heldOutLoss(unsigned numBatches);
 
-  /// The parameter each result 1..n of the step function replaces.
+  /// The parameter each result 1..n of the step function replaces (for a
+  /// program: the parameters it updates, sorted).
   const std::vector<std::string> &getUpdates() const { return updates; }
+  /// Null when a program runs the step.
   mlir::func::FuncOp getStepFunction() const { return stepFunction; }
+  /// Null when a function runs the step.
+  PipelineExecutor *getStepProgram() const { return stepProgram.get(); }
   mlir::func::FuncOp getEvalFunction() const { return evalFunction; }
 
 private:
   Trainer(Interpreter &interpreter, mlir::func::FuncOp stepFunction,
+          std::unique_ptr<PipelineExecutor> stepProgram,
           mlir::func::FuncOp evalFunction, std::vector<std::string> updates,
           BatchInputs train, BatchInputs heldOut)
       : interpreter(interpreter), stepFunction(stepFunction),
-        evalFunction(evalFunction), updates(std::move(updates)),
-        train(std::move(train)), heldOut(std::move(heldOut)) {}
+        stepProgram(std::move(stepProgram)), evalFunction(evalFunction),
+        updates(std::move(updates)), train(std::move(train)),
+        heldOut(std::move(heldOut)) {}
 
   Interpreter &interpreter;
-  mlir::func::FuncOp stepFunction, evalFunction;
+  mlir::func::FuncOp stepFunction;
+  std::unique_ptr<PipelineExecutor> stepProgram;
+  mlir::func::FuncOp evalFunction;
   std::vector<std::string> updates;
   BatchInputs train, heldOut;
 };
