@@ -166,7 +166,9 @@ private:
 LogicalResult Partitioner::checkInputs() {
   if (!original.getBody().hasOneBlock())
     return original.emitError("mpmd-partition: @")
-           << original.getSymName() << " must have a single block";
+           << original.getSymName()
+           << " must have a body of one block (found a declaration or "
+              "several blocks)";
   for (auto [index, type] :
        llvm::enumerate(original.getFunctionType().getInputs())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -199,14 +201,9 @@ LogicalResult Partitioner::checkInputs() {
 LogicalResult Partitioner::classify() {
   work = cast<func::FuncOp>(original->clone());
   body = &work->getBody().front();
-  ret = dyn_cast<func::ReturnOp>(body->getTerminator());
-  if (!ret)
-    return original.emitError("mpmd-partition: @")
-           << original.getSymName() << " must end with func.return";
+  // func.func's verifier guarantees the terminator.
+  ret = cast<func::ReturnOp>(body->getTerminator());
   for (Operation &op : body->without_terminator()) {
-    if (op.getNumRegions() != 0)
-      return op.emitError("mpmd-partition: ops with regions are not "
-                          "supported in a partitioned function");
     if (isa<nn::ParamOp, nn::ConstantOp>(op))
       phase[&op] = Phase::Source;
     else if (op.hasAttr("nn.optimizer") || op.hasAttr(nn::kGradSumAttrName))
@@ -274,6 +271,11 @@ LogicalResult Partitioner::insertAccumulation() {
       Operation *def = value.getDefiningOp();
       if (!def) {
         auto arg = cast<BlockArgument>(value);
+        if (op == ret.getOperation())
+          return op->emitError("mpmd-partition: returns input #")
+                 << arg.getArgNumber()
+                 << " of the function unchanged; a step result must be "
+                    "computed";
         return op->emitError("mpmd-partition: uses input #")
                << arg.getArgNumber()
                << " of the function once per step (inputs are per "
@@ -351,13 +353,15 @@ LogicalResult Partitioner::placeForward() {
       }
     } else if (auto marker = dyn_cast<nn::StageEndOp>(op)) {
       auto [it, inserted] = markerOfSegment.try_emplace(s, marker);
-      if (!inserted)
-        return marker
-                   .emitError("mpmd-partition: the nn.stage_end markers do "
-                              "not cut the graph into a chain: this marker "
-                              "and another one both end stage ")
-                   .attachNote(it->second.getLoc())
-               << "the other marker";
+      if (!inserted) {
+        InFlightDiagnostic diag =
+            marker.emitError("mpmd-partition: the nn.stage_end markers do "
+                             "not cut the graph into a chain: this marker and "
+                             "another one both end segment ")
+            << s << " (one marker per stage boundary, each after the last)";
+        diag.attachNote(it->second.getLoc()) << "the other marker";
+        return diag;
+      }
     }
     segment[&op] = s;
     numSegments = std::max(numSegments, s + 1);
@@ -526,11 +530,8 @@ LogicalResult Partitioner::placeStep() {
   // Every step result comes from a step node on the stage that owns it.
   for (OpOperand &use : ret->getOpOperands()) {
     Value value = use.get();
+    // Inputs returned unchanged were rejected with the accumulation.
     Operation *def = value.getDefiningOp();
-    if (!def)
-      return ret.emitError("mpmd-partition: returns input #")
-             << cast<BlockArgument>(value).getArgNumber()
-             << " of the function unchanged; a step result must be computed";
     FlatSymbolRefAttr param = updatedBy(use.getOperandNumber());
     int64_t wanted = 0;
     if (param)
