@@ -422,4 +422,65 @@ TEST(PipelineExecutor, RoundsToTheWireType) {
   EXPECT_EQ(step->outputs[0].data[0], 4096.0);
 }
 
+TEST(PipelineExecutor, RunsCollectivesBetweenRanks) {
+  // Each stage sums its parameter; the all-reduce gives both ranks a + b
+  // (in group order), and rank 0 broadcasts its own sum to rank 1.
+  std::string source = R"(
+  nn.parameter @a : tensor<2xf32> = ones
+  nn.parameter @b : tensor<2xf32> = ones
+  mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 1 {
+    mpmd.fragment @n0 stage 0 chunk 0 kind step_prologue
+        (%w: tensor<2xf32> {mpmd.param = @a}) -> (tensor<f32>, tensor<f32>) {
+      %s = nn.reduce_sum %w [0] : tensor<2xf32> -> tensor<f32>
+      mpmd.yield %s, %s : tensor<f32>, tensor<f32>
+    }
+    mpmd.fragment @n1 stage 1 chunk 0 kind step_prologue
+        (%w: tensor<2xf32> {mpmd.param = @b}) -> tensor<f32> {
+      %s = nn.reduce_sum %w [0] : tensor<2xf32> -> tensor<f32>
+      mpmd.yield %s : tensor<f32>
+    }
+    mpmd.fragment @o0 stage 0 chunk 0 kind step_epilogue (%v: tensor<f32>)
+        -> (tensor<f32> {mpmd.output = 0 : i64}) {
+      mpmd.yield %v : tensor<f32>
+    }
+    mpmd.fragment @o1 stage 1 chunk 0 kind step_epilogue
+        (%v: tensor<f32>, %r: tensor<f32>)
+        -> (tensor<f32> {mpmd.output = 1 : i64},
+            tensor<f32> {mpmd.output = 2 : i64}) {
+      mpmd.yield %v, %r : tensor<f32>, tensor<f32>
+    }
+    mpmd.transfer @n0[0] -> @o0[0] : tensor<f32>
+    mpmd.transfer @n1[0] -> @o1[0] : tensor<f32>
+    mpmd.transfer @n0[1] -> @o1[1] : tensor<f32>
+    mpmd.rank 0 {
+      mpmd.run @n0
+      mpmd.all_reduce sum @n0[0] group [0, 1] : tensor<f32>
+      mpmd.broadcast @n0[1] root 0 group [0, 1] : tensor<f32>
+      mpmd.run @o0
+    }
+    mpmd.rank 1 {
+      mpmd.run @n1
+      mpmd.all_reduce sum @n1[0] group [0, 1] : tensor<f32>
+      mpmd.broadcast @n0[1] root 0 group [0, 1] : tensor<f32>
+      mpmd.run @o1
+    }
+  })";
+  Program parsed = parse(source);
+  ASSERT_TRUE(parsed.module);
+  auto executor = PipelineExecutor::create(*parsed.module, "p");
+  ASSERT_TRUE(static_cast<bool>(executor))
+      << llvm::toString(executor.takeError());
+  Interpreter interpreter(*parsed.module);
+  interpreter.setParameters(
+      {{"a", tensorOf(parsed.context.get(), "tensor<2xf32>", {1.0, 2.0})},
+       {"b", tensorOf(parsed.context.get(), "tensor<2xf32>", {10.0, 20.0})}});
+  auto step = (*executor)->run(interpreter, {});
+  ASSERT_TRUE(static_cast<bool>(step)) << llvm::toString(step.takeError());
+  ASSERT_EQ(step->outputs.size(), 3u);
+  EXPECT_EQ(step->outputs[0].data, std::vector<double>{33.0});
+  EXPECT_EQ(step->outputs[1].data, std::vector<double>{33.0});
+  EXPECT_EQ(step->outputs[2].data, std::vector<double>{3.0});
+  EXPECT_TRUE(step->updates.empty());
+}
+
 } // namespace
