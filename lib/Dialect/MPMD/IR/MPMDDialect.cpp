@@ -55,9 +55,10 @@ LogicalResult MPMDDialect::verifyRegionArgAttribute(Operation *op,
 
 /// Checks the `mpmd.*` attributes of fragment results: `mpmd.update` names
 /// the parameter the result replaces, `mpmd.output` a step output.
-LogicalResult MPMDDialect::verifyRegionResultAttribute(
-    Operation *op, unsigned regionIndex, unsigned resultIndex,
-    NamedAttribute attribute) {
+LogicalResult
+MPMDDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
+                                         unsigned resultIndex,
+                                         NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
   if (!isa<FragmentOp>(op))
     return op->emitError() << "'" << name

@@ -280,10 +280,9 @@ LogicalResult ProgramOp::verifyRegions() {
       auto [it, inserted] = inputTypes.try_emplace(*input, fragment, type);
       if (!inserted && it->second.second != type)
         return fragment.emitOpError()
-               << "argument " << i << " is step input " << *input
-               << " of type " << type << ", but fragment @"
-               << it->second.first.getSymName() << " reads it as "
-               << it->second.second
+               << "argument " << i << " is step input " << *input << " of type "
+               << type << ", but fragment @" << it->second.first.getSymName()
+               << " reads it as " << it->second.second
                << " (expected one microbatch type per step input)";
     }
     for (unsigned i = 0, e = fragment.getNumResults(); i < e; ++i) {
