@@ -59,7 +59,9 @@ namespace {
 /// A user pass's stage assignment for a forward op (a virtual stage).
 constexpr StringLiteral kStageAnnotation = "mpmd.stage";
 
-enum class Phase { Source, Forward, Backward, Step };
+/// Prologue: work that depends only on parameters (e.g. a parameter's
+/// low-precision cast), done once per step instead of once per microbatch.
+enum class Phase { Source, Prologue, Forward, Backward, Step };
 
 /// Step-phase nodes that are not cloned: the sum over microbatches of a
 /// per-microbatch value (a fragment argument bound by an accumulating
@@ -82,8 +84,6 @@ struct Group {
   llvm::SetVector<Value> exports;
   /// Parameters this step_prologue hands to other stages.
   llvm::SetVector<StringRef> exportedParams;
-  /// Whether some op reads a parameter owned by another stage.
-  bool importsParams = false;
   FragmentOp fragment;
 };
 
@@ -114,6 +114,10 @@ private:
   bool isStep(Operation *op) const {
     auto it = phase.find(op);
     return it != phase.end() && it->second == Phase::Step;
+  }
+  bool isPrologue(Operation *op) const {
+    auto it = phase.find(op);
+    return it != phase.end() && it->second == Phase::Prologue;
   }
   bool isSource(Operation *op) const {
     auto it = phase.find(op);
@@ -148,7 +152,10 @@ private:
   llvm::DenseMap<Operation *, Phase> phase;
   llvm::DenseMap<Operation *, Special> special;
   llvm::DenseMap<Operation *, int64_t> virtualStage;
+  /// Stage of step and prologue ops.
   llvm::DenseMap<Operation *, int64_t> stepStage;
+  /// The parameters a prologue op depends on.
+  llvm::DenseMap<Operation *, llvm::SmallSetVector<StringRef, 2>> paramsOf;
   llvm::DenseMap<Operation *, int64_t> level;
   llvm::StringMap<int64_t> owner;
   llvm::DenseMap<Value, Value> means;
@@ -156,7 +163,10 @@ private:
 
   std::vector<Group> groups;
   llvm::DenseMap<Operation *, unsigned> groupOf;
+  /// Each stage's level-0 prologue, which hands parameters to other stages.
   std::map<int64_t, unsigned> prologueOf;
+  /// Prologue groups by (level, stage): the program's first fragments.
+  SmallVector<unsigned> prologueOrder;
 };
 
 //===----------------------------------------------------------------------===//
@@ -213,9 +223,28 @@ LogicalResult Partitioner::classify() {
     else
       phase[&op] = Phase::Forward;
 
+    // Parameter-only work moves to the step's prologue.
+    if (isPerMicrobatch(&op) && op.getNumOperands() != 0) {
+      llvm::SmallSetVector<StringRef, 2> params;
+      bool invariant = true;
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (auto read = dyn_cast_or_null<nn::ParamOp>(def))
+          params.insert(read.getName());
+        else if (def && isPrologue(def))
+          params.insert(paramsOf[def].begin(), paramsOf[def].end());
+        else if (!def || !isa<nn::ConstantOp>(def))
+          invariant = false;
+      }
+      if (invariant && !params.empty()) {
+        phase[&op] = Phase::Prologue;
+        paramsOf[&op] = std::move(params);
+      }
+    }
+
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || isSource(def))
+      if (!def || isSource(def) || isPrologue(def))
         continue;
       if (isPerMicrobatch(&op) && isStep(def))
         return op.emitError("mpmd-partition: this op runs once per "
@@ -330,7 +359,7 @@ LogicalResult Partitioner::placeForward() {
     int64_t s = 0;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || isSource(def))
+      if (!def || isSource(def) || isPrologue(def))
         continue;
       s = std::max(s, segment[def] + ((!annotated && isa<nn::StageEndOp>(def))
                                           ? int64_t(1)
@@ -440,9 +469,15 @@ LogicalResult Partitioner::placeStep() {
   for (Operation &op : *body) {
     if (!isPerMicrobatch(&op))
       continue;
-    for (Value operand : op.getOperands())
-      if (auto read = operand.getDefiningOp<nn::ParamOp>())
-        owner.try_emplace(read.getName(), physicalStage(virtualStage[&op]));
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      int64_t stage = physicalStage(virtualStage[&op]);
+      if (auto read = dyn_cast_or_null<nn::ParamOp>(def))
+        owner.try_emplace(read.getName(), stage);
+      else if (def && isPrologue(def))
+        for (StringRef name : paramsOf[def])
+          owner.try_emplace(name, stage);
+    }
   }
   // A parameter's gradient is summed over microbatches where each
   // contribution is computed, and combined and averaged on its owner.
@@ -548,6 +583,26 @@ LogicalResult Partitioner::placeStep() {
     use.set(node.getResult(0));
   }
 
+  // Prologue work runs on the (latest) owner of the parameters it reads.
+  for (Operation &op : *body) {
+    if (!isPrologue(&op))
+      continue;
+    int64_t s = 0;
+    for (StringRef name : paramsOf[&op])
+      s = std::max(s, owner.try_emplace(name, 0).first->second);
+    stepStage[&op] = s;
+    // A parameter owned elsewhere arrives from its owner's first prologue.
+    int64_t l = 0;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (auto read = dyn_cast_or_null<nn::ParamOp>(def))
+        l = std::max(l, int64_t(owner.lookup(read.getName()) != s));
+      else if (def && isPrologue(def))
+        l = std::max(l, level[def] + (stepStage[def] != s));
+    }
+    level[&op] = l;
+  }
+
   // Levels: stage changes on the longest input path.
   for (Operation &op : *body) {
     if (!isStep(&op))
@@ -598,10 +653,15 @@ void Partitioner::formGroups() {
     }
   }
 
-  std::map<std::pair<int64_t, int64_t>, SmallVector<Operation *>> stepGroups;
+  std::map<std::pair<int64_t, int64_t>, SmallVector<Operation *>> stepGroups,
+      prologueGroups;
   for (Operation &op : body->without_terminator()) {
     if (isSource(&op))
       continue;
+    if (isPrologue(&op)) {
+      prologueGroups[{level[&op], stepStage[&op]}].push_back(&op);
+      continue;
+    }
     if (isStep(&op)) {
       stepGroups[{level[&op], stepStage[&op]}].push_back(&op);
       continue;
@@ -652,26 +712,39 @@ void Partitioner::formGroups() {
     }
   }
 
-  // Parameters read away from their owner come from the owner's prologue.
-  std::set<int64_t> prologueStages;
+  // Parameters read away from their owner come from the owner's first
+  // prologue.
   for (Group &group : groups)
     for (Operation *op : group.ops)
       for (Value operand : op->getOperands())
         if (auto read = operand.getDefiningOp<nn::ParamOp>()) {
           int64_t home = owner.lookup(read.getName());
-          if (home != group.stage) {
-            prologueStages.insert(home);
-            group.importsParams = true;
-          }
+          if (home != group.stage)
+            prologueGroups.try_emplace({0, home});
         }
-  for (int64_t home : prologueStages) {
+  for (auto &[key, ops] : prologueGroups) {
+    auto [level, stage] = key;
     Group prologue;
-    prologue.stage = home;
+    prologue.stage = stage;
     prologue.kind = FragmentKind::StepPrologue;
-    prologue.name = "s" + std::to_string(home) + ".prologue";
-    prologueOf[home] = groups.size();
+    prologue.name = "s" + std::to_string(stage) + ".prologue" +
+                    (level ? std::to_string(level) : "");
+    prologue.ops = ops;
+    unsigned index = groups.size();
+    for (Operation *op : ops)
+      groupOf[op] = index;
+    if (level == 0)
+      prologueOf[stage] = index;
+    prologueOrder.push_back(index);
     groups.push_back(std::move(prologue));
   }
+  // Prologue results read by other groups.
+  for (unsigned index : prologueOrder)
+    for (Operation *op : groups[index].ops)
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (groupOf.count(user) && groupOf[user] != index)
+            groups[index].exports.insert(result);
 }
 
 } // namespace
@@ -741,9 +814,7 @@ LogicalResult Partitioner::build() {
   Block &programBody = program.getBody().front();
 
   // Fragment order: prologues, per-microbatch, step (by level, then stage).
-  SmallVector<unsigned> order;
-  for (auto &[stage, index] : prologueOf)
-    order.push_back(index);
+  SmallVector<unsigned> order(prologueOrder);
   for (unsigned i = 0; i < groups.size(); ++i)
     if (groups[i].kind != FragmentKind::StepPrologue)
       order.push_back(i);
@@ -872,9 +943,8 @@ LogicalResult Partitioner::build() {
                << groups[index].name << " reads a value of @"
                << groups[from].name << ", which comes later";
       unsigned result;
-      if (groups[from].kind == FragmentKind::StepPrologue)
-        result = paramResultOf[from].lookup(
-            cast<nn::ParamOp>(value.getDefiningOp()).getName());
+      if (auto read = value.getDefiningOp<nn::ParamOp>())
+        result = paramResultOf[from].lookup(read.getName());
       else
         result = resultOf[from].lookup(value);
       bindings.push_back({index, static_cast<unsigned>(i), from, result});
