@@ -127,4 +127,21 @@ def MPMDSimulate : Pass<"mpmd-simulate", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
+def MPMDMemory : Pass<"mpmd-memory", "::mlir::ModuleOp"> {
+  let summary = "Reports each rank's peak memory over one training step";
+  let description = [{
+    Walks every scheduled `mpmd.program`'s rank action lists (with or
+    without send/recv) and emits one remark per rank on the program:
+    `rank R: peak P bytes; parameters A, copies B, gradients C, optimizer
+    state D, stash X (N x S in flight), temporaries T`. Lifetimes and
+    categories are defined in docs/mpmd.md, "Memory analysis". A program
+    without rank lists is an error.
+  }];
+  let options = [
+    Option<"json", "json", "std::string", /*default=*/"\"\"",
+           "Also write the per-rank table as JSON to this file">,
+  ];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
+}
+
 #endif // TANDEM_DIALECT_MPMD_TRANSFORMS_PASSES_TD
