@@ -52,6 +52,28 @@ def MPMDSchedule : Pass<"mpmd-schedule", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
+def MPMDRemat : Pass<"mpmd-remat", "::mlir::ModuleOp"> {
+  let summary = "Chooses which forward values to stash and which to recompute";
+  let description = [{
+    Runs on scheduled programs (after mpmd-schedule, before
+    mpmd-lower-transfers). For each (stage, chunk), forward values the
+    backward fragments read are either stashed (a same-stage transfer from
+    the fwd fragment) or recomputed: the forward ops that produce them are
+    cloned at the start of the backward fragment. `none` changes nothing;
+    `full` stashes only the stage's inputs; `selective` stashes the results
+    of nn.matmul, nn.softmax and nn.attention; `budget` picks, per stage,
+    the stash that fits `budget` bytes of peak memory per rank with the
+    fewest recomputed FLOPs. See docs/mpmd.md, "mpmd-remat".
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
+           "none, full, selective or budget">,
+    Option<"budget", "budget", "int64_t", /*default=*/"-1",
+           "peak bytes per rank (policy=budget)">,
+  ];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
+}
+
 def MPMDLowerTransfers : Pass<"mpmd-lower-transfers", "::mlir::ModuleOp"> {
   let summary = "Turns logical transfers into explicit send/recv pairs";
   let description = [{
