@@ -28,6 +28,11 @@
 // MLP: remark: rank 0: peak 3072 bytes; parameters 512, copies 0, gradients 512, optimizer state 0, stash 768 (2 x 384 in flight), temporaries 516
 // MLP: remark: rank 1: peak 1920 bytes; parameters 256, copies 0, gradients 256, optimizer state 0, stash 320 (1 x 320 in flight), temporaries 320
 //
+// mpmd-simulate ends each rank's remark with the same peak.
+// RUN: tandem-opt %S/example-2stage.mlir --mpmd-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIM
+// SIM: remark: rank 0: busy 6, idle 3, bubble 0.333333, peak in-flight microbatches 2, peak memory 3072 bytes
+// SIM: remark: rank 1: busy 6, idle 3, bubble 0.333333, peak in-flight microbatches 1, peak memory 1920 bytes
+//
 // 2. The same program with its rank lists removed, rescheduled over m = 4:
 //    1F1B keeps at most p - r microbatches on rank r (2 x 384 on rank 0,
 //    1 x 320 on rank 1), GPipe all 4 on every rank (4 x 384, 4 x 320). The

@@ -20,10 +20,15 @@
 // is in seconds, with stash bytes per rank and bytes per link
 // (docs/cost-model.md).
 //
+// Each rank's remark ends with its peak memory from the per-rank memory
+// analysis (tandem/Dialect/MPMD/Analysis/Memory.h, docs/mpmd.md, "Memory
+// analysis"), which does not depend on the durations.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/Device.h"
+#include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Schedule/Schedule.h"
@@ -315,6 +320,14 @@ LogicalResult costProgram(ProgramOp program,
   return success();
 }
 
+/// ", peak memory N bytes" for rank `rank` (replica 0 ranks come first in
+/// the analysis, as in the simulator's report).
+std::string peakMemory(llvm::ArrayRef<RankMemory> memory, size_t rank) {
+  if (rank >= memory.size())
+    return "";
+  return ", peak memory " + std::to_string(memory[rank].peak) + " bytes";
+}
+
 /// `path` for the only program, else `stem.<program>.ext`.
 std::string outputPath(llvm::StringRef path, ProgramOp program, bool several) {
   if (!several)
@@ -434,8 +447,11 @@ struct MPMDSimulatePass
     for (const sched::RankReport &rank : report->ranks)
       busy += rank.busy;
     double total = report->stepTime * report->ranks.size();
+    FailureOr<SmallVector<RankMemory>> memory = analyzeMemory(program);
+    if (failed(memory))
+      return failure();
     if (deviceDescription)
-      emitDeviceReport(program, schedule, *report, total, busy);
+      emitDeviceReport(program, schedule, *report, total, busy, *memory);
     else
       program.emitRemark() << "simulated step time " << number(report->stepTime)
                            << " (" << schedule.shape.ranks << " ranks, "
@@ -448,7 +464,8 @@ struct MPMDSimulatePass
         program.emitRemark()
             << "rank " << r << ": busy " << number(rank.busy) << ", idle "
             << number(rank.idle) << ", bubble " << number(rank.bubble)
-            << ", peak in-flight microbatches " << rank.peakInFlight;
+            << ", peak in-flight microbatches " << rank.peakInFlight
+            << peakMemory(*memory, r);
 
     if (!svg.empty() &&
         failed(writeFile(program, outputPath(svg, program, several),
@@ -469,7 +486,7 @@ struct MPMDSimulatePass
   /// peak in-flight microbatches and their stash bytes, bytes per link.
   void emitDeviceReport(ProgramOp program, const sched::Schedule &schedule,
                         const sched::SimulationReport &report, double total,
-                        double busy) {
+                        double busy, llvm::ArrayRef<RankMemory> memory) {
     program.emitRemark() << "simulated step time " << number(report.stepTime)
                          << " s on " << deviceDescription->name << " ("
                          << schedule.shape.ranks << " ranks, "
@@ -483,7 +500,8 @@ struct MPMDSimulatePass
                            << number(rank.bubble)
                            << ", peak in-flight microbatches "
                            << rank.peakInFlight << " ("
-                           << number(rank.peakInFlightBytes) << " bytes)";
+                           << number(rank.peakInFlightBytes) << " bytes)"
+                           << peakMemory(memory, r);
     for (const sched::LinkReport &link : report.links)
       program.emitRemark() << "link " << link.from << " -> " << link.to << ": "
                            << link.transfers << " transfers, "
