@@ -19,70 +19,53 @@ void MPMDDialect::initialize() {
       >();
 }
 
-/// Checks the `mpmd.*` attributes of fragment arguments: `mpmd.param` names
-/// a parameter, `mpmd.input` a step input; nothing else is known.
+/// Checks one `mpmd.*` attribute of fragment argument or result `index`
+/// (`what`): `symbolName` must name an nn.parameter, `indexName` be a
+/// non-negative i64 index of a step input or output (`indexWhat`).
+static LogicalResult verifyBinding(Operation *op, StringRef what,
+                                   unsigned index, NamedAttribute attribute,
+                                   StringRef symbolName, StringRef indexName,
+                                   StringRef indexWhat) {
+  StringRef name = attribute.getName().strref();
+  if (!isa<FragmentOp>(op))
+    return op->emitError() << "'" << name
+                           << "' is only meaningful on mpmd.fragment " << what
+                           << "s, found it on " << op->getName();
+  if (name == symbolName) {
+    if (!isa<FlatSymbolRefAttr>(attribute.getValue()))
+      return op->emitOpError() << what << " " << index << ": '" << name
+                               << "' must name an nn.parameter (@name), found "
+                               << attribute.getValue();
+    return success();
+  }
+  if (name == indexName) {
+    auto value = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!value || !value.getType().isSignlessInteger(64) || value.getInt() < 0)
+      return op->emitOpError() << what << " " << index << ": '" << name
+                               << "' must be a non-negative i64 " << indexWhat
+                               << " index, found " << attribute.getValue();
+    return success();
+  }
+  return op->emitOpError() << what << " " << index << ": unknown mpmd " << what
+                           << " attribute '" << name << "' (expected '"
+                           << symbolName << "' or '" << indexName << "')";
+}
+
+/// `mpmd.param` names a parameter, `mpmd.input` a step input.
 LogicalResult MPMDDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
-  StringRef name = attribute.getName().strref();
-  if (!isa<FragmentOp>(op))
-    return op->emitError() << "'" << name
-                           << "' is only meaningful on mpmd.fragment "
-                              "arguments, found it on "
-                           << op->getName();
-  if (name == kParamAttrName) {
-    if (!isa<FlatSymbolRefAttr>(attribute.getValue()))
-      return op->emitOpError() << "argument " << argIndex << ": '" << name
-                               << "' must name an nn.parameter (@name), found "
-                               << attribute.getValue();
-    return success();
-  }
-  if (name == kInputAttrName) {
-    auto index = dyn_cast<IntegerAttr>(attribute.getValue());
-    if (!index || !index.getType().isSignlessInteger(64) || index.getInt() < 0)
-      return op->emitOpError()
-             << "argument " << argIndex << ": '" << name
-             << "' must be a non-negative i64 step-input index, found "
-             << attribute.getValue();
-    return success();
-  }
-  return op->emitOpError() << "argument " << argIndex
-                           << ": unknown mpmd argument attribute '" << name
-                           << "' (expected '" << kParamAttrName << "' or '"
-                           << kInputAttrName << "')";
+  return verifyBinding(op, "argument", argIndex, attribute, kParamAttrName,
+                       kInputAttrName, "step-input");
 }
 
-/// Checks the `mpmd.*` attributes of fragment results: `mpmd.update` names
-/// the parameter the result replaces, `mpmd.output` a step output.
+/// `mpmd.update` names the parameter a result replaces, `mpmd.output` a step
+/// output.
 LogicalResult
 MPMDDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
                                          unsigned resultIndex,
                                          NamedAttribute attribute) {
-  StringRef name = attribute.getName().strref();
-  if (!isa<FragmentOp>(op))
-    return op->emitError() << "'" << name
-                           << "' is only meaningful on mpmd.fragment "
-                              "results, found it on "
-                           << op->getName();
-  if (name == kUpdateAttrName) {
-    if (!isa<FlatSymbolRefAttr>(attribute.getValue()))
-      return op->emitOpError() << "result " << resultIndex << ": '" << name
-                               << "' must name an nn.parameter (@name), found "
-                               << attribute.getValue();
-    return success();
-  }
-  if (name == kOutputAttrName) {
-    auto index = dyn_cast<IntegerAttr>(attribute.getValue());
-    if (!index || !index.getType().isSignlessInteger(64) || index.getInt() < 0)
-      return op->emitOpError()
-             << "result " << resultIndex << ": '" << name
-             << "' must be a non-negative i64 step-output index, found "
-             << attribute.getValue();
-    return success();
-  }
-  return op->emitOpError() << "result " << resultIndex
-                           << ": unknown mpmd result attribute '" << name
-                           << "' (expected '" << kUpdateAttrName << "' or '"
-                           << kOutputAttrName << "')";
+  return verifyBinding(op, "result", resultIndex, attribute, kUpdateAttrName,
+                       kOutputAttrName, "step-output");
 }

@@ -112,14 +112,17 @@ void Partitioner::formGroups() {
 
   // Parameters read away from their owner come from the owner's first
   // prologue.
+  llvm::SetVector<std::pair<int64_t, StringRef>> handedOver;
   for (Group &group : groups)
     for (Operation *op : group.ops)
       for (Value operand : op->getOperands())
         if (auto read = operand.getDefiningOp<nn::ParamOp>()) {
           int64_t home = owner.lookup(read.getName());
           if (home != group.stage)
-            prologueGroups.try_emplace({0, home});
+            handedOver.insert({home, read.getName()});
         }
+  for (auto [home, name] : handedOver)
+    prologueGroups.try_emplace({0, home});
   for (auto &[key, ops] : prologueGroups) {
     auto [level, stage] = key;
     Group prologue;
@@ -136,6 +139,8 @@ void Partitioner::formGroups() {
     prologueOrder.push_back(index);
     groups.push_back(std::move(prologue));
   }
+  for (auto [home, name] : handedOver)
+    groups[prologueOf.at(home)].exportedParams.insert(name);
   // Prologue results read by other groups.
   for (unsigned index : prologueOrder)
     for (Operation *op : groups[index].ops)
@@ -213,16 +218,6 @@ LogicalResult Partitioner::build() {
   for (unsigned i = 0; i < groups.size(); ++i)
     if (groups[i].kind != FragmentKind::StepPrologue)
       order.push_back(i);
-
-  // Prologue exports: every parameter read away from its owner.
-  for (Group &group : groups)
-    for (Operation *op : group.ops)
-      for (Value operand : op->getOperands())
-        if (auto read = operand.getDefiningOp<nn::ParamOp>()) {
-          int64_t home = owner.lookup(read.getName());
-          if (home != group.stage)
-            groups[prologueOf.at(home)].exportedParams.insert(read.getName());
-        }
 
   struct Binding {
     unsigned consumer;
