@@ -20,12 +20,14 @@
 
 #include "tandem/Dialect/MPMD/Transforms/Remat.h"
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -85,13 +87,10 @@ struct PositionGraph {
   remat::Graph graph;
   SmallVector<Operation *> ops;
   DenseMap<Operation *, int> nodeOf;
+  int64_t stage = 0;
   /// Stash bytes per microbatch before the pass.
   int64_t bytesBefore = 0;
 };
-
-int64_t bytesOf(Type type) {
-  return static_cast<int64_t>(tandem::analysis::bytesOf(type));
-}
 
 /// How many of the first `end` bits are set: the shift of an index after
 /// erasing those positions.
@@ -121,6 +120,7 @@ Value yielded(FragmentOp fragment, int64_t result) {
 FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position) {
   PositionGraph pg;
   pg.position = position;
+  pg.stage = position.fwd.getStage();
   Block &body = position.fwd.getBody().front();
   for (Operation &op : body.without_terminator()) {
     int n = pg.ops.size();
@@ -134,7 +134,7 @@ FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position) {
     remat::Node node;
     node.flops = cost->flops;
     for (Type type : op.getResultTypes())
-      node.resultBytes.push_back(bytesOf(type));
+      node.resultBytes.push_back(memoryBytesOf(type));
     for (Value operand : op.getOperands())
       if (auto result = dyn_cast<OpResult>(operand))
         node.operands.push_back(
@@ -148,7 +148,7 @@ FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position) {
       continue;
     Value value = yielded(position.fwd, transfer.getResult());
     if (keptBefore.insert(value).second)
-      pg.bytesBefore += bytesOf(value.getType());
+      pg.bytesBefore += memoryBytesOf(value.getType());
     auto result = dyn_cast<OpResult>(value);
     if (!result)
       continue;
@@ -380,7 +380,7 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
       return signalPassFailure();
     }
     if (*parsed != Policy::Budget && budget >= 0) {
-      module.emitError() << "budget=" << budget
+      module.emitError() << "budget=" << static_cast<int64_t>(budget)
                          << " is only read by policy=budget (policy is '"
                          << policy << "')";
       return signalPassFailure();
@@ -465,15 +465,16 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
       for (PositionGraph &pg : graphs)
         plans.push_back(remat::evaluate(pg.graph, policyChoice(pg, p)));
     }
-    for (auto [pg, plan] : llvm::zip(graphs, plans)) {
-      report(pg, plan);
+    for (auto [index, pg] : llvm::enumerate(graphs)) {
+      const remat::Plan &plan = plans[index];
+      report(pg, plan, index);
       if (failed(Rewriter(program, pg).apply(plan)))
         return failure();
     }
     return success();
   }
 
-  void report(PositionGraph &pg, const remat::Plan &plan) {
+  void report(PositionGraph &pg, const remat::Plan &plan, size_t index) {
     // On the location, not the op, so the remark does not print the
     // fragment after it.
     InFlightDiagnostic remark = mlir::emitRemark(pg.position.fwd.getLoc());
@@ -489,14 +490,125 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
       });
       remark << "] recomputes " << plan.recompute[c].size() << " ops";
     }
+    if (!predicted.empty()) {
+      remark << "; predicted peak of stage " << pg.stage << ": "
+             << predicted[pg.stage] << " bytes (budget "
+             << static_cast<int64_t>(budget) << ")";
+      if (searchStopped[index])
+        remark << "; search stopped at its limit, FLOPs may not be minimal";
+    }
   }
 
-  FailureOr<SmallVector<remat::Plan>>
-  budgetPlans(ProgramOp program, std::vector<PositionGraph> &graphs) {
-    return program.emitOpError()
-           << "policy=budget needs the memory analysis, which this build "
-              "does not have yet";
+  /// Peak bytes per stage (the most over its replicas' ranks) of `program`
+  /// rewritten with `plans`, from the memory analysis of a rewritten copy.
+  FailureOr<SmallVector<int64_t>> peaksWith(ProgramOp program,
+                                            ArrayRef<remat::Plan> plans) {
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(program.getLoc());
+    auto copy = cast<ProgramOp>(program->clone());
+    scratch->push_back(copy);
+    SmallVector<Position> places = positions(copy);
+    for (auto [place, plan] : llvm::zip(places, plans)) {
+      FailureOr<PositionGraph> pg = buildGraph(copy, place);
+      if (failed(pg) || failed(Rewriter(copy, *pg).apply(plan)))
+        return failure();
+    }
+    FailureOr<SmallVector<RankMemory>> memory = analyzeMemory(copy);
+    if (failed(memory))
+      return failure();
+    SmallVector<int64_t> peaks(program.getStages(), 0);
+    for (const RankMemory &m : *memory) {
+      int64_t stage = program.getStageOfRank(m.rank);
+      peaks[stage] = std::max(peaks[stage], m.peak);
+    }
+    return peaks;
   }
+
+  /// Per position, the plan with the fewest FLOPs whose stash fits its
+  /// stage's cap, split evenly among the stage's chunks.
+  SmallVector<remat::Plan> plansFor(ProgramOp program,
+                                    ArrayRef<PositionGraph> graphs,
+                                    ArrayRef<int64_t> caps) {
+    SmallVector<int64_t> chunksOf(program.getStages(), 0);
+    for (const PositionGraph &pg : graphs)
+      ++chunksOf[pg.stage];
+    SmallVector<remat::Plan> plans;
+    searchStopped.clear();
+    for (const PositionGraph &pg : graphs) {
+      std::optional<remat::Solution> solution = remat::solve(
+          pg.graph, caps[pg.stage] / chunksOf[pg.stage], kSearchLimit);
+      searchStopped.push_back(!solution->optimal);
+      plans.push_back(std::move(solution->plan));
+    }
+    return plans;
+  }
+
+  /// The budget policy. Ranks of different stages hold disjoint fragments,
+  /// so each stage's stash cap is searched on its own, all at once: the
+  /// largest cap (in bytes of one microbatch's stash) whose best plan keeps
+  /// the stage's peak within the budget, by bisection between recomputing
+  /// everything (cap 0, which must fit) and keeping everything. The peak
+  /// is the memory analysis's, of the program rewritten with the plans, so
+  /// it accounts for in-flight microbatches and for the larger backward
+  /// temporaries recomputation brings. A cap is only kept once such a
+  /// rewrite fits; bisection assumes the peak grows with the cap and, where
+  /// it does not, stays at a smaller cap that was checked.
+  FailureOr<SmallVector<remat::Plan>>
+  budgetPlans(ProgramOp program, ArrayRef<PositionGraph> graphs) {
+    int64_t stages = program.getStages();
+    SmallVector<int64_t> lo(stages, 0), hi(stages, 0);
+    for (const PositionGraph &pg : graphs) {
+      SmallVector<bool> keepAll(pg.graph.nodes.size(), true);
+      hi[pg.stage] += remat::evaluate(pg.graph, keepAll).stashBytes;
+    }
+    SmallVector<remat::Plan> plans = plansFor(program, graphs, lo);
+    FailureOr<SmallVector<int64_t>> peaks = peaksWith(program, plans);
+    if (failed(peaks))
+      return failure();
+    int64_t minimum = *llvm::max_element(*peaks);
+    if (minimum > budget) {
+      int64_t stage = llvm::max_element(*peaks) - peaks->begin();
+      return program.emitOpError()
+             << "budget=" << static_cast<int64_t>(budget)
+             << " bytes per rank is below what recomputing everything "
+                "reaches: the minimum achievable peak is "
+             << minimum << " bytes (stage " << stage << ")";
+    }
+    SmallVector<int64_t> best = *peaks;
+    while (true) {
+      SmallVector<int64_t> mid(stages);
+      bool open = false;
+      for (int64_t s = 0; s < stages; ++s) {
+        mid[s] = lo[s] + (hi[s] - lo[s] + 1) / 2;
+        open |= lo[s] < hi[s];
+      }
+      if (!open)
+        break;
+      FailureOr<SmallVector<int64_t>> trial =
+          peaksWith(program, plansFor(program, graphs, mid));
+      if (failed(trial))
+        return failure();
+      for (int64_t s = 0; s < stages; ++s) {
+        if (lo[s] == hi[s])
+          continue;
+        if ((*trial)[s] <= budget) {
+          lo[s] = mid[s];
+          best[s] = (*trial)[s];
+        } else {
+          hi[s] = mid[s] - 1;
+        }
+      }
+    }
+    predicted = best;
+    return plansFor(program, graphs, lo);
+  }
+
+  /// Branches one solve may take: exhaustive for a stage of a few layers;
+  /// beyond it the best plan found is used and the remark says so.
+  static constexpr int64_t kSearchLimit = int64_t(1) << 20;
+  /// Per position, whether the last search for it stopped at the limit.
+  SmallVector<bool> searchStopped;
+  /// The budget policy's predicted peak per stage.
+  SmallVector<int64_t> predicted;
 };
 
 } // namespace

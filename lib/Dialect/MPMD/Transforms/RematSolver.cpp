@@ -100,8 +100,10 @@ struct Search {
       need[v.first][v.second] |= mask;
     }
     visit(n - 1, bytes, flops + node.flops * llvm::popcount(mask));
-    for (auto [v, old] : llvm::zip(node.operands, saved))
-      need[v.first][v.second] = old;
+    // In reverse: an op may read one value twice (x * x), and the first
+    // saved mask is the one before both.
+    for (int k = static_cast<int>(saved.size()) - 1; k >= 0; --k)
+      need[node.operands[k].first][node.operands[k].second] = saved[k];
   }
 };
 
