@@ -4,6 +4,7 @@ count, schedule and microbatch count:
 
     check_bitwise.py MODEL.mlir DATA WORKDIR [--optimizer OPTS]
         [--stages 1,2,4] [--microbatches 1,4,8] [--steps 2]
+        [--schedules gpipe,1f1b,...] [--remat POLICY]
 
 MODEL.mlir holds a @forward function (microbatch-sized inputs). The script
 derives @forward_grad and @train_step (nn-autodiff, nn-optimizer), then for
@@ -13,6 +14,11 @@ each microbatch count m:
     gpipe, lowered, verified and run by tandem-eval (all ranks in-process);
   - every (stages, schedule) combination: the same, with 1f1b, gpipe,
     interleaved-1f1b (2 chunks per stage) and zb-h1 (split backward).
+
+With `--remat POLICY` (none, full, selective, or budget=BYTES), every
+combination runs mpmd-remat with that policy right after mpmd-schedule,
+while the reference stays without it: rematerialization must not change a
+single bit.
 
 With token data and m = 1, the reference must also equal @train_step run as
 a function. It compares, byte for byte: the gradient program's outputs (the loss and
@@ -48,18 +54,26 @@ def run(command):
     return None
 
 
-def compile_both(train, stages, schedule, microbatches, out):
+def remat_pass(policy):
+    """The mpmd-remat pass for POLICY (none, full, selective, budget=N)."""
+    if policy.startswith("budget="):
+        return "mpmd-remat{policy=budget budget=%s}," % policy[len("budget="):]
+    return "mpmd-remat{policy=%s}," % policy
+
+
+def compile_both(train, stages, schedule, microbatches, out, remat=None):
     """Partitions the gradient function and the training step into the
-    programs @grads and @train, then schedules, lowers and verifies both;
-    returns None or an error."""
+    programs @grads and @train, then schedules, rematerializes (if `remat`
+    names a policy), lowers and verifies both; returns None or an error."""
     chunks = 2 if schedule == "interleaved-1f1b" else 1
     split = "true" if schedule == "zb-h1" else "false"
     grid = "stages=%d chunks=%d microbatches=%d split-backward=%s" % (
         stages, chunks, microbatches, split)
     pipeline = ("builtin.module(mpmd-partition{function=forward_grad "
                 "program=grads %s},mpmd-partition{function=train_step "
-                "program=train %s},mpmd-schedule{schedule=%s},"
-                "mpmd-lower-transfers,mpmd-verify)" % (grid, grid, schedule))
+                "program=train %s},mpmd-schedule{schedule=%s},%s"
+                "mpmd-lower-transfers,mpmd-verify)" %
+                (grid, grid, schedule, remat_pass(remat) if remat else ""))
     return run(["tandem-opt", train, "--pass-pipeline=" + pipeline, "-o", out])
 
 
@@ -104,6 +118,10 @@ def main():
     parser.add_argument("--stages", default="1,2,4")
     parser.add_argument("--microbatches", default="1,4,8")
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--schedules", default=",".join(SCHEDULES))
+    parser.add_argument("--remat", default=None,
+                        help="mpmd-remat policy for the combinations: none, "
+                        "full, selective or budget=BYTES")
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     data = None if args.data == "-" else args.data
@@ -144,11 +162,11 @@ def main():
             else:
                 print("same: m=1 S=1 reference and @train_step itself")
         for stages in [int(x) for x in args.stages.split(",")]:
-            for schedule in SCHEDULES:
+            for schedule in args.schedules.split(","):
                 name = "m=%d S=%d %s" % (m, stages, schedule)
                 prefix = work("m%d-s%d-%s" % (m, stages, schedule))
                 error = compile_both(train, stages, schedule, m,
-                                     prefix + ".mlir")
+                                     prefix + ".mlir", args.remat)
                 if error and any(r in error for r in INVALID_COMBINATION):
                     skipped.append("%s: %s" % (name, error.splitlines()[0]))
                     continue
@@ -172,7 +190,15 @@ def main():
                                     "in %s" % (name, ", ".join(differs)))
                 else:
                     same += 1
-                    print("same: %s" % name)
+                    if args.remat:
+                        # What the policy did, so that a test can tell a
+                        # rematerializing run from one that changed nothing.
+                        with open(prefix + ".mlir") as f:
+                            recomputed = f.read().count("mpmd.remat")
+                        print("same: %s, %d ops recomputed" % (name,
+                                                               recomputed))
+                    else:
+                        print("same: %s" % name)
 
     for line in skipped:
         print("skipped (invalid for this model): " + line)
