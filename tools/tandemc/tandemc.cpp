@@ -1,12 +1,14 @@
 //===- tandemc.cpp - Tandem's compiler driver -----------------------------===//
 //
-// `tandemc model.mlir` parses and verifies a model and prints it; the
-// compile pipeline (autodiff, optimizer, partitioning, scheduling, per-rank
-// code generation) arrives stage by stage behind --emit. `tandemc models`
-// generates models (see ModelsCommand.cpp).
+// `tandemc model.mlir` compiles a model into per-rank pipeline programs
+// through the phases of CompilePipeline.h, each a pass pipeline; --emit
+// stops after any phase. `tandemc models` generates models
+// (ModelsCommand.cpp), `tandemc schedule` simulates schedules
+// (ScheduleCommand.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompilePipeline.h"
 #include "ModelsCommand.h"
 #include "ScheduleCommand.h"
 
@@ -18,7 +20,11 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -27,10 +33,7 @@
 
 using namespace llvm;
 
-namespace {
-/// The stage after which tandemc stops and prints the program.
-enum class EmitStage { NN };
-} // namespace
+using tandem::tandemc::Phase;
 
 static cl::OptionCategory tandemcCategory("tandemc options");
 
@@ -38,22 +41,94 @@ static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<model.mlir>"),
                                           cl::init("-"),
                                           cl::cat(tandemcCategory));
-static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
-                                           cl::value_desc("filename"),
-                                           cl::init("-"),
-                                           cl::cat(tandemcCategory));
-static cl::opt<EmitStage> emitStage(
-    "emit", cl::desc("Stage to stop at and print"),
-    cl::values(clEnumValN(EmitStage::NN, "nn",
-                          "the parsed and verified model (nn dialect)")),
-    cl::init(EmitStage::NN), cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    outputFilename("o",
+                   cl::desc("Output: a directory for the per-rank programs "
+                            "(the default --emit=split), else a file"),
+                   cl::value_desc("path"), cl::init("-"),
+                   cl::cat(tandemcCategory));
+
+#define TANDEMC_PHASE(value, help)                                             \
+  clEnumValN(Phase::value, tandem::tandemc::phaseName(Phase::value), help)
+static cl::opt<Phase> emitPhase(
+    "emit", cl::desc("Stop after this phase and print the program"),
+    cl::values(
+        TANDEMC_PHASE(NN, "the parsed and verified model (nn dialect)"),
+        TANDEMC_PHASE(Precision, "after nn-mixed-precision"),
+        TANDEMC_PHASE(Grad, "after nn-autodiff: @<function>_grad"),
+        TANDEMC_PHASE(Train, "after nn-optimizer: @train_step"),
+        TANDEMC_PHASE(Partition, "after mpmd-partition: the mpmd.program"),
+        TANDEMC_PHASE(Schedule, "after mpmd-schedule: rank action lists"),
+        TANDEMC_PHASE(Remat, "after mpmd-remat"),
+        TANDEMC_PHASE(Lowered, "after mpmd-lower-transfers: send/recv"),
+        TANDEMC_PHASE(Verified, "after mpmd-verify"),
+        TANDEMC_PHASE(Split, "one module per rank, written to -o DIR")),
+    cl::init(Phase::Split), cl::cat(tandemcCategory));
+#undef TANDEMC_PHASE
+
+static cl::opt<std::string> function("function",
+                                     cl::desc("The model's loss function"),
+                                     cl::init("forward"),
+                                     cl::cat(tandemcCategory));
+static cl::opt<int64_t> stages("stages", cl::desc("Pipeline stages (ranks)"),
+                               cl::init(1), cl::cat(tandemcCategory));
+static cl::opt<int64_t>
+    chunks("chunks",
+           cl::desc("Model chunks per stage (default: 2 for "
+                    "interleaved-1f1b, else 1)"),
+           cl::init(0), cl::cat(tandemcCategory));
+static cl::opt<int64_t> microbatches("microbatches",
+                                     cl::desc("Microbatches per step; the "
+                                              "model's inputs are one"),
+                                     cl::init(1), cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    schedule("schedule",
+             cl::desc("gpipe, 1f1b, interleaved-1f1b, zb-h1 or a schedule "
+                      "table file"),
+             cl::init("1f1b"), cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("nn-optimizer's options, e.g. \"optimizer=adamw "
+                       "lr=0.001 clip-norm=1.0\""),
+              cl::init("optimizer=adamw"), cl::cat(tandemcCategory));
+static cl::opt<std::string> precision("precision",
+                                      cl::desc("f32, bf16 or fp16"),
+                                      cl::init("f32"),
+                                      cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    precisionOptions("precision-options",
+                     cl::desc("further nn-mixed-precision options"),
+                     cl::init(""), cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    remat("remat", cl::desc("none, full, selective or budget=<bytes>"),
+          cl::init("none"), cl::cat(tandemcCategory));
+static cl::opt<std::string> partitioner(
+    "partitioner",
+    cl::desc("A pass (with options) run before mpmd-partition to assign "
+             "stages, e.g. from --load-pass-plugin"),
+    cl::init(""), cl::cat(tandemcCategory));
+static cl::list<std::string> passPlugins("load-pass-plugin",
+                                         cl::desc("Load a pass plugin library"),
+                                         cl::value_desc("lib.so"),
+                                         cl::cat(tandemcCategory));
+static cl::opt<bool> timing("timing",
+                            cl::desc("Print the time of every phase and pass"),
+                            cl::init(false), cl::cat(tandemcCategory));
 
 static constexpr const char *overview = R"(Tandem compiler driver
 
-  tandemc model.mlir [--emit=nn] [-o out]
-      Parses and verifies a model in the nn dialect and prints it. Later
-      versions add the compile pipeline (autodiff, optimizer, partitioning,
-      scheduling, per-rank code generation) and an --emit value per stage.
+  tandemc model.mlir -o DIR [--stages S] [--microbatches m] [--chunks v]
+          [--schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE]
+          [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
+          [--remat none|full|selective|budget=BYTES]
+          [--load-pass-plugin lib.so --partitioner PASS] [--timing]
+      Compiles the model's @forward (one microbatch) into one program per
+      pipeline rank: autodiff, optimizer, mixed precision, partitioning,
+      scheduling, rematerialization, explicit send/recv, verification; writes
+      DIR/rank<N>.mlir and DIR/pipeline.mlir (all ranks, for tandem-eval
+      --program pipeline). --emit=PHASE stops earlier and prints that form
+      (nn, precision, grad, train, partition, schedule, remat, lowered,
+      verified, split). MLIR's --mlir-print-ir-after-all and friends apply.
 
   tandemc models gpt|mlp [--config NAME] [--layers N ...] [-o out]
       Generates a model; see `tandemc models --help`.
@@ -65,35 +140,97 @@ static constexpr const char *overview = R"(Tandem compiler driver
       `tandemc schedule --help` and docs/schedules.md.
 )";
 
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "tandemc") << message << "\n";
+  return 1;
+}
+
 static int compile(const mlir::DialectRegistry &registry) {
+  for (const std::string &path : passPlugins) {
+    auto plugin = mlir::PassPlugin::load(path);
+    if (!plugin)
+      return fail("cannot load pass plugin '" + path +
+                  "': " + toString(plugin.takeError()));
+    plugin->registerPassRegistryCallbacks();
+  }
+  tandem::tandemc::CompileOptions options;
+  options.function = function;
+  options.stages = stages;
+  options.chunks = chunks;
+  options.microbatches = microbatches;
+  options.schedule = schedule;
+  options.optimizer = optimizer;
+  options.precision = precision;
+  options.precisionOptions = precisionOptions;
+  options.remat = remat;
+  options.partitioner = partitioner;
+  bool toDirectory = emitPhase == Phase::Split;
+  if (toDirectory) {
+    if (outputFilename == "-")
+      return fail("the per-rank programs go to a directory: give -o DIR, or "
+                  "--emit=PHASE to print one form");
+    options.outputDir = outputFilename;
+  }
+  auto phases = tandem::tandemc::buildPhases(options, emitPhase);
+  if (!phases)
+    return fail(toString(phases.takeError()));
+
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);
-  if (!input) {
-    WithColor::error(errs(), "tandemc") << errorMessage << "\n";
-    return 1;
-  }
+  if (!input)
+    return fail(errorMessage);
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
   mlir::MLIRContext context(registry);
   // Diagnostics quote the offending source line with a caret.
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  mlir::DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  mlir::TimingScope root = timingManager.getRootScope();
   // Parsing verifies the module too.
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  {
+    mlir::TimingScope parse = root.nest("parse");
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  }
   if (!module)
     return 1;
 
-  auto output = mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    WithColor::error(errs(), "tandemc") << errorMessage << "\n";
-    return 1;
+  for (const tandem::tandemc::PhasePipeline &phase : *phases) {
+    if (phase.pipeline.empty())
+      continue;
+    mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    std::string diagnostics;
+    raw_string_ostream os(diagnostics);
+    if (failed(mlir::parsePassPipeline(phase.pipeline, pm, os)))
+      return fail(Twine("phase '") + tandem::tandemc::phaseName(phase.phase) +
+                  "': " + diagnostics);
+    mlir::TimingScope scope =
+        root.nest(tandem::tandemc::phaseName(phase.phase));
+    pm.enableTiming(scope);
+    if (failed(pm.run(*module)))
+      return 1;
   }
-  switch (emitStage) {
-  case EmitStage::NN:
+
+  if (toDirectory) {
+    // The split programs are in DIR; keep the whole verified program too.
+    std::string path = outputFilename + "/pipeline.mlir";
+    auto output = mlir::openOutputFile(path, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
     module->print(output->os());
     output->os() << "\n";
-    break;
+    output->keep();
+    return 0;
   }
+  auto output = mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  module->print(output->os());
+  output->os() << "\n";
   output->keep();
   return 0;
 }
@@ -102,6 +239,10 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  // First: --mlir-print-ir-after=<pass> lists the passes registered when
+  // the pass manager's options are created.
+  tandem::registerAllPasses();
+  mlir::registerPassManagerCLOptions();
   // libLLVM registers hundreds of backend options; --help-hidden still
   // lists them and the MLIR printer options.
   cl::HideUnrelatedOptions(tandemcCategory);

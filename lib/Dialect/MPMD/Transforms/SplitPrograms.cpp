@@ -76,14 +76,14 @@ LogicalResult checkSplittable(ProgramOp program) {
 }
 
 /// Builds a declaration of remote fragment `src`: no arguments and no
-/// body, the same results, placement and kind, marked `mpmd.remote`.
+/// body, the same result types, placement and kind, marked `mpmd.remote`.
 void buildRemoteDeclaration(OpBuilder &builder, FragmentOp src) {
   auto type = builder.getFunctionType({}, src.getResultTypes());
   auto decl = FragmentOp::create(builder, src.getLoc(), src.getSymName(), type,
                                  src.getStage(), src.getChunk(), src.getKind());
   decl.getBody().getBlocks().clear();
-  if (ArrayAttr resAttrs = src.getResAttrsAttr())
-    decl.setResAttrsAttr(resAttrs);
+  // No result attributes: a remote fragment's parameter updates and step
+  // outputs belong to its own rank (whose module holds the parameter).
   decl->setAttr(MPMDDialect::kRemoteAttrName, builder.getUnitAttr());
 }
 

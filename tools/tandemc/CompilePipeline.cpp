@@ -1,0 +1,120 @@
+//===- CompilePipeline.cpp - tandemc's compile phases ---------------------===//
+
+#include "CompilePipeline.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+using namespace llvm;
+using namespace tandem::tandemc;
+
+const char *tandem::tandemc::phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::NN:
+    return "nn";
+  case Phase::Precision:
+    return "precision";
+  case Phase::Grad:
+    return "grad";
+  case Phase::Train:
+    return "train";
+  case Phase::Partition:
+    return "partition";
+  case Phase::Schedule:
+    return "schedule";
+  case Phase::Remat:
+    return "remat";
+  case Phase::Lowered:
+    return "lowered";
+  case Phase::Verified:
+    return "verified";
+  case Phase::Split:
+    return "split";
+  }
+  return "?";
+}
+
+static Error invalid(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// Options spliced into a pass's `{...}` must not close it early.
+static Error checkSpliced(StringRef flag, StringRef value) {
+  if (value.find_first_of("{}") != StringRef::npos)
+    return invalid("--" + flag + " takes pass options (name=value ...), " +
+                   "found braces in '" + value + "'");
+  return Error::success();
+}
+
+static std::string passes(const Twine &list) { return list.str(); }
+
+Expected<std::vector<PhasePipeline>>
+tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
+  if (o.stages < 1 || o.microbatches < 1 || o.chunks < 0)
+    return invalid("--stages and --microbatches must be at least 1 and "
+                   "--chunks at least 0, found --stages=" +
+                   Twine(o.stages) + " --microbatches=" +
+                   Twine(o.microbatches) + " --chunks=" + Twine(o.chunks));
+  if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")
+    return invalid("--precision must be f32, bf16 or fp16, found '" +
+                   o.precision + "'");
+  StringRef remat = o.remat;
+  std::string rematOptions;
+  if (remat == "full" || remat == "selective") {
+    rematOptions = ("policy=" + remat).str();
+  } else if (remat.consume_front("budget=")) {
+    uint64_t bytes;
+    if (remat.getAsInteger(10, bytes) || bytes == 0)
+      return invalid("--remat=budget=<bytes> needs a positive byte count, "
+                     "found '" +
+                     o.remat + "'");
+    rematOptions = "policy=budget budget=" + std::to_string(bytes);
+  } else if (remat != "none") {
+    return invalid("--remat must be none, full, selective or "
+                   "budget=<bytes>, found '" +
+                   o.remat + "'");
+  }
+  for (auto [flag, value] :
+       {std::pair<StringRef, StringRef>{"optimizer", o.optimizer},
+        {"precision-options", o.precisionOptions},
+        {"schedule", o.schedule},
+        {"function", o.function}})
+    if (Error error = checkSpliced(flag, value))
+      return std::move(error);
+
+  int64_t chunks = o.chunks                           ? o.chunks
+                   : o.schedule == "interleaved-1f1b" ? 2
+                                                      : 1;
+  bool split = o.schedule == "zb-h1";
+  std::string grid = "stages=" + std::to_string(o.stages) +
+                     " chunks=" + std::to_string(chunks) +
+                     " microbatches=" + std::to_string(o.microbatches) +
+                     " split-backward=" + (split ? "true" : "false");
+  std::string partition = "mpmd-partition{function=train_step " + grid + "}";
+  if (!o.partitioner.empty())
+    partition = o.partitioner + "," + partition;
+
+  std::vector<PhasePipeline> phases = {
+      {Phase::NN, ""},
+      {Phase::Precision,
+       o.precision == "f32"
+           ? ""
+           : passes("nn-mixed-precision{function=" + o.function + " policy=" +
+                    o.precision + (o.precisionOptions.empty() ? "" : " ") +
+                    o.precisionOptions + "}")},
+      {Phase::Grad, passes("nn-autodiff{function=" + o.function + "}")},
+      {Phase::Train, passes("nn-optimizer{function=" + o.function + "_grad " +
+                            o.optimizer + "}")},
+      {Phase::Partition, passes(partition)},
+      {Phase::Schedule, passes("mpmd-schedule{schedule=" + o.schedule + "}")},
+      {Phase::Remat,
+       rematOptions.empty() ? "" : passes("mpmd-remat{" + rematOptions + "}")},
+      {Phase::Lowered, passes("mpmd-lower-transfers")},
+      {Phase::Verified, passes("mpmd-verify")},
+      {Phase::Split,
+       passes("mpmd-split-programs{output-dir=" + o.outputDir + "}")},
+  };
+  while (!phases.empty() && phases.back().phase != last)
+    phases.pop_back();
+  return phases;
+}
