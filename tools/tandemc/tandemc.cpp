@@ -26,6 +26,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -197,9 +198,29 @@ static int compile(const mlir::DialectRegistry &registry) {
   if (!module)
     return 1;
 
+  // Prints the module to `path`; false on failure.
+  auto write = [&](StringRef path) {
+    auto output = mlir::openOutputFile(path, &errorMessage);
+    if (!output)
+      return false;
+    module->print(output->os());
+    output->os() << "\n";
+    output->keep();
+    return true;
+  };
   for (const tandem::tandemc::PhasePipeline &phase : *phases) {
     if (phase.pipeline.empty())
       continue;
+    if (phase.phase == Phase::Split) {
+      // Before splitting, keep the whole verified program: tandem-eval
+      // runs it (--program pipeline), mpmd-simulate and mpmd-memory read it.
+      if (std::error_code error =
+              sys::fs::create_directories(options.outputDir))
+        return fail("cannot create '" + options.outputDir +
+                    "': " + error.message());
+      if (!write(options.outputDir + "/pipeline.mlir"))
+        return fail(errorMessage);
+    }
     mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
@@ -215,23 +236,10 @@ static int compile(const mlir::DialectRegistry &registry) {
       return 1;
   }
 
-  if (toDirectory) {
-    // The split programs are in DIR; keep the whole verified program too.
-    std::string path = outputFilename + "/pipeline.mlir";
-    auto output = mlir::openOutputFile(path, &errorMessage);
-    if (!output)
-      return fail(errorMessage);
-    module->print(output->os());
-    output->os() << "\n";
-    output->keep();
+  if (toDirectory)
     return 0;
-  }
-  auto output = mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output)
+  if (!write(outputFilename))
     return fail(errorMessage);
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
   return 0;
 }
 
