@@ -170,9 +170,9 @@ const StringMap<Rule> &rules() {
     for (StringRef name : {"nn.parameter", "nn.param", "nn.constant",
                            "nn.reshape", "nn.stage_end"})
       t[name] = nothing;
-    for (StringRef name :
-         {"nn.neg", "nn.relu", "nn.cast", "nn.add", "nn.sub", "nn.mul",
-          "nn.div", "nn.maximum", "nn.minimum", "nn.greater_equal"})
+    for (StringRef name : {"nn.neg", "nn.relu", "nn.cast", "nn.add", "nn.sub",
+                           "nn.mul", "nn.div", "nn.maximum", "nn.minimum",
+                           "nn.greater_equal", "nn.select"})
       t[name] = elementwise(1.0);
     for (StringRef name : {"nn.exp", "nn.log", "nn.tanh", "nn.sqrt", "nn.rsqrt",
                            "nn.sin", "nn.cos", "nn.pow"})

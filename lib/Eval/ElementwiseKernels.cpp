@@ -93,6 +93,21 @@ template <BinaryKind Kind> KernelResult binaryKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
+/// Copies each element from one operand, so the result is bitwise that
+/// operand's element (NaN and infinity included); the interpreter's rounding
+/// to the result type leaves such an element unchanged.
+KernelResult selectKernel(const KernelCall &call) {
+  Tensor result = resultTensor(call.op);
+  const Tensor &cond = *call.operands[0];
+  const Tensor &onTrue = *call.operands[1], &onFalse = *call.operands[2];
+  llvm::SmallVector<int64_t> condAt =
+      broadcastOffsets(cond.shape, result.shape);
+  for (int64_t i = 0; i < result.numElements(); ++i)
+    result.data[i] =
+        cond.data[condAt[i]] != 0.0 ? onTrue.data[i] : onFalse.data[i];
+  return single(std::move(result));
+}
+
 } // namespace
 
 void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
@@ -118,4 +133,5 @@ void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
                binaryKernel<BinaryKind::Minimum>);
   registry.add(nn::GreaterEqualOp::getOperationName(),
                binaryKernel<BinaryKind::GreaterEqual>);
+  registry.add(nn::SelectOp::getOperationName(), selectKernel);
 }

@@ -429,6 +429,47 @@ TEST(EvalGradientOps, GreaterEqualIsAOneZeroMaskAndNaNComparesFalse) {
   EXPECT_EQ(r, (std::vector<double>{0, 1, 0, 0, 0, 0}));
 }
 
+// nn.select must reproduce the chosen operand bit for bit, infinities and
+// NaN included, so a skipped training step leaves parameters unchanged; the
+// condition broadcasts (a rank-0 condition picks a whole tensor).
+TEST(EvalElementwise, SelectCopiesTheChosenOperandExactly) {
+  Program program = parse(R"(
+func.func @f(%c: tensor<3xf32>, %a: tensor<2x3xf16>, %b: tensor<2x3xf16>,
+             %s: tensor<f32>) -> (tensor<2x3xf16>, tensor<2x3xf16>) {
+  %r = nn.select %c, %a, %b : tensor<3xf32>, tensor<2x3xf16>
+  %t = nn.select %s, %a, %b : tensor<f32>, tensor<2x3xf16>
+  return %r, %t : tensor<2x3xf16>, tensor<2x3xf16>
+})");
+  ASSERT_TRUE(program.module);
+  mlir::MLIRContext *context = program.context.get();
+  double inf = INFINITY, nan = NAN;
+  std::vector<Tensor> inputs;
+  inputs.push_back(tensorOf(context, "tensor<3xf32>", {1, 0, nan}));
+  inputs.push_back(
+      tensorOf(context, "tensor<2x3xf16>", {inf, 2.5, -3, nan, 0.125, 7}));
+  inputs.push_back(
+      tensorOf(context, "tensor<2x3xf16>", {-1, -inf, 9, 4, nan, -0.0}));
+  inputs.push_back(tensorOf(context, "tensor<f32>", {0}));
+  std::vector<Tensor> results = evaluate(program, std::move(inputs));
+  ASSERT_EQ(results.size(), 2u);
+  // A NaN condition counts as non-zero.
+  const std::vector<double> &r = results[0].data;
+  EXPECT_EQ(r[0], inf);
+  EXPECT_EQ(r[1], -inf);
+  EXPECT_EQ(r[2], -3.0);
+  EXPECT_TRUE(std::isnan(r[3]));
+  EXPECT_TRUE(std::isnan(r[4]));
+  EXPECT_EQ(r[5], 7.0);
+  const std::vector<double> &t = results[1].data;
+  EXPECT_EQ(t[0], -1.0);
+  EXPECT_EQ(t[1], -inf);
+  EXPECT_EQ(t[2], 9.0);
+  EXPECT_EQ(t[3], 4.0);
+  EXPECT_TRUE(std::isnan(t[4]));
+  EXPECT_EQ(t[5], 0.0);
+  EXPECT_TRUE(std::signbit(t[5]));
+}
+
 TEST(EvalGradientOps, EmbeddingGradAddsRowsOfRepeatedIds) {
   Program p = parse(R"(
     func.func @f(%d: tensor<3x2xf32>, %ids: tensor<3xi32>) -> tensor<4x2xf32> {

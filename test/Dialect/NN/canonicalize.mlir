@@ -335,3 +335,25 @@ func.func @dead_pure_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
   %1 = nn.add %0, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// nn.select folds when both sides are one value or the mask is a constant
+// splat; a non-splat or unknown mask stays.
+// CHECK-LABEL: func.func @select_folds(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<3xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[M:[^:]*]]: tensor<f32>)
+// CHECK-DAG: %[[MIXED:.*]] = nn.constant dense<[1.000000e+00, 0.000000e+00, 1.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[S0:.*]] = nn.select %[[MIXED]], %[[A]], %[[B]] : tensor<3xf32>, tensor<3xf32>
+// CHECK-DAG: %[[S1:.*]] = nn.select %[[M]], %[[A]], %[[B]] : tensor<f32>, tensor<3xf32>
+// CHECK: return %[[A]], %[[B]], %[[A]], %[[S0]], %[[S1]]
+func.func @select_folds(%a: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<f32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %one = nn.constant dense<1.0> : tensor<f32>
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %mixed = nn.constant dense<[1.0, 0.0, 1.0]> : tensor<3xf32>
+  %0 = nn.select %one, %a, %b : tensor<f32>, tensor<3xf32>
+  %1 = nn.select %zero, %a, %b : tensor<f32>, tensor<3xf32>
+  %2 = nn.select %m, %a, %a : tensor<f32>, tensor<3xf32>
+  %3 = nn.select %mixed, %a, %b : tensor<3xf32>, tensor<3xf32>
+  %4 = nn.select %m, %a, %b : tensor<f32>, tensor<3xf32>
+  return %0, %1, %2, %3, %4 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}

@@ -182,3 +182,35 @@ func.func @binary_unsigned(%a: tensor<4xui32>, %b: tensor<4xui32>) {
   %0 = nn.add %a, %b : tensor<4xui32>, tensor<4xui32> -> tensor<4xui32>
   return
 }
+
+// -----
+
+func.func @select_mask_does_not_broadcast(%c: tensor<2xf32>, %a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.select' op condition of shape [2] does not broadcast to the result shape [2x3]}}
+  %0 = nn.select %c, %a, %a : tensor<2xf32>, tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @select_mask_rank_too_high(%c: tensor<1x2x3xf32>, %a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.select' op condition of shape [1x2x3] does not broadcast to the result shape [2x3]}}
+  %0 = nn.select %c, %a, %a : tensor<1x2x3xf32>, tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @select_values_differ(%c: tensor<f32>, %a: tensor<3xf32>, %b: tensor<3xf16>) -> tensor<3xf32> {
+  // expected-error@+1 {{'nn.select' op failed to verify that all of {true_value, false_value, result} have same type}}
+  %0 = "nn.select"(%c, %a, %b) : (tensor<f32>, tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @select_integer_mask(%c: tensor<i32>, %a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'nn.select' op operand #0 must be statically shaped tensor of}}
+  %0 = nn.select %c, %a, %a : tensor<i32>, tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

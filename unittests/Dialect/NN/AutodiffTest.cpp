@@ -280,6 +280,24 @@ func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
   %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 })"},
+      // The mask broadcasts (4 → 3x4) and both sides reach the loss.
+      {"select", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+nn.parameter @y : tensor<3x4xf32> = zeros
+nn.parameter @c : tensor<4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %y = nn.param @y : tensor<3x4xf32>
+  %c = nn.param @c : tensor<4xf32>
+  %m = nn.greater_equal %c, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %z = nn.neg %c : tensor<4xf32>
+  %n = nn.greater_equal %c, %z : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %s = nn.select %n, %x, %y : tensor<4xf32>, tensor<3x4xf32>
+  %t = nn.select %m, %s, %y : tensor<4xf32>, tensor<3x4xf32>
+  %p = nn.mul %t, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})"},
       {"matmul_2d", matmulSource("", "")},
       {"matmul_batched", matmulSource("2x", "2x")},
       {"matmul_shared_rhs", matmulSource("2x", "")},

@@ -203,6 +203,41 @@ LogicalResult tandem::nn::inferBroadcastResult(StringRef opName,
 }
 
 //===----------------------------------------------------------------------===//
+// SelectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::verify() {
+  ArrayRef<int64_t> cond = getCond().getType().getShape();
+  ArrayRef<int64_t> shape = getType().getShape();
+  auto broadcasts = [&] {
+    if (cond.size() > shape.size())
+      return false;
+    size_t offset = shape.size() - cond.size();
+    for (size_t i = 0; i < cond.size(); ++i)
+      if (cond[i] != 1 && cond[i] != shape[offset + i])
+        return false;
+    return true;
+  };
+  if (!broadcasts())
+    return emitOpError() << "condition of shape " << ShapeStr{cond}
+                         << " does not broadcast to the result shape "
+                         << ShapeStr{shape};
+  return success();
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getTrueValue() == getFalseValue())
+    return getTrueValue();
+  // A constant condition that is uniformly non-zero or zero picks one
+  // operand whole.
+  auto cond = dyn_cast_if_present<DenseFPElementsAttr>(adaptor.getCond());
+  if (!cond || !cond.isSplat())
+    return {};
+  return cond.getSplatValue<APFloat>().isZero() ? getFalseValue()
+                                                : getTrueValue();
+}
+
+//===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//
 

@@ -23,6 +23,7 @@
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Dialect/NN/Transforms/Autodiff.h"
+#include "tandem/Dialect/NN/Transforms/MixedPrecision.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -332,11 +333,29 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
   // parameter-only: their producers are B work.
   llvm::DenseSet<Value> inputGradients;
 
-  // Seed: d loss / d loss = 1.
+  // Seed: d loss / d loss = 1, times the loss scale when nn-mixed-precision
+  // chose one (the gradients come out scaled; nn-optimizer unscales them).
+  FailureOr<std::optional<LossScale>> lossScale =
+      readLossScale(grad, "nn-autodiff");
+  if (failed(lossScale))
+    return failure();
   {
     Operation *before = ret->getPrevNode();
     GradBuilder gb{b, loss.getLoc()};
-    cot[loss] = gb.scalarLike(loss, 1.0);
+    Value seed = gb.scalarLike(loss, 1.0);
+    if (*lossScale) {
+      seed = gb.scalarLike(loss, (*lossScale)->scale);
+      if ((*lossScale)->isDynamic()) {
+        auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+        Value factor = ParamOp::create(b, loss.getLoc(), f32Scalar,
+                                       (*lossScale)->factor.getValue());
+        if (factor.getType() != loss.getType())
+          factor = CastOp::create(b, loss.getLoc(), loss.getType(), factor,
+                                  BoolAttr());
+        seed = gb.mul(seed, factor);
+      }
+    }
+    cot[loss] = seed;
     Operation *lossOp = loss.getDefiningOp();
     tagSince(before, lossOp ? ids[lossOp] : 0);
   }

@@ -208,6 +208,19 @@ LogicalResult castRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
   return success();
 }
 
+// The cotangent goes to the chosen side, elementwise, by the same mask; the
+// mask itself is piecewise constant and gets none.
+LogicalResult selectRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
+  auto select = cast<SelectOp>(op);
+  Value zeros = gb.zeros(select.getType());
+  out.push_back(Value());
+  out.push_back(
+      SelectOp::create(gb.b, gb.loc, select.getCond(), cots[0], zeros));
+  out.push_back(
+      SelectOp::create(gb.b, gb.loc, select.getCond(), zeros, cots[0]));
+  return success();
+}
+
 // The backward pass crosses the boundary with its own nn.stage_end over the
 // float cotangents, so partitioning sees where the backward of a stage ends.
 LogicalResult stageEndRule(GradBuilder &gb, Operation *op, Cots cots,
@@ -250,6 +263,7 @@ void tandem::nn::autodiff::registerElementwiseGradients(GradRuleMap &rules) {
   rules[MinimumOp::getOperationName()] = minimumRule;
   rules[GreaterEqualOp::getOperationName()] = zeroRule;
   rules[CastOp::getOperationName()] = castRule;
+  rules[SelectOp::getOperationName()] = selectRule;
   rules[ConstantOp::getOperationName()] = zeroRule;
   rules[ParamOp::getOperationName()] = zeroRule;
   rules[StageEndOp::getOperationName()] = stageEndRule;

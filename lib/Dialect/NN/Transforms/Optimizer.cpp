@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Dialect/NN/Transforms/MixedPrecision.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -81,6 +82,23 @@ public:
   Value min(Value a, Value b) { return make<MinimumOp>(a, b); }
   Value max(Value a, Value b) { return make<MaximumOp>(a, b); }
   Value sqrt(Value a) { return make<SqrtOp>(a); }
+  Value select(Value cond, Value a, Value b) {
+    return make<SelectOp>(cond, a, b);
+  }
+
+  /// The sum of `value`·0 over every element, as a rank-0 f32 tensor: 0
+  /// when every element is finite, NaN otherwise (∞·0 and NaN·0 are NaN).
+  /// Unlike a sum of squares, it cannot overflow on large finite values.
+  Value nonFiniteProbe(Value value) {
+    Value zero = scalar(0.0);
+    Value product = mul(value, zero);
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    if (rank == 0)
+      return product;
+    auto axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    return make<ReduceSumOp>(product, builder.getDenseI64ArrayAttr(axes),
+                             /*keepdims=*/UnitAttr());
+  }
 
   /// `value` converted to f32 (unchanged when it already is).
   Value toF32(Value value) { return castTo(value, f32); }
@@ -275,9 +293,21 @@ void NNOptimizerPass::runOnOperation() {
         << result << " (the training step to create, option 'result')";
     return signalPassFailure();
   }
+  // nn-mixed-precision's loss scaling, on the gradient function; its
+  // dynamic state is the only `opt.` symbol that may already exist.
+  FailureOr<std::optional<LossScale>> lossScale =
+      readLossScale(gradFn, "nn-optimizer");
+  if (failed(lossScale))
+    return signalPassFailure();
+  llvm::StringSet<> lossScaleState;
+  if (*lossScale && (*lossScale)->isDynamic()) {
+    lossScaleState.insert((*lossScale)->factor.getValue());
+    lossScaleState.insert((*lossScale)->goodSteps.getValue());
+  }
   for (Operation &op : module.getBody()->getOperations()) {
     auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
-    if (name && name.getValue().starts_with("opt.")) {
+    if (name && name.getValue().starts_with("opt.") &&
+        !lossScaleState.contains(name.getValue())) {
       op.emitError("nn-optimizer: the module already declares @")
           << name.getValue()
           << "; the prefix 'opt.' is reserved for optimizer state";
@@ -433,6 +463,31 @@ void NNOptimizerPass::runOnOperation() {
   for (auto [t, gradient] : llvm::zip(trained, llvm::drop_begin(gradResults)))
     t.gradient = b.toF32(gradient);
 
+  // Loss scaling: `ok` is 1 when every gradient is finite, 0 otherwise; the
+  // probes are added in canonical order like the clipping norm's squares,
+  // so a partitioned program sums per-stage partial probes in the same
+  // order and computes the decision once. Gradients are unscaled here,
+  // after the microbatch accumulation (these are step ops).
+  Value ok, lossScaleFactor;
+  if (*lossScale) {
+    Value probe;
+    for (Trained &t : trained) {
+      Value p = b.nonFiniteProbe(t.gradient);
+      probe = probe ? b.add(probe, p) : p;
+    }
+    Value zero = b.scalar(0.0);
+    ok = probe ? b.make<GreaterEqualOp>(probe, zero) : b.scalar(1.0);
+    Value scale = b.scalar((*lossScale)->scale);
+    if ((*lossScale)->isDynamic()) {
+      auto f32Scalar = RankedTensorType::get({}, f32);
+      lossScaleFactor =
+          b.make<ParamOp>(f32Scalar, (*lossScale)->factor.getValue());
+      scale = b.mul(scale, lossScaleFactor);
+    }
+    for (Trained &t : trained)
+      t.gradient = b.div(t.gradient, scale);
+  }
+
   // Global-norm clipping: squared norms added in canonical order.
   if (clipNorm > 0.0 && !trained.empty()) {
     Value total;
@@ -469,6 +524,9 @@ void NNOptimizerPass::runOnOperation() {
   SmallVector<Value> stateResults;
   SmallVector<Attribute> stateUpdates{FlatSymbolRefAttr::get(stepParam)};
   stateResults.push_back(nextCounter);
+  // The value before the step of every result after the loss, in result
+  // order, for skipping a step with loss scaling.
+  SmallVector<Value> parameterOlds, stateOlds{counter};
   for (auto [t, state] : llvm::zip(trained, states)) {
     Value gradient = t.gradient;
     Value direction;
@@ -478,7 +536,9 @@ void NNOptimizerPass::runOnOperation() {
       break;
     case OptimizerKind::Momentum: {
       Value mu = b.scalar(momentum);
-      Value buffer = b.add(b.mul(b.read(state.first), mu), gradient);
+      Value old = b.read(state.first);
+      stateOlds.push_back(old);
+      Value buffer = b.add(b.mul(old, mu), gradient);
       stateResults.push_back(buffer);
       stateUpdates.push_back(FlatSymbolRefAttr::get(state.first));
       direction = buffer;
@@ -486,10 +546,14 @@ void NNOptimizerPass::runOnOperation() {
     }
     case OptimizerKind::AdamW: {
       Value b1 = b.scalar(beta1), oneMinusB1 = b.scalar(1.0 - beta1);
-      Value m = b.mul(b.read(state.first), b1);
+      Value oldM = b.read(state.first);
+      stateOlds.push_back(oldM);
+      Value m = b.mul(oldM, b1);
       m = b.add(m, b.mul(gradient, oneMinusB1));
       Value b2 = b.scalar(beta2), oneMinusB2 = b.scalar(1.0 - beta2);
-      Value v = b.mul(b.read(state.second), b2);
+      Value oldV = b.read(state.second);
+      stateOlds.push_back(oldV);
+      Value v = b.mul(oldV, b2);
       Value squared = b.mul(gradient, gradient);
       v = b.add(v, b.mul(squared, oneMinusB2));
       stateResults.push_back(m);
@@ -503,7 +567,9 @@ void NNOptimizerPass::runOnOperation() {
     }
     }
     Type elementType = t.parameter.getTensorType().getElementType();
-    Value current = b.toF32(b.read(t.parameter));
+    Value raw = b.read(t.parameter);
+    parameterOlds.push_back(raw);
+    Value current = b.toF32(raw);
     Value next = current;
     if (t.decays)
       next = b.sub(next, b.mul(current, decayStep));
@@ -513,6 +579,36 @@ void NNOptimizerPass::runOnOperation() {
   }
   llvm::append_range(results, stateResults);
   llvm::append_range(updates, stateUpdates);
+
+  if (ok) {
+    // A non-finite gradient skips the whole step: every result keeps the
+    // value it had, bit for bit (the step counter included).
+    SmallVector<Value> olds(parameterOlds);
+    llvm::append_range(olds, stateOlds);
+    for (auto [result, old] : llvm::zip(llvm::drop_begin(results), olds))
+      result = b.select(ok, result, old);
+  }
+  if (lossScaleFactor) {
+    // Dynamic scaling: after `growth_interval` finite steps in a row the
+    // scale doubles and the count restarts; a skipped step halves it.
+    Value good = b.make<ParamOp>(lossScaleFactor.getType(),
+                                 (*lossScale)->goodSteps.getValue());
+    Value one = b.scalar(1.0), zero = b.scalar(0.0);
+    Value counted = b.add(good, one);
+    Value interval =
+        b.scalar(static_cast<double>((*lossScale)->growthInterval));
+    Value grow = b.make<GreaterEqualOp>(counted, interval);
+    Value growth = b.scalar(kLossScaleGrowth);
+    Value grown =
+        b.select(grow, b.mul(lossScaleFactor, growth), lossScaleFactor);
+    Value backoff = b.scalar(kLossScaleBackoff);
+    Value reduced = b.mul(lossScaleFactor, backoff);
+    results.push_back(b.select(ok, grown, reduced));
+    updates.push_back((*lossScale)->factor);
+    Value goodAfter = b.select(grow, zero, counted);
+    results.push_back(b.select(ok, goodAfter, zero));
+    updates.push_back((*lossScale)->goodSteps);
+  }
 
   func::ReturnOp::create(builder, loc, results);
   step.setFunctionType(builder.getFunctionType(gradType.getInputs(),

@@ -349,3 +349,16 @@ func.func @clamps(%x: tensor<4x8xf32>, %lo: tensor<f32>, %hi: tensor<8xf32>, %i:
   %d = nn.minimum %i, %c : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
   return %b, %d : tensor<4x8xf32>, tensor<3xi64>
 }
+
+// nn.select: a broadcast mask, a rank-0 mask over a whole tensor, integer
+// values.
+// CHECK-LABEL: func.func @select(
+// CHECK-SAME: %[[C:.*]]: tensor<3xf32>, %[[S:.*]]: tensor<f32>, %[[A:.*]]: tensor<2x3xbf16>, %[[B:.*]]: tensor<2x3xbf16>, %[[I:.*]]: tensor<4xi32>, %[[J:.*]]: tensor<4xi32>)
+// CHECK-NEXT: %[[R0:.*]] = nn.select %[[C]], %[[A]], %[[B]] : tensor<3xf32>, tensor<2x3xbf16>
+// CHECK-NEXT: %[[R1:.*]] = nn.select %[[S]], %[[I]], %[[J]] : tensor<f32>, tensor<4xi32>
+// CHECK-NEXT: return %[[R0]], %[[R1]] : tensor<2x3xbf16>, tensor<4xi32>
+func.func @select(%c: tensor<3xf32>, %s: tensor<f32>, %a: tensor<2x3xbf16>, %b: tensor<2x3xbf16>, %i: tensor<4xi32>, %j: tensor<4xi32>) -> (tensor<2x3xbf16>, tensor<4xi32>) {
+  %r0 = nn.select %c, %a, %b : tensor<3xf32>, tensor<2x3xbf16>
+  %r1 = nn.select %s, %i, %j : tensor<f32>, tensor<4xi32>
+  return %r0, %r1 : tensor<2x3xbf16>, tensor<4xi32>
+}

@@ -184,6 +184,38 @@ def NN_GreaterEqualOp : NN_BinaryOp<"greater_equal", "comparison",
     "1 where lhs ≥ rhs and 0 elsewhere (NaN compares false), in the operands' "
     "element type,">;
 
+// An exact choice between two values: `cond·a + (1 − cond)·b` would turn an
+// infinite or NaN `a` into NaN even where cond is 0, and rounds; training
+// steps that skip an update (fp16 loss scaling) must keep the old value bit
+// for bit.
+def NN_SelectOp : NN_Op<"select", [Pure,
+    AllTypesMatch<["true_value", "false_value", "result"]>]> {
+  let summary = "Chooses elementwise between two tensors by a mask";
+  let description = [{
+    Yields `true_value` where `cond` is non-zero and `false_value` where it
+    is zero, element by element and bit for bit (a NaN condition counts as
+    non-zero). `cond` is a float tensor (1/0 masks such as
+    `nn.greater_equal`'s) whose shape broadcasts to the result's: aligned
+    from the right, each dimension equal or 1, rank at most the result's, so
+    a rank-0 condition selects a whole tensor. Both values have the
+    result's type. `nn-optimizer` uses it to skip a step whose gradients
+    are not finite (docs/training.md, "Mixed precision").
+
+    ```mlir
+    %r = nn.select %ok, %new, %old : tensor<f32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$cond, NN_Tensor:$true_value,
+                       NN_Tensor:$false_value);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//

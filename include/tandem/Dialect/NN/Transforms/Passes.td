@@ -126,4 +126,67 @@ def NNOptimizer : Pass<"nn-optimizer", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def NNMixedPrecision : Pass<"nn-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Runs a forward function's compute in low precision, with "
+                "f32 master weights and optional loss scaling";
+  let description = [{
+    Rewrites the forward function named by `function` (before nn-autodiff,
+    which differentiates through the casts, so the backward pass runs in the
+    forward's precisions and parameter gradients come back f32). A policy is
+    a row of a table: its compute type, the ops that run in it (the low
+    list), the ops kept in f32 (the f32 list), and its default loss scaling:
+
+    | policy | compute type | low list  | f32 list | loss scale |
+    |--------|--------------|-----------|----------|------------|
+    | `bf16` | bf16         | nn.matmul | see below | none      |
+    | `fp16` | f16          | nn.matmul | see below | dynamic   |
+    | `f32`  | (no-op)      |           |           | none      |
+
+    The f32 list: nn.softmax, nn.log_softmax, nn.layer_norm, nn.rms_norm,
+    nn.cross_entropy, nn.attention (its softmax), nn.reduce_sum,
+    nn.reduce_mean, nn.reduce_max, nn.exp, nn.log, nn.pow.
+    `low-precision-ops` and `f32-ops` move ops between the lists (an op
+    named in both, an unknown op or a structural op such as nn.param,
+    nn.constant, nn.cast or nn.stage_end is an error). Every other op
+    follows its operands: it runs in their type when all its float
+    operands agree, and in f32 (the wider type) when they do not.
+
+    Only f32 ops change. Parameters (the master weights) keep their type;
+    a low-list op's float operands are cast to the compute type and its
+    results have it (a matmul's result is low precision: the product is
+    accumulated in wider precision and rounded once, as cuBLAS does with a
+    bf16 output and an f32 accumulator; the evaluator accumulates in double).
+    Casts are placed once per (value, type), right after the value's
+    definition (a parameter read is cast directly after its `nn.param`), and
+    never chained: a value the pass cast is converted from its source. The
+    function's results keep their types.
+
+    Loss scaling (`loss-scale`): `none`; `static:<s>`; `dynamic`,
+    `dynamic:<initial>` or `dynamic:<initial>:<interval>` (initial scale
+    65536 and growth interval 2000 by default, growth factor 2, backoff
+    0.5); `default` takes the policy's. It sets the function's
+    `nn.loss_scale` dictionary, which nn-autodiff (seed = scale) and
+    nn-optimizer (unscale, skip the update on a non-finite gradient, grow
+    or back off the scale) read; dynamic scaling declares `@opt.loss_scale`
+    (the scale divided by the initial scale, starting at 1) and
+    `@opt.good_steps` (zeros). See docs/training.md, "Mixed precision".
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function to rewrite">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
+           "bf16, fp16 or f32 (no change)">,
+    ListOption<"lowPrecisionOps", "low-precision-ops", "std::string",
+               "Ops moved to the policy's low-precision list">,
+    ListOption<"f32Ops", "f32-ops", "std::string",
+               "Ops moved to the policy's f32 list">,
+    Option<"lossScale", "loss-scale", "std::string",
+           /*default=*/"\"default\"",
+           "none, static:<s>, dynamic[:<initial>[:<interval>]] or default "
+           "(the policy's)">,
+  ];
+  let dependentDialects = ["::tandem::nn::NNDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // TANDEM_DIALECT_NN_TRANSFORMS_PASSES_TD
