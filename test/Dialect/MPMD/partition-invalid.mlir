@@ -142,3 +142,30 @@ func.func @f(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   // expected-error@+1 {{mpmd-partition: returns input #0 of the function unchanged; a step result must be computed}}
   return %x : tensor<2x4xf32>
 }
+
+// -----
+
+// A user's pass places a parameter by annotating its reads; two reads on
+// different stages make the placement ambiguous.
+nn.parameter @w : tensor<4x4xf32> = zeros
+func.func @f(%x: tensor<2x4xf32>) -> tensor<f32> {
+  // expected-note@+1 {{the other read}}
+  %w0 = nn.param @w {mpmd.stage = 0 : i64} : tensor<4x4xf32>
+  %a = nn.matmul %x, %w0 {mpmd.stage = 0 : i64} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  // expected-error@+1 {{mpmd-partition: the placement of parameter @w is ambiguous: this read places it on stage 1, another one on stage 0}}
+  %w1 = nn.param @w {mpmd.stage = 1 : i64} : tensor<4x4xf32>
+  %b = nn.matmul %a, %w1 {mpmd.stage = 1 : i64} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %l = nn.reduce_sum %b [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+nn.parameter @w : tensor<4x4xf32> = zeros
+func.func @f(%x: tensor<2x4xf32>) -> tensor<f32> {
+  // expected-error@+1 {{mpmd-partition: 'mpmd.stage' = 5 is not a virtual stage of the grid (expected [0, 2))}}
+  %w0 = nn.param @w {mpmd.stage = 5 : i64} : tensor<4x4xf32>
+  %a = nn.matmul %x, %w0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %l = nn.reduce_sum %a [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

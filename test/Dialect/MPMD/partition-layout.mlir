@@ -83,3 +83,21 @@ func.func @f(%x: tensor<2x4xf32>) -> tensor<f32> {
   %l = nn.reduce_sum %d [0, 1] : tensor<2x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An annotation on a parameter read places the parameter: @w lives on stage
+// 1 (its update runs there), and stage 0, which reads it, receives it from
+// stage 1's prologue once per step.
+// UNEVEN: nn.param @w {mpmd.stage = 1 : i64}
+// UNEVEN: mpmd.fragment @s1.prologue stage 1 chunk 0 kind step_prologue (%{{.*}}: tensor<4x4xf32> {mpmd.param = @w}) -> tensor<4x4xf32>
+// UNEVEN: mpmd.fragment @s0.fwd stage 0 chunk 0 kind fwd (%{{.*}}: tensor<2x4xf32> {mpmd.input = 0 : i64}, %{{.*}}: tensor<4x4xf32>)
+// UNEVEN: mpmd.transfer @s1.prologue[0] -> @s0.fwd[1] : tensor<4x4xf32>
+nn.parameter @w : tensor<4x4xf32> = zeros
+func.func @f(%x: tensor<2x4xf32>) -> tensor<f32> {
+  %w = nn.param @w {mpmd.stage = 1 : i64} : tensor<4x4xf32>
+  %a = nn.matmul %x, %w {mpmd.stage = 0 : i64} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %b = nn.tanh %a {mpmd.stage = 2 : i64} : tensor<2x4xf32>
+  %l = nn.reduce_sum %b [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

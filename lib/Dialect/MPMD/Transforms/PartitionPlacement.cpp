@@ -137,6 +137,38 @@ LogicalResult Partitioner::placeBackward() {
 }
 
 LogicalResult Partitioner::placeStep() {
+  // A user's pass may place a parameter itself: `mpmd.stage` on its reads
+  // (a virtual stage; its physical stage owns it). Reads that disagree make
+  // the placement ambiguous.
+  llvm::StringMap<nn::ParamOp> placedBy;
+  for (Operation &op : *body) {
+    auto read = dyn_cast<nn::ParamOp>(op);
+    auto attr =
+        read ? op.getAttrOfType<IntegerAttr>(kStageAnnotation) : IntegerAttr();
+    if (!attr)
+      continue;
+    if (attr.getInt() < 0 || attr.getInt() >= numVirtual)
+      return op.emitError("mpmd-partition: '")
+             << kStageAnnotation << "' = " << attr.getInt()
+             << " is not a virtual stage of the grid (expected [0, "
+             << numVirtual << "))";
+    int64_t stage = physicalStage(attr.getInt());
+    auto [it, inserted] = placedBy.try_emplace(read.getName(), read);
+    if (!inserted &&
+        physicalStage(it->second->getAttrOfType<IntegerAttr>(kStageAnnotation)
+                          .getInt()) != stage) {
+      InFlightDiagnostic diag =
+          op.emitError("mpmd-partition: the placement of parameter @")
+          << read.getName() << " is ambiguous: this read places it on stage "
+          << stage << ", another one on stage "
+          << physicalStage(
+                 it->second->getAttrOfType<IntegerAttr>(kStageAnnotation)
+                     .getInt());
+      diag.attachNote(it->second.getLoc()) << "the other read";
+      return diag;
+    }
+    owner.try_emplace(read.getName(), stage);
+  }
   // Owners: the stage of the first per-microbatch op reading the parameter
   // (the embedding's stage for a tied embedding).
   for (Operation &op : *body) {
