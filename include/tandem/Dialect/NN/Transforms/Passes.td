@@ -80,6 +80,14 @@ def NNOptimizer : Pass<"nn-optimizer", "::mlir::ModuleOp"> {
     (the canonical parameter order); every gradient is multiplied by
     min(1, clip-norm / (norm + 1e-6)).
 
+    Loss scaling: when the gradient function carries `nn.loss_scale`
+    (set by nn-mixed-precision), the gradients are divided by the scale,
+    a probe sum(g·0) per gradient added in canonical order decides whether
+    every gradient is finite, every result keeps its old value through
+    `nn.select` when one is not (the step counter too), and a dynamic
+    scale's `@opt.loss_scale`/`@opt.good_steps` are updated and returned
+    last (docs/training.md, "Mixed precision").
+
     Schedules: `constant` uses lr. `warmup-cosine` uses, for the step
     counter t before its increment (0-based), W = warmup-steps and
     T = total-steps: lr·(t+1)/W for t < W; then
