@@ -5,6 +5,7 @@
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Dialect/NN/IR/NNDialect.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
+#include "tandem/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -21,6 +22,7 @@ void tandem::registerAllPasses() {
     mlir::registerTransformsPasses();
     nn::registerNNPasses();
     mpmd::registerMPMDPasses();
+    cpu::registerTandemCPUPasses();
     return true;
   }();
   (void)registered;

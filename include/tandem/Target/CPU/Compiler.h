@@ -1,0 +1,50 @@
+//===- Compiler.h - compiling emitted C++ into a shared library -*- C++ -*-===//
+//
+// Runs the system C++ compiler on emitted source and caches the result: the
+// library is named by a hash of the source, the compiler and its flags, so
+// compiling unchanged source again (a second identical rank, a rerun) costs
+// a file lookup.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_TARGET_CPU_COMPILER_H
+#define TANDEM_TARGET_CPU_COMPILER_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tandem::cpu {
+
+struct CompileOptions {
+  /// The compiler: a path or a name looked up in PATH. Empty: $TANDEM_CXX,
+  /// or "c++".
+  std::string compiler;
+  /// The cache directory. Empty: $TANDEM_CPU_CACHE, or
+  /// <system temp>/tandem-cpu-cache.
+  std::string cacheDir;
+  /// Flags added after the defaults (e.g. -march=native).
+  std::vector<std::string> extraFlags;
+};
+
+/// What a compilation produced.
+struct CompiledLibrary {
+  std::string path;
+  /// True when the library came from the cache without running the compiler.
+  bool cached = false;
+};
+
+/// The flags every emitted library is compiled with, before extraFlags.
+std::vector<std::string> defaultCompileFlags();
+
+/// Compiles `source` into a shared library (or finds it in the cache) and
+/// returns its path. Fails with the compiler's stderr when compilation
+/// fails, or with a message naming the compiler when it cannot be found.
+llvm::Expected<CompiledLibrary> compileSource(llvm::StringRef source,
+                                              const CompileOptions &options);
+
+} // namespace tandem::cpu
+
+#endif // TANDEM_TARGET_CPU_COMPILER_H

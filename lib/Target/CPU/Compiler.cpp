@@ -1,0 +1,157 @@
+//===- Compiler.cpp - compiling emitted C++ into a shared library ---------===//
+
+#include "tandem/Target/CPU/Compiler.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+using namespace tandem::cpu;
+
+std::vector<std::string> tandem::cpu::defaultCompileFlags() {
+  // -ffp-contract=off: a fused multiply-add would round differently from
+  // the evaluator and make results depend on how ops were fused.
+  return {"-std=c++17",        "-O2",     "-fPIC", "-shared", "-fno-fast-math",
+          "-ffp-contract=off", "-fopenmp"};
+}
+
+namespace {
+
+/// Removes a file when it goes out of scope.
+struct TempFile {
+  std::string path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + ec.message());
+  os << text;
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError("cannot write '" + path + "'");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<CompiledLibrary>
+tandem::cpu::compileSource(llvm::StringRef source,
+                           const CompileOptions &options) {
+  std::string compiler = options.compiler;
+  if (compiler.empty())
+    compiler = llvm::sys::Process::GetEnv("TANDEM_CXX").value_or("c++");
+  std::string cacheDir = options.cacheDir;
+  if (cacheDir.empty()) {
+    if (std::optional<std::string> env =
+            llvm::sys::Process::GetEnv("TANDEM_CPU_CACHE")) {
+      cacheDir = *env;
+    } else {
+      llvm::SmallString<128> tmp;
+      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+      llvm::sys::path::append(tmp, "tandem-cpu-cache");
+      cacheDir = std::string(tmp);
+    }
+  }
+
+  std::vector<std::string> flags = defaultCompileFlags();
+  flags.insert(flags.end(), options.extraFlags.begin(),
+               options.extraFlags.end());
+  // The key covers everything that changes the library.
+  llvm::SHA256 hasher;
+  hasher.update(source);
+  hasher.update(llvm::StringRef("\0", 1));
+  hasher.update(compiler);
+  for (const std::string &flag : flags) {
+    hasher.update(llvm::StringRef("\0", 1));
+    hasher.update(flag);
+  }
+  std::string key =
+      llvm::toHex(hasher.final(), /*LowerCase=*/true).substr(0, 32);
+
+  llvm::SmallString<256> library(cacheDir);
+  llvm::sys::path::append(library, "tandem-" + key + ".so");
+  if (llvm::sys::fs::exists(library))
+    return CompiledLibrary{std::string(library), /*cached=*/true};
+
+  // Resolve the compiler only when it must run, so a cache hit needs none.
+  std::string program = compiler;
+  if (!llvm::sys::path::is_absolute(compiler) &&
+      !llvm::StringRef(compiler).contains('/')) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
+    if (!found)
+      return llvm::createStringError(
+          "C++ compiler '" + compiler +
+          "' not found in PATH (set TANDEM_CXX or the compiler option)");
+    program = *found;
+  } else if (!llvm::sys::fs::can_execute(compiler)) {
+    return llvm::createStringError(
+        "C++ compiler '" + compiler +
+        "' not found or not executable (set TANDEM_CXX or the compiler "
+        "option)");
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
+    return llvm::createStringError("cannot create the compile cache '" +
+                                   cacheDir + "': " + ec.message());
+  // Unique names for the source, the library being written and stderr, so
+  // concurrent compilations of the same source never see a partial file;
+  // the finished library is renamed into place (atomic on one filesystem).
+  auto unique = [&](llvm::StringRef suffix) -> llvm::Expected<std::string> {
+    llvm::SmallString<256> model(cacheDir);
+    llvm::sys::path::append(model, "tandem-" + key + "-%%%%%%%%" + suffix);
+    llvm::SmallString<256> path;
+    llvm::sys::fs::createUniquePath(model, path, /*MakeAbsolute=*/false);
+    return std::string(path);
+  };
+  TempFile sourceFile, partial, errors;
+  for (auto [file, suffix] : {std::pair{&sourceFile, ".cpp"},
+                              {&partial, ".so.part"},
+                              {&errors, ".stderr"}}) {
+    llvm::Expected<std::string> path = unique(suffix);
+    if (!path)
+      return path.takeError();
+    file->path = *path;
+  }
+  if (llvm::Error error = writeFile(sourceFile.path, source))
+    return std::move(error);
+
+  std::vector<std::string> args = {program};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"-o", partial.path, sourceFile.path, "-lopenblas"});
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errors.path,
+                                                errors.path};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(program, argRefs, std::nullopt,
+                                         redirects, /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &message);
+  if (status != 0) {
+    std::string output;
+    if (auto buffer = llvm::MemoryBuffer::getFile(errors.path))
+      output = (*buffer)->getBuffer().str();
+    std::string command = llvm::join(args, " ");
+    return llvm::createStringError("C++ compilation failed (exit status " +
+                                   std::to_string(status) +
+                                   (message.empty() ? "" : ", " + message) +
+                                   ")\ncommand: " + command + "\n" + output);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(partial.path, library))
+    return llvm::createStringError("cannot move the library to '" + library +
+                                   "': " + ec.message());
+  partial.path.clear();
+  return CompiledLibrary{std::string(library), /*cached=*/false};
+}

@@ -1,0 +1,1200 @@
+//===- CppEmitter.cpp - C++ source for the CPU target ---------------------===//
+//
+// Emission runs in three steps per function: classify every op and group
+// the elementwise ones (formGroups), give every value that needs memory a
+// buffer (assignStorage), then write the body in program order (emitBody).
+//
+// Numerics follow the evaluator (lib/Eval): each op computes from its
+// operands in double and rounds once to the result type, so for elementwise
+// ops, reductions, normalizations and the losses the emitted code produces
+// bitwise the evaluator's values (sums run in the same order, in double).
+// Only matmuls differ: BLAS sums in float in its own order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Target/CPU/CppEmitter.h"
+
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
+#include "tandem/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
+#include <functional>
+#include <optional>
+
+using namespace mlir;
+namespace nn = tandem::nn;
+using tandem::cpu::EmitResult;
+using tandem::cpu::EmittedFunction;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Types and literals
+//===----------------------------------------------------------------------===//
+
+/// The C++ storage type of `type`'s elements, or nullopt when the emitter
+/// does not support it yet.
+std::optional<StringRef> cType(Type type) {
+  if (type.isF32())
+    return StringRef("float");
+  if (type.isF64())
+    return StringRef("double");
+  if (type.isInteger(32))
+    return StringRef("int32_t");
+  if (type.isInteger(64))
+    return StringRef("int64_t");
+  return std::nullopt;
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+StringRef cTypeOf(Value value) {
+  return *cType(tensorType(value).getElementType());
+}
+
+int64_t numElements(Value value) { return tensorType(value).getNumElements(); }
+
+/// Elements of a tensor of `shape` (1 for rank 0).
+int64_t numElementsOf(llvm::ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+/// Bytes of `value`'s elements.
+int64_t byteSize(Value value) {
+  Type element = tensorType(value).getElementType();
+  return numElements(value) * ((element.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// A C++ expression of type double with exactly `value`.
+std::string doubleLiteral(double value) {
+  if (std::isnan(value))
+    return "(double)NAN";
+  if (std::isinf(value))
+    return value > 0 ? "(double)INFINITY" : "(-(double)INFINITY)";
+  // Hexadecimal floating-point literals are exact.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%a", value);
+  return "(" + text + ")";
+}
+
+/// A C++ expression of the element's storage type with exactly the
+/// constant's `index`th element.
+std::string elementLiteral(DenseElementsAttr value, int64_t index,
+                           StringRef type) {
+  if (isa<FloatType>(value.getElementType())) {
+    llvm::APFloat x = value.getValues<llvm::APFloat>()[index];
+    bool losesInfo = false;
+    x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return "(" + type.str() + ")" + doubleLiteral(x.convertToDouble());
+  }
+  int64_t x = value.getValues<llvm::APInt>()[index].getSExtValue();
+  return "(" + type.str() + ")INT64_C(" + std::to_string(x) + ")";
+}
+
+llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Strides of a tensor of `inShape` read at the indices of `outShape` under
+/// NumPy broadcasting: aligned from the right, 0 for a size-1 dimension.
+llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> inShape,
+                                            llvm::ArrayRef<int64_t> outShape) {
+  int64_t rank = outShape.size(), lead = rank - inShape.size();
+  llvm::SmallVector<int64_t> in = rowMajorStrides(inShape);
+  llvm::SmallVector<int64_t> strides(rank, 0);
+  for (int64_t d = lead; d < rank; ++d)
+    strides[d] = inShape[d - lead] == 1 ? 0 : in[d - lead];
+  return strides;
+}
+
+/// "d0 * 64 + d1" for loop variables d0.. and `strides` (terms with stride 0
+/// dropped), plus `base`; "0" when nothing remains.
+std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base = 0) {
+  std::string text;
+  for (auto [d, stride] : llvm::enumerate(strides)) {
+    if (stride == 0)
+      continue;
+    if (!text.empty())
+      text += " + ";
+    text += "d" + std::to_string(d);
+    if (stride != 1)
+      text += " * " + std::to_string(stride);
+  }
+  if (base != 0 || text.empty())
+    text += (text.empty() ? "" : " + ") + std::to_string(base);
+  return text;
+}
+
+/// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
+/// and returns the number of braces to close. Rank 0 opens one block.
+int openLoops(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> shape,
+              StringRef indent, bool parallel = false) {
+  if (shape.empty()) {
+    os << indent << "{\n";
+    return 1;
+  }
+  std::string pad = indent.str();
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (d == 0 && parallel)
+      os << pad << "#pragma omp parallel for if (" << numElementsOf(shape)
+         << " >= 32768)\n";
+    os << pad << "for (int64_t d" << d << " = 0; d" << d << " < " << size
+       << "; ++d" << d << ") {\n";
+    pad += "  ";
+  }
+  return shape.size();
+}
+
+void closeLoops(llvm::raw_ostream &os, int count, StringRef indent) {
+  for (int i = count - 1; i >= 0; --i)
+    os << indent << std::string(2 * i, ' ') << "}\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Op classes
+//===----------------------------------------------------------------------===//
+
+/// Ops that compute each result element from the operand elements at the
+/// same (broadcast) index: these fuse.
+bool isElementwise(Operation *op) {
+  return isa<nn::NegOp, nn::ExpOp, nn::LogOp, nn::TanhOp, nn::SqrtOp,
+             nn::RsqrtOp, nn::ReluOp, nn::GeluOp, nn::SiluOp, nn::SinOp,
+             nn::CosOp, nn::PowOp, nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
+             nn::MaximumOp, nn::MinimumOp, nn::GreaterEqualOp, nn::SelectOp,
+             nn::BroadcastToOp, nn::CastOp>(op);
+}
+
+/// Elementwise ops whose results may hold integers (pure data movement).
+bool allowsIntegerResult(Operation *op) {
+  return isa<nn::BroadcastToOp, nn::ReshapeOp, nn::TransposeOp, nn::ConcatOp,
+             nn::SliceOp, nn::SplitOp, nn::StageEndOp, nn::ConstantOp>(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Translation unit
+//===----------------------------------------------------------------------===//
+
+/// The parts of the translation unit shared by every function: constants
+/// and deduplicated fused-group functions.
+struct Unit {
+  std::string constants;
+  std::string groups;
+  /// Group body text (without its name) -> function name.
+  llvm::StringMap<std::string> groupByBody;
+  llvm::StringSet<> groupNames;
+  unsigned numConstants = 0;
+  unsigned numGroupCalls = 0;
+};
+
+/// A fused group: elementwise ops with one iteration shape.
+struct Group {
+  llvm::SmallVector<Operation *> members;
+  llvm::SmallVector<int64_t> shape;
+  /// Program position of the first member.
+  unsigned first = 0;
+  /// A value of the group was used outside it: the group cannot grow.
+  bool sealed = false;
+};
+
+class FunctionEmitter {
+public:
+  FunctionEmitter(Operation *function, Unit &unit)
+      : function(function), unit(unit) {}
+
+  FailureOr<EmittedFunction> emit(llvm::raw_ostream &os);
+
+private:
+  LogicalResult checkOp(Operation *op);
+  void formGroups();
+  LogicalResult assignStorage();
+  LogicalResult emitBody(llvm::raw_ostream &os);
+  std::string newName() { return "v" + std::to_string(counter++); }
+  std::string allocate(int64_t bytes);
+  /// The pointer expression of `value`'s buffer.
+  std::string ptr(Value value) { return pointers.lookup(value); }
+  bool inGroup(Operation *op, int group) {
+    auto it = groupOf.find(op);
+    return it != groupOf.end() && it->second == group;
+  }
+
+  void emitGroup(llvm::raw_ostream &os, int group);
+  std::string groupExpr(Operation *op, llvm::ArrayRef<std::string> operands);
+  LogicalResult emitKernel(llvm::raw_ostream &os, Operation *op);
+  void emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op);
+  void emitReduce(llvm::raw_ostream &os, Operation *op, bool mean, bool max);
+  void emitSoftmax(llvm::raw_ostream &os, Operation *op, int64_t axis,
+                   bool log);
+  void emitStrided(llvm::raw_ostream &os, Value in, Value out,
+                   llvm::ArrayRef<int64_t> strides, int64_t base);
+
+  Operation *function;
+  Unit &unit;
+  Block *body = nullptr;
+  EmittedFunction info;
+  unsigned counter = 0;
+  uint64_t scratch = 0;
+  llvm::DenseMap<Value, std::string> pointers;
+  /// Declarations at the top of the entry point.
+  std::string declarations;
+  llvm::DenseMap<Operation *, unsigned> position;
+  llvm::DenseMap<Operation *, int> groupOf;
+  std::vector<Group> groups;
+  /// Splat constants: their one element as a literal.
+  llvm::DenseMap<Value, std::string> splats;
+  /// Values written directly into their result slot.
+  llvm::DenseSet<Value> inPlace;
+};
+
+std::string FunctionEmitter::allocate(int64_t bytes) {
+  uint64_t offset = scratch;
+  // 64-byte alignment: cache lines, and any vector width.
+  scratch += (static_cast<uint64_t>(bytes) + 63) / 64 * 64;
+  return "(tk_scratch + " + std::to_string(offset) + ")";
+}
+
+LogicalResult FunctionEmitter::checkOp(Operation *op) {
+  if (isa<func::ReturnOp, tandem::mpmd::YieldOp>(op))
+    return success();
+  if (isa<nn::AttentionOp>(op))
+    return op->emitError("nn.attention is not supported by the CPU emitter: "
+                         "run nn-decompose-attention first");
+  if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "nn" ||
+      isa<nn::ParameterOp>(op))
+    return op->emitError("'")
+           << op->getName() << "' is not supported by the CPU emitter";
+  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return op->emitError("the CPU emitter needs statically shaped tensors, "
+                           "found ")
+             << value.getType();
+    Type element = type.getElementType();
+    if (!cType(element))
+      return op->emitError("'")
+             << op->getName() << "' on " << element
+             << " is not supported by the CPU emitter yet (supported element "
+                "types: f32, f64, i32, i64)";
+  }
+  for (Value result : op->getResults())
+    if (isa<IntegerType>(tensorType(result).getElementType()) &&
+        !allowsIntegerResult(op))
+      return op->emitError("'")
+             << op->getName()
+             << "' with integer results is not supported by the CPU emitter "
+                "yet";
+  if (auto castOp = dyn_cast<nn::CastOp>(op))
+    if (!isa<FloatType>(tensorType(castOp.getResult()).getElementType()))
+      return op->emitError("'nn.cast' to an integer type is not supported by "
+                           "the CPU emitter yet");
+  return success();
+}
+
+/// Greedy fusion in program order. An elementwise op joins the group of one
+/// of its operands when (1) its result has the group's shape, (2) the group
+/// is not sealed (no op outside it has read its values yet), and (3) every
+/// operand it reads from outside the group was defined before the group's
+/// first op. Then the group can run at its last op's position: everything
+/// it reads exists before its first op, and nothing outside it reads its
+/// values before its last op.
+void FunctionEmitter::formGroups() {
+  unsigned index = 0;
+  for (Operation &op : body->getOperations())
+    position[&op] = ++index; // Arguments are at position 0.
+  // Where a value's data comes into existence: parameters and constants
+  // exist from the start, views when their source does.
+  std::function<unsigned(Value)> definedAt = [&](Value value) -> unsigned {
+    Operation *def = value.getDefiningOp();
+    if (!def || isa<nn::ParamOp, nn::ConstantOp>(def))
+      return 0;
+    if (isa<nn::ReshapeOp, nn::StageEndOp>(def))
+      return definedAt(
+          def->getOperand(cast<OpResult>(value).getResultNumber()));
+    return position[def];
+  };
+  for (Operation &op : body->getOperations()) {
+    int joined = -1;
+    if (isElementwise(&op)) {
+      llvm::ArrayRef<int64_t> shape = tensorType(op.getResult(0)).getShape();
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        auto it = def ? groupOf.find(def) : groupOf.end();
+        if (it == groupOf.end())
+          continue;
+        Group &group = groups[it->second];
+        if (group.sealed || llvm::ArrayRef<int64_t>(group.shape) != shape)
+          continue;
+        bool inputsBefore = llvm::all_of(op.getOperands(), [&](Value other) {
+          return inGroup(other.getDefiningOp(), it->second) ||
+                 definedAt(other) < group.first;
+        });
+        if (inputsBefore) {
+          joined = it->second;
+          break;
+        }
+      }
+      if (joined < 0) {
+        joined = groups.size();
+        Group group;
+        group.shape.assign(shape.begin(), shape.end());
+        group.first = position[&op];
+        groups.push_back(std::move(group));
+      }
+      groups[joined].members.push_back(&op);
+      groupOf[&op] = joined;
+    }
+    // Reading a group's value from outside seals that group.
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      auto it = def ? groupOf.find(def) : groupOf.end();
+      if (it != groupOf.end() && it->second != joined)
+        groups[it->second].sealed = true;
+    }
+  }
+}
+
+LogicalResult FunctionEmitter::assignStorage() {
+  for (BlockArgument argument : body->getArguments()) {
+    std::string name = newName();
+    declarations += "  " + cTypeOf(argument).str() + " *" + name + " = (" +
+                    cTypeOf(argument).str() + " *)args[" +
+                    std::to_string(argument.getArgNumber()) + "];\n";
+    pointers[argument] = name;
+  }
+  Operation *terminator = body->getTerminator();
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value result : terminator->getOperands())
+    ++returnCount[result];
+
+  llvm::StringMap<std::string> parameterPointers;
+  for (Operation &op : body->without_terminator()) {
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
+      std::string &name = parameterPointers[param.getName()];
+      if (name.empty()) {
+        name = newName();
+        unsigned slot = info.argumentTypes.size() + info.parameters.size();
+        info.parameters.push_back(
+            {param.getName().str(), tensorType(param.getResult())});
+        declarations += "  " + cTypeOf(param).str() + " *" + name + " = (" +
+                        cTypeOf(param).str() + " *)args[" +
+                        std::to_string(slot) + "];\n";
+      }
+      pointers[param.getResult()] = name;
+      continue;
+    }
+    if (isa<nn::ReshapeOp, nn::StageEndOp>(op))
+      continue; // Views, named when emitted.
+    if (auto constant = dyn_cast<nn::ConstantOp>(op)) {
+      auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!value)
+        return op.emitError("the CPU emitter supports dense constants only");
+      StringRef type = cTypeOf(constant);
+      if (value.isSplat()) {
+        splats[constant.getResult()] = elementLiteral(value, 0, type);
+        bool needsMemory =
+            llvm::any_of(constant->getUsers(), [&](Operation *user) {
+              return !isElementwise(user) || user == terminator;
+            });
+        if (!needsMemory)
+          continue;
+        std::string name = newName();
+        declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
+                        " *)" + allocate(byteSize(constant)) + ";\n";
+        declarations += "  for (int64_t i = 0; i < " +
+                        std::to_string(numElements(constant)) + "; ++i)\n    " +
+                        name + "[i] = " + splats[constant.getResult()] + ";\n";
+        pointers[constant.getResult()] = name;
+        continue;
+      }
+      std::string name = "tk_const" + std::to_string(unit.numConstants++);
+      llvm::raw_string_ostream os(unit.constants);
+      os << "alignas(64) const " << type << " " << name << "["
+         << numElements(constant) << "] = {";
+      for (int64_t i = 0; i < numElements(constant); ++i)
+        os << (i % 4 ? " " : "\n    ") << elementLiteral(value, i, type) << ",";
+      os << "\n};\n";
+      pointers[constant.getResult()] = "((" + type.str() + " *)" + name + ")";
+      continue;
+    }
+    auto it = groupOf.find(&op);
+    for (OpResult result : op.getResults()) {
+      if (it != groupOf.end()) {
+        // A group value needs memory only when read outside the group.
+        bool external = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return !inGroup(user, it->second);
+        });
+        if (!external)
+          continue;
+      }
+      StringRef type = cTypeOf(result);
+      std::string name = newName();
+      if (returnCount.lookup(result) == 1) {
+        unsigned slot = 0;
+        for (OpOperand &use : terminator->getOpOperands())
+          if (use.get() == result)
+            slot = use.getOperandNumber();
+        declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
+                        " *)results[" + std::to_string(slot) + "];\n";
+        inPlace.insert(result);
+      } else {
+        declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
+                        " *)" + allocate(byteSize(result)) + ";\n";
+      }
+      pointers[result] = name;
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Fused groups
+//===----------------------------------------------------------------------===//
+
+std::string FunctionEmitter::groupExpr(Operation *op,
+                                       llvm::ArrayRef<std::string> in) {
+  StringRef t = cTypeOf(op->getResult(0));
+  std::string type = t.str();
+  auto unaryDouble = [&](StringRef fn) {
+    return "(" + type + ")" + fn.str() + "((double)" + in[0] + ")";
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](nn::NegOp) { return "(" + type + ")(-" + in[0] + ")"; })
+      .Case([&](nn::ExpOp) { return unaryDouble("std::exp"); })
+      .Case([&](nn::LogOp) { return unaryDouble("std::log"); })
+      .Case([&](nn::TanhOp) { return unaryDouble("std::tanh"); })
+      .Case([&](nn::SqrtOp) { return unaryDouble("std::sqrt"); })
+      .Case([&](nn::RsqrtOp) { return unaryDouble("tk_rsqrt"); })
+      .Case([&](nn::ReluOp) { return unaryDouble("tk_relu"); })
+      .Case([&](nn::GeluOp) { return unaryDouble("tk_gelu"); })
+      .Case([&](nn::SiluOp) { return unaryDouble("tk_silu"); })
+      .Case([&](nn::SinOp) { return unaryDouble("std::sin"); })
+      .Case([&](nn::CosOp) { return unaryDouble("std::cos"); })
+      .Case([&](nn::PowOp pow) {
+        return "(" + type + ")std::pow((double)" + in[0] + ", " +
+               doubleLiteral(pow.getExponent().convertToDouble()) + ")";
+      })
+      // +, -, *, / of two floats rounded once to float equal the double
+      // operation rounded to float (double has more than 2p+2 bits), so
+      // they run in the storage type and vectorize at full width.
+      .Case([&](nn::AddOp) { return "(" + in[0] + " + " + in[1] + ")"; })
+      .Case([&](nn::SubOp) { return "(" + in[0] + " - " + in[1] + ")"; })
+      .Case([&](nn::MulOp) { return "(" + in[0] + " * " + in[1] + ")"; })
+      .Case([&](nn::DivOp) { return "(" + in[0] + " / " + in[1] + ")"; })
+      .Case([&](nn::MaximumOp) {
+        return "tk_maximum(" + in[0] + ", " + in[1] + ")";
+      })
+      .Case([&](nn::MinimumOp) {
+        return "tk_minimum(" + in[0] + ", " + in[1] + ")";
+      })
+      .Case([&](nn::GreaterEqualOp) {
+        return "(" + in[0] + " >= " + in[1] + " ? (" + type + ")1 : (" + type +
+               ")0)";
+      })
+      .Case([&](nn::SelectOp) {
+        return "(" + in[0] + " != 0 ? " + in[1] + " : " + in[2] + ")";
+      })
+      .Case([&](nn::BroadcastToOp) { return in[0]; })
+      // Through double, as the evaluator: an i64 operand rounds to double
+      // first.
+      .Case([&](nn::CastOp) { return "(" + type + ")(double)" + in[0]; })
+      .Default([](Operation *) { return std::string(); });
+}
+
+void FunctionEmitter::emitGroup(llvm::raw_ostream &os, int groupIndex) {
+  Group &group = groups[groupIndex];
+  llvm::ArrayRef<int64_t> shape = group.shape;
+  int64_t count = numElementsOf(shape);
+  // Inputs in order of first use, outputs in member order: the body text
+  // then depends only on the group's structure, shapes and types.
+  llvm::SmallVector<Value> inputs, outputs;
+  llvm::DenseMap<Value, std::string> local;
+  for (Operation *member : group.members)
+    for (Value operand : member->getOperands())
+      if (!inGroup(operand.getDefiningOp(), groupIndex) &&
+          !splats.count(operand) && !llvm::is_contained(inputs, operand))
+        inputs.push_back(operand);
+  for (Operation *member : group.members)
+    if (pointers.count(member->getResult(0)))
+      outputs.push_back(member->getResult(0));
+
+  bool flat = llvm::all_of(inputs, [&](Value input) {
+    return tensorType(input).getShape() == shape || numElements(input) == 1;
+  });
+  std::string bodyText;
+  llvm::raw_string_ostream b(bodyText);
+  b << "(";
+  for (auto [i, output] : llvm::enumerate(outputs))
+    b << (i ? ", " : "") << cTypeOf(output) << " *__restrict o" << i;
+  for (auto [i, input] : llvm::enumerate(inputs))
+    b << (outputs.empty() && i == 0 ? "" : ", ") << "const " << cTypeOf(input)
+      << " *__restrict i" << i;
+  b << ") {\n  // ";
+  for (auto [i, member] : llvm::enumerate(group.members))
+    b << (i ? ", " : "") << member->getName();
+  b << "\n";
+  int depth = 1;
+  std::string indent = "  ";
+  if (flat) {
+    b << "  #pragma omp parallel for if (" << count << " >= 32768)\n";
+    b << "  for (int64_t i = 0; i < " << count << "; ++i) {\n";
+    indent = "    ";
+  } else {
+    depth = openLoops(b, shape, "  ", /*parallel=*/true);
+    indent = std::string(2 + 2 * depth, ' ');
+  }
+  llvm::SmallVector<int64_t> flatStrides = rowMajorStrides(shape);
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    std::string index;
+    if (numElements(input) == 1)
+      index = "0";
+    else if (flat)
+      index = "i";
+    else
+      index = offsetExpr(broadcastStrides(tensorType(input).getShape(), shape));
+    local[input] = "t_i" + std::to_string(i);
+    b << indent << "const " << cTypeOf(input) << " t_i" << i << " = i" << i
+      << "[" << index << "];\n";
+  }
+  for (auto [k, member] : llvm::enumerate(group.members)) {
+    llvm::SmallVector<std::string> operands;
+    for (Value operand : member->getOperands())
+      operands.push_back(splats.count(operand) ? splats.lookup(operand)
+                                               : local.lookup(operand));
+    std::string name = "t" + std::to_string(k);
+    b << indent << "const " << cTypeOf(member->getResult(0)) << " " << name
+      << " = " << groupExpr(member, operands) << ";\n";
+    local[member->getResult(0)] = name;
+  }
+  std::string flatIndex = flat ? "i" : offsetExpr(flatStrides);
+  for (auto [i, output] : llvm::enumerate(outputs))
+    b << indent << "o" << i << "[" << flatIndex << "] = " << local[output]
+      << ";\n";
+  if (flat)
+    b << "  }\n";
+  else
+    closeLoops(b, depth, "  ");
+  b << "}\n";
+
+  std::string &name = unit.groupByBody[bodyText];
+  if (name.empty()) {
+    uint64_t hash = llvm::xxh3_64bits(bodyText);
+    name = "tk_fused_" + llvm::utohexstr(hash, /*LowerCase=*/true);
+    while (!unit.groupNames.insert(name).second)
+      name += "_";
+    unit.groups += "void " + name + bodyText + "\n";
+  }
+  ++unit.numGroupCalls;
+  ++info.numFusedGroups;
+  ++info.numKernels;
+  info.numFusedOps += group.members.size();
+
+  os << "  // fused group of " << group.members.size() << " ops:";
+  for (Operation *member : group.members)
+    os << " " << member->getName().stripDialect();
+  os << "\n  " << name << "(";
+  bool firstArg = true;
+  for (Value output : outputs) {
+    os << (firstArg ? "" : ", ") << ptr(output);
+    firstArg = false;
+  }
+  for (Value input : inputs) {
+    os << (firstArg ? "" : ", ") << ptr(input);
+    firstArg = false;
+  }
+  os << ");\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Other kernels
+//===----------------------------------------------------------------------===//
+
+void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
+  auto lhsType = tensorType(op.getLhs()), rhsType = tensorType(op.getRhs());
+  llvm::ArrayRef<int64_t> lhs = lhsType.getShape(), rhs = rhsType.getShape();
+  bool transLhs = op.getTransposeLhs(), transRhs = op.getTransposeRhs();
+  int64_t lr = lhs.size(), rr = rhs.size();
+  int64_t m = transLhs ? lhs[lr - 1] : lhs[lr - 2];
+  int64_t k = transLhs ? lhs[lr - 2] : lhs[lr - 1];
+  int64_t n = transRhs ? rhs[rr - 2] : rhs[rr - 1];
+  int64_t batches = numElementsOf(lhs.drop_back(2));
+  bool sharedRhs = rr == 2;
+  std::string out = ptr(op.getResult());
+  StringRef type = cTypeOf(op.getResult());
+  bool f32 = type == "float";
+  if (k == 0 || m == 0 || n == 0) {
+    os << "  std::memset(" << out << ", 0, " << byteSize(op.getResult())
+       << ");\n";
+    return;
+  }
+  // A rhs shared by every batch of an untransposed lhs: the batches are
+  // rows of one tall matrix, one call.
+  if (sharedRhs && !transLhs) {
+    m *= batches;
+    batches = 1;
+  }
+  int64_t lda = transLhs ? m : k, ldb = transRhs ? k : n;
+  std::string call = f32 ? "cblas_sgemm" : "cblas_dgemm";
+  std::string one = f32 ? "1.0f" : "1.0", zero = f32 ? "0.0f" : "0.0";
+  std::string lhsAt = ptr(op.getLhs()), rhsAt = ptr(op.getRhs()), outAt = out;
+  std::string indent = "  ";
+  if (batches > 1) {
+    os << "  for (int64_t b = 0; b < " << batches << "; ++b)\n";
+    lhsAt += " + b * " + std::to_string(m * k);
+    if (!sharedRhs)
+      rhsAt += " + b * " + std::to_string(k * n);
+    outAt += " + b * " + std::to_string(m * n);
+    indent = "    ";
+  }
+  os << indent << call << "(kRowMajor, " << (transLhs ? "kTrans" : "kNoTrans")
+     << ", " << (transRhs ? "kTrans" : "kNoTrans") << ", " << m << ", " << n
+     << ", " << k << ", " << one << ", " << lhsAt << ", " << lda << ", "
+     << rhsAt << ", " << ldb << ", " << zero << ", " << outAt << ", " << n
+     << ");\n";
+}
+
+void FunctionEmitter::emitReduce(llvm::raw_ostream &os, Operation *op,
+                                 bool mean, bool max) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  llvm::ArrayRef<int64_t> shape = tensorType(input).getShape();
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  llvm::SmallVector<int64_t> kept;
+  for (auto [d, size] : llvm::enumerate(shape))
+    kept.push_back(llvm::is_contained(axes, (int64_t)d) ? 1 : size);
+  llvm::SmallVector<int64_t> keptStrides = rowMajorStrides(kept), strides;
+  for (auto [d, size] : llvm::enumerate(shape))
+    strides.push_back(llvm::is_contained(axes, (int64_t)d) ? 0
+                                                           : keptStrides[d]);
+  int64_t count = numElements(result);
+  double divisor = 1.0;
+  for (int64_t axis : axes)
+    divisor *= static_cast<double>(shape[axis]);
+  // Accumulate in double over the input in row-major order, as the
+  // evaluator: each output sums its inputs in increasing index.
+  std::string acc = "(double *)" + allocate(count * 8);
+  os << "  {\n    double *acc = " << acc << ";\n";
+  os << "    for (int64_t j = 0; j < " << count
+     << "; ++j)\n      acc[j] = " << (max ? "-(double)INFINITY" : "0.0")
+     << ";\n";
+  int depth = openLoops(os, shape, "    ");
+  std::string indent(4 + 2 * depth, ' ');
+  os << indent << "const double x = (double)" << ptr(input) << "["
+     << offsetExpr(rowMajorStrides(shape)) << "];\n";
+  os << indent << "double &a = acc[" << offsetExpr(strides) << "];\n";
+  if (max)
+    os << indent << "a = (std::isnan(x) || std::isnan(a)) ? (double)NAN : "
+       << "std::fmax(a, x);\n";
+  else
+    os << indent << "a += x;\n";
+  closeLoops(os, depth, "    ");
+  os << "    for (int64_t j = 0; j < " << count << "; ++j)\n      "
+     << ptr(result) << "[j] = (" << cTypeOf(result) << ")(acc[j]"
+     << (mean ? " / " + doubleLiteral(divisor) : "") << ");\n  }\n";
+}
+
+void FunctionEmitter::emitSoftmax(llvm::raw_ostream &os, Operation *op,
+                                  int64_t axis, bool log) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  llvm::ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t outer = numElementsOf(shape.take_front(axis)), size = shape[axis],
+          inner = numElementsOf(shape.drop_front(axis + 1));
+  std::string x = ptr(input), y = ptr(result);
+  StringRef type = cTypeOf(result);
+  os << "  #pragma omp parallel for if (" << numElements(input)
+     << " >= 32768)\n";
+  os << "  for (int64_t o = 0; o < " << outer << "; ++o)\n";
+  os << "    for (int64_t in = 0; in < " << inner << "; ++in) {\n";
+  os << "      const int64_t base = o * " << size * inner << " + in;\n";
+  std::string at = x + "[base + j * " + std::to_string(inner) + "]";
+  os << "      double mx = -(double)INFINITY;\n";
+  os << "      for (int64_t j = 0; j < " << size << "; ++j)\n";
+  os << "        mx = std::fmax(mx, (double)" << at << ");\n";
+  os << "      double sum = 0.0;\n";
+  os << "      for (int64_t j = 0; j < " << size << "; ++j)\n";
+  os << "        sum += std::exp((double)" << at << " - mx);\n";
+  os << "      for (int64_t j = 0; j < " << size << "; ++j) {\n";
+  os << "        const double s = (double)" << at << " - mx;\n";
+  os << "        " << y << "[base + j * " << inner << "] = (" << type << ")("
+     << (log ? "s - std::log(sum)" : "std::exp(s) / sum") << ");\n";
+  os << "      }\n    }\n";
+}
+
+/// out[i] = in[base + Σ d_k * strides[k]] over out's row-major indices.
+void FunctionEmitter::emitStrided(llvm::raw_ostream &os, Value in, Value out,
+                                  llvm::ArrayRef<int64_t> strides,
+                                  int64_t base) {
+  llvm::ArrayRef<int64_t> shape = tensorType(out).getShape();
+  int depth = openLoops(os, shape, "  ", /*parallel=*/true);
+  std::string indent(2 + 2 * depth, ' ');
+  os << indent << ptr(out) << "[" << offsetExpr(rowMajorStrides(shape))
+     << "] = " << ptr(in) << "[" << offsetExpr(strides, base) << "];\n";
+  closeLoops(os, depth, "  ");
+}
+
+/// Error code the entry point returns for an index outside its range.
+constexpr int kIndexOutOfRange = 1;
+
+LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
+                                          Operation *op) {
+  ++info.numKernels;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](nn::MatmulOp matmul) {
+        emitMatmul(os, matmul);
+        return success();
+      })
+      .Case([&](nn::ReduceSumOp) {
+        emitReduce(os, op, false, false);
+        return success();
+      })
+      .Case([&](nn::ReduceMeanOp) {
+        emitReduce(os, op, true, false);
+        return success();
+      })
+      .Case([&](nn::ReduceMaxOp) {
+        emitReduce(os, op, false, true);
+        return success();
+      })
+      .Case([&](nn::SoftmaxOp softmax) {
+        emitSoftmax(os, op, softmax.getAxis(), false);
+        return success();
+      })
+      .Case([&](nn::LogSoftmaxOp softmax) {
+        emitSoftmax(os, op, softmax.getAxis(), true);
+        return success();
+      })
+      .Case<nn::LayerNormOp, nn::RMSNormOp>([&](Operation *) {
+        bool layer = isa<nn::LayerNormOp>(op);
+        double epsilon =
+            layer ? cast<nn::LayerNormOp>(op).getEpsilon().convertToDouble()
+                  : cast<nn::RMSNormOp>(op).getEpsilon().convertToDouble();
+        Value input = op->getOperand(0), result = op->getResult(0);
+        int64_t d = tensorType(input).getShape().back();
+        int64_t rows = d ? numElements(input) / d : 0;
+        std::string dd = doubleLiteral(static_cast<double>(d));
+        os << "  #pragma omp parallel for if (" << numElements(input)
+           << " >= 32768)\n";
+        os << "  for (int64_t row = 0; row < " << rows << "; ++row) {\n";
+        os << "    const " << cTypeOf(input) << " *x = " << ptr(input)
+           << " + row * " << d << ";\n";
+        os << "    " << cTypeOf(result) << " *y = " << ptr(result)
+           << " + row * " << d << ";\n";
+        os << "    const " << cTypeOf(input)
+           << " *w = " << ptr(op->getOperand(1)) << ";\n";
+        if (layer) {
+          os << "    const " << cTypeOf(input)
+             << " *bias = " << ptr(op->getOperand(2)) << ";\n";
+          os << "    double sum = 0.0;\n";
+          os << "    for (int64_t j = 0; j < " << d
+             << "; ++j)\n      sum += (double)x[j];\n";
+          os << "    const double mean = sum / " << dd << ";\n";
+          os << "    double squares = 0.0;\n";
+          os << "    for (int64_t j = 0; j < " << d
+             << "; ++j)\n      squares += ((double)x[j] - mean) * "
+                "((double)x[j] - mean);\n";
+        } else {
+          os << "    double squares = 0.0;\n";
+          os << "    for (int64_t j = 0; j < " << d
+             << "; ++j)\n      squares += (double)x[j] * (double)x[j];\n";
+        }
+        os << "    const double inv = 1.0 / std::sqrt(squares / " << dd << " + "
+           << doubleLiteral(epsilon) << ");\n";
+        os << "    for (int64_t j = 0; j < " << d << "; ++j)\n      y[j] = ("
+           << cTypeOf(result) << ")("
+           << (layer ? "((double)x[j] - mean) * inv * (double)w[j] + "
+                       "(double)bias[j]"
+                     : "(double)x[j] * inv * (double)w[j]")
+           << ");\n  }\n";
+        return success();
+      })
+      .Case([&](nn::EmbeddingOp embedding) {
+        Value table = embedding.getTable(), ids = embedding.getIds();
+        int64_t vocab = tensorType(table).getShape()[0];
+        int64_t dim = tensorType(table).getShape()[1];
+        os << "  for (int64_t i = 0; i < " << numElements(ids) << "; ++i) {\n";
+        os << "    const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
+        os << "    if (id < 0 || id >= " << vocab << ")\n      return "
+           << kIndexOutOfRange << ";\n";
+        os << "    std::memcpy(" << ptr(embedding.getResult()) << " + i * "
+           << dim << ", " << ptr(table) << " + id * " << dim << ", "
+           << dim * (byteSize(table) / std::max<int64_t>(numElements(table), 1))
+           << ");\n  }\n";
+        return success();
+      })
+      .Case([&](nn::EmbeddingGradOp grad) {
+        Value cot = grad.getCotangent(), ids = grad.getIds(),
+              result = grad.getResult();
+        int64_t vocab = tensorType(result).getShape()[0];
+        int64_t dim = tensorType(result).getShape()[1];
+        // Sums in double in increasing position order, as the evaluator.
+        os << "  {\n    double *acc = (double *)"
+           << allocate(numElements(result) * 8) << ";\n";
+        os << "    for (int64_t j = 0; j < " << numElements(result)
+           << "; ++j)\n      acc[j] = 0.0;\n";
+        os << "    for (int64_t i = 0; i < " << numElements(ids)
+           << "; ++i) {\n";
+        os << "      const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
+        os << "      if (id < 0 || id >= " << vocab << ")\n        return "
+           << kIndexOutOfRange << ";\n";
+        os << "      for (int64_t d = 0; d < " << dim << "; ++d)\n";
+        os << "        acc[id * " << dim << " + d] += (double)" << ptr(cot)
+           << "[i * " << dim << " + d];\n    }\n";
+        os << "    for (int64_t j = 0; j < " << numElements(result)
+           << "; ++j)\n      " << ptr(result) << "[j] = (" << cTypeOf(result)
+           << ")acc[j];\n  }\n";
+        return success();
+      })
+      .Case<nn::CrossEntropyOp, nn::CrossEntropyGradOp>([&](Operation *) {
+        bool grad = isa<nn::CrossEntropyGradOp>(op);
+        Value logits = op->getOperand(0), targets = op->getOperand(1),
+              result = op->getResult(0);
+        int64_t vocab = tensorType(logits).getShape().back();
+        int64_t positions = numElements(targets);
+        std::string l = ptr(logits);
+        os << "  {\n";
+        if (grad)
+          os << "    const double factor = (double)" << ptr(op->getOperand(2))
+             << "[0] / " << doubleLiteral(static_cast<double>(positions))
+             << ";\n";
+        else
+          os << "    double total = 0.0;\n";
+        os << "    for (int64_t p = 0; p < " << positions << "; ++p) {\n";
+        os << "      const int64_t target = (int64_t)" << ptr(targets)
+           << "[p];\n";
+        os << "      if (target < 0 || target >= " << vocab
+           << ")\n        return " << kIndexOutOfRange << ";\n";
+        os << "      const " << cTypeOf(logits) << " *row = " << l << " + p * "
+           << vocab << ";\n";
+        os << "      double mx = -(double)INFINITY;\n";
+        os << "      for (int64_t j = 0; j < " << vocab
+           << "; ++j)\n        mx = std::fmax(mx, (double)row[j]);\n";
+        os << "      double sum = 0.0;\n";
+        os << "      for (int64_t j = 0; j < " << vocab
+           << "; ++j)\n        sum += std::exp((double)row[j] - mx);\n";
+        if (grad) {
+          os << "      for (int64_t j = 0; j < " << vocab << "; ++j) {\n";
+          os << "        const double prob = std::exp((double)row[j] - mx) / "
+                "sum;\n";
+          os << "        " << ptr(result) << "[p * " << vocab << " + j] = ("
+             << cTypeOf(result)
+             << ")((prob - (j == target ? 1.0 : 0.0)) * factor);\n";
+          os << "      }\n    }\n  }\n";
+        } else {
+          os << "      total += mx + std::log(sum) - (double)row[target];\n";
+          os << "    }\n    " << ptr(result) << "[0] = (" << cTypeOf(result)
+             << ")("
+             << (positions ? "total / " + doubleLiteral(positions)
+                           : std::string("(double)NAN"))
+             << ");\n  }\n";
+        }
+        return success();
+      })
+      .Case([&](nn::TransposeOp transpose) {
+        llvm::SmallVector<int64_t> in =
+            rowMajorStrides(tensorType(transpose.getInput()).getShape());
+        llvm::SmallVector<int64_t> strides;
+        for (int64_t p : transpose.getPermutation())
+          strides.push_back(in[p]);
+        emitStrided(os, transpose.getInput(), transpose.getResult(), strides,
+                    0);
+        return success();
+      })
+      .Case([&](nn::SliceOp slice) {
+        llvm::SmallVector<int64_t> in =
+            rowMajorStrides(tensorType(slice.getInput()).getShape());
+        llvm::SmallVector<int64_t> strides;
+        int64_t base = 0;
+        for (auto [d, start, step] :
+             llvm::enumerate(slice.getStarts(), slice.getStrides())) {
+          base += start * in[d];
+          strides.push_back(step * in[d]);
+        }
+        emitStrided(os, slice.getInput(), slice.getResult(), strides, base);
+        return success();
+      })
+      .Case<nn::ConcatOp, nn::SplitOp>([&](Operation *) {
+        // Both move contiguous runs of `size * inner` elements per outer
+        // index between the whole tensor and its pieces.
+        bool concat = isa<nn::ConcatOp>(op);
+        Value whole = concat ? op->getResult(0) : op->getOperand(0);
+        int64_t axis = concat ? cast<nn::ConcatOp>(op).getAxis()
+                              : cast<nn::SplitOp>(op).getAxis();
+        llvm::ArrayRef<int64_t> shape = tensorType(whole).getShape();
+        int64_t outer = numElementsOf(shape.take_front(axis));
+        int64_t inner = numElementsOf(shape.drop_front(axis + 1));
+        int64_t element =
+            byteSize(whole) / std::max<int64_t>(numElements(whole), 1);
+        int64_t start = 0;
+        ValueRange pieces = concat ? ValueRange(op->getOperands())
+                                   : ValueRange(op->getResults());
+        for (Value piece : pieces) {
+          int64_t size = tensorType(piece).getShape()[axis];
+          std::string wholeAt = ptr(whole) + " + o * " +
+                                std::to_string(shape[axis] * inner) + " + " +
+                                std::to_string(start * inner);
+          std::string pieceAt =
+              ptr(piece) + " + o * " + std::to_string(size * inner);
+          os << "  for (int64_t o = 0; o < " << outer << "; ++o)\n";
+          os << "    std::memcpy(" << (concat ? wholeAt : pieceAt) << ", "
+             << (concat ? pieceAt : wholeAt) << ", " << size * inner * element
+             << ");\n";
+          start += size;
+        }
+        return success();
+      })
+      .Default([&](Operation *) {
+        return op->emitError("'")
+               << op->getName() << "' is not supported by the CPU emitter";
+      });
+}
+
+LogicalResult FunctionEmitter::emitBody(llvm::raw_ostream &os) {
+  for (Operation &op : body->without_terminator()) {
+    if (isa<nn::ParamOp, nn::ConstantOp>(op))
+      continue;
+    if (isa<nn::ReshapeOp, nn::StageEndOp>(op)) {
+      // Views: same memory, new name.
+      for (auto [operand, result] :
+           llvm::zip(op.getOperands(), op.getResults())) {
+        std::string name = newName();
+        std::string source = pointers.count(operand) ? ptr(operand) : "";
+        if (source.empty()) // A splat constant read only by views so far.
+          return op.emitError("the CPU emitter cannot view a constant that "
+                              "was not materialized");
+        os << "  " << cTypeOf(result) << " *" << name << " = " << source
+           << "; // " << op.getName() << "\n";
+        pointers[result] = name;
+      }
+      continue;
+    }
+    auto it = groupOf.find(&op);
+    if (it != groupOf.end()) {
+      if (groups[it->second].members.back() == &op)
+        emitGroup(os, it->second);
+      continue;
+    }
+    os << "  // " << op.getName() << "\n";
+    if (failed(emitKernel(os, &op)))
+      return failure();
+  }
+  // Results not written in place: arguments, views, constants and values
+  // returned more than once.
+  Operation *terminator = body->getTerminator();
+  for (OpOperand &use : terminator->getOpOperands()) {
+    Value value = use.get();
+    std::string slot =
+        "results[" + std::to_string(use.getOperandNumber()) + "]";
+    std::string source = pointers.lookup(value);
+    if (source.empty() && splats.count(value)) {
+      os << "  for (int64_t i = 0; i < " << numElements(value) << "; ++i)\n"
+         << "    ((" << cTypeOf(value) << " *)" << slot
+         << ")[i] = " << splats.lookup(value) << ";\n";
+      continue;
+    }
+    if (!inPlace.contains(value))
+      os << "  std::memcpy(" << slot << ", " << source << ", "
+         << byteSize(value) << ");\n";
+  }
+  return success();
+}
+
+FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
+  auto fn = cast<FunctionOpInterface>(function);
+  info.name = SymbolTable::getSymbolName(function).str();
+  info.symbol = tandem::cpu::entrySymbol(info.name);
+  if (fn.isExternal())
+    return function->emitError("the CPU emitter needs a function body");
+  body = &fn.getFunctionBody().front();
+  for (Type type : fn.getArgumentTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || !cType(tensor.getElementType()))
+      return function->emitError("the CPU emitter does not support argument "
+                                 "type ")
+             << type << " yet";
+    info.argumentTypes.push_back(tensor);
+  }
+  for (Type type : fn.getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || !cType(tensor.getElementType()))
+      return function->emitError("the CPU emitter does not support result "
+                                 "type ")
+             << type << " yet";
+    info.resultTypes.push_back(tensor);
+  }
+  for (Operation &op : body->getOperations())
+    if (failed(checkOp(&op)))
+      return failure();
+  formGroups();
+  if (failed(assignStorage()))
+    return failure();
+  std::string code;
+  llvm::raw_string_ostream bodyStream(code);
+  if (failed(emitBody(bodyStream)))
+    return failure();
+  info.scratchBytes = scratch;
+
+  os << "// " << info.name << ": " << info.argumentTypes.size()
+     << " argument(s), " << info.parameters.size() << " parameter(s), "
+     << info.resultTypes.size() << " result(s), " << info.scratchBytes
+     << " scratch bytes\n";
+  os << "extern \"C\" uint64_t " << info.symbol
+     << "_scratch_bytes(void) { return " << info.scratchBytes << "; }\n";
+  os << "extern \"C\" int " << info.symbol
+     << "(const void *const *args, void *const *results, void *scratch) {\n";
+  os << "  char *tk_scratch = (char *)scratch;\n  (void)tk_scratch;\n";
+  os << declarations << code << "  return 0;\n}\n\n";
+  return info;
+}
+
+constexpr const char *kPrelude =
+    R"cpp(// Generated by the Tandem CPU emitter (docs/cpu-backend.md). Do not edit.
+// Compile with -ffp-contract=off: every op rounds once, as in the evaluator.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// CBLAS, declared here so no header is needed (enums passed as int).
+extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
+                            int, const float *, int, float, float *, int);
+extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
+                            const double *, int, const double *, int, double,
+                            double *, int);
+
+namespace {
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+// The evaluator's definitions (lib/Eval/ElementwiseKernels.cpp), in double.
+inline double tk_rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline double tk_relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }
+inline double tk_gelu(double x) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+inline double tk_silu(double x) { return x / (1.0 + std::exp(-x)); }
+template <typename T> inline T tk_maximum(T a, T b) {
+  return std::isnan(a) || std::isnan(b) ? (T)NAN : (a < b ? b : a);
+}
+template <typename T> inline T tk_minimum(T a, T b) {
+  return std::isnan(a) || std::isnan(b) ? (T)NAN : (b < a ? b : a);
+}
+} // namespace
+)cpp";
+
+} // namespace
+
+std::string tandem::cpu::entrySymbol(llvm::StringRef name) {
+  std::string symbol = "tandem_";
+  for (char c : name)
+    symbol += llvm::isAlnum(c) || c == '_' ? c : '_';
+  return symbol;
+}
+
+FailureOr<EmitResult>
+tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions) {
+  Unit unit;
+  EmitResult result;
+  std::string entries;
+  llvm::raw_string_ostream os(entries);
+  llvm::StringSet<> symbols;
+  for (Operation *function : functions) {
+    if (!isa<FunctionOpInterface>(function))
+      return function->emitError("the CPU emitter expects a function or an "
+                                 "mpmd.fragment");
+    FunctionEmitter emitter(function, unit);
+    FailureOr<EmittedFunction> info = emitter.emit(os);
+    if (failed(info))
+      return failure();
+    if (!symbols.insert(info->symbol).second)
+      return function->emitError("two functions map to the C symbol '")
+             << info->symbol << "'";
+    result.functions.push_back(std::move(*info));
+  }
+  result.numUniqueGroups = unit.groupByBody.size();
+  result.numGroupCalls = unit.numGroupCalls;
+  std::string source = kPrelude;
+  llvm::raw_string_ostream out(source);
+  out << "// tandem-cpu: " << result.functions.size() << " function(s), "
+      << result.numUniqueGroups << " fused group function(s) for "
+      << result.numGroupCalls << " group call(s)\n";
+  out << "namespace {\n"
+      << unit.constants << unit.groups << "} // namespace\n\n"
+      << entries;
+  result.source = std::move(source);
+  return result;
+}
+
+std::vector<std::string> tandem::cpu::supportedOps() {
+  std::vector<std::string> ops = {"nn.add",
+                                  "nn.broadcast_to",
+                                  "nn.cast",
+                                  "nn.concat",
+                                  "nn.constant",
+                                  "nn.cos",
+                                  "nn.cross_entropy",
+                                  "nn.cross_entropy_grad",
+                                  "nn.div",
+                                  "nn.embedding",
+                                  "nn.embedding_grad",
+                                  "nn.exp",
+                                  "nn.gelu",
+                                  "nn.greater_equal",
+                                  "nn.layer_norm",
+                                  "nn.log",
+                                  "nn.log_softmax",
+                                  "nn.matmul",
+                                  "nn.maximum",
+                                  "nn.minimum",
+                                  "nn.mul",
+                                  "nn.neg",
+                                  "nn.param",
+                                  "nn.pow",
+                                  "nn.reduce_max",
+                                  "nn.reduce_mean",
+                                  "nn.reduce_sum",
+                                  "nn.relu",
+                                  "nn.reshape",
+                                  "nn.rms_norm",
+                                  "nn.rsqrt",
+                                  "nn.select",
+                                  "nn.silu",
+                                  "nn.sin",
+                                  "nn.slice",
+                                  "nn.softmax",
+                                  "nn.split",
+                                  "nn.sqrt",
+                                  "nn.stage_end",
+                                  "nn.sub",
+                                  "nn.tanh",
+                                  "nn.transpose"};
+  llvm::sort(ops);
+  return ops;
+}
+
+std::vector<std::pair<std::string, std::string>>
+tandem::cpu::opsHandledElsewhere() {
+  return {{"nn.attention", "run nn-decompose-attention before emitting"},
+          {"nn.parameter", "a module-level declaration: functions read "
+                           "parameters with nn.param, which become argument "
+                           "slots"}};
+}
