@@ -1026,7 +1026,13 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
   info.symbol = tandem::cpu::entrySymbol(info.name);
   if (fn.isExternal())
     return function->emitError("the CPU emitter needs a function body");
+  if (!llvm::hasSingleElement(fn.getFunctionBody()))
+    return function->emitError("the CPU emitter needs a single-block body");
   body = &fn.getFunctionBody().front();
+  // Ops first: an unsupported type is best reported at the op using it.
+  for (Operation &op : body->getOperations())
+    if (failed(checkOp(&op)))
+      return failure();
   for (Type type : fn.getArgumentTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape() || !cType(tensor.getElementType()))
@@ -1043,9 +1049,6 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
              << type << " yet";
     info.resultTypes.push_back(tensor);
   }
-  for (Operation &op : body->getOperations())
-    if (failed(checkOp(&op)))
-      return failure();
   formGroups();
   if (failed(assignStorage()))
     return failure();

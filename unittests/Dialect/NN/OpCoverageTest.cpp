@@ -11,6 +11,7 @@
 #include "tandem/Dialect/NN/Transforms/Autodiff.h"
 #include "tandem/Eval/Kernels.h"
 #include "tandem/InitAll.h"
+#include "tandem/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -340,6 +341,39 @@ TEST(OpCoverageCost, EveryNNOpHasACostRule) {
   for (const std::string &op : tandem::analysis::opsWithCostRules())
     EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " has a cost rule but "
                                              << "is not a registered nn op";
+}
+
+/// The "emitter" aspect: every registered nn op is written out by the CPU
+/// emitter or listed as handled elsewhere with what to do instead (e.g.
+/// nn.attention: decompose first). The numeric cases in
+/// unittests/Target/CPU/OpEmitterTest.cpp run every op the emitter claims
+/// against the evaluator, so a claim without code fails there.
+TEST(OpCoverageEmitter, EveryNNOpIsEmitted) {
+  std::vector<std::string> ops = registeredNNOps();
+  ASSERT_GE(ops.size(), 30u);
+  std::string list;
+  for (const std::string &op : tandem::cpu::supportedOps())
+    list += op + "\n";
+  for (const auto &[op, instead] : tandem::cpu::opsHandledElsewhere()) {
+    EXPECT_FALSE(instead.empty()) << op << " is listed without what to do";
+    EXPECT_FALSE(llvm::is_contained(tandem::cpu::supportedOps(), op))
+        << op << " is both emitted and handled elsewhere";
+    list += op + "\n";
+  }
+  std::vector<TestFile> files = {{"<CPU emitter ops>", list}};
+  auto listsOp = [](StringRef text, StringRef opName) {
+    llvm::SmallVector<StringRef> lines;
+    text.split(lines, '\n');
+    return llvm::is_contained(lines, opName);
+  };
+  std::vector<std::string> uncovered = findUncovered(ops, files, listsOp);
+  Aspect emitter = {"emitter", "nn", "lib/Target/CPU", ".cpp", listsOp};
+  EXPECT_TRUE(uncovered.empty())
+      << describeUncovered(emitter, "the CPU emitter's op list", uncovered);
+  // Claims only for ops that exist: a renamed op leaves no stale entry.
+  for (const std::string &op : tandem::cpu::supportedOps())
+    EXPECT_TRUE(llvm::is_contained(ops, op))
+        << op << " is emitted but is not a registered nn op";
 }
 
 INSTANTIATE_TEST_SUITE_P(Aspects, OpCoverage, ::testing::ValuesIn(kAspects),
