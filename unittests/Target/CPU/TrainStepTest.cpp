@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 #include <iostream>
+#include <thread>
 
 using namespace tandem::cpu;
 using namespace tandem::cpu::testing;
@@ -43,6 +44,7 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
   ASSERT_TRUE(static_cast<bool>(parameters))
       << llvm::toString(parameters.takeError());
   std::mt19937 rng(99);
+  std::mt19937 inputRng = rng;
   auto errors = compareWithEvaluator(**module, *compiled, "train_step",
                                      *parameters, rng, {-1.0, 1.0, 10});
   ASSERT_TRUE(static_cast<bool>(errors)) << llvm::toString(errors.takeError());
@@ -59,6 +61,40 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
             << compiled->emitted.numUniqueGroups
             << " distinct group functions, " << info->numKernels
             << " kernels\n";
+
+  // Stateless and reentrant: ranks in one process call the same library
+  // at once, each with its own scratch; every call gives the same bits.
+  std::vector<tandem::eval::Tensor> inputs;
+  for (mlir::RankedTensorType type : info->argumentTypes)
+    inputs.push_back(randomTensor(type, inputRng, {-1.0, 1.0, 10}));
+  for (const auto &[name, type] : info->parameters)
+    inputs.push_back(parameters->at(name));
+  auto reference = runCompiled(*compiled, *info, inputs);
+  ASSERT_TRUE(static_cast<bool>(reference))
+      << llvm::toString(reference.takeError());
+  constexpr int kThreads = 4;
+  std::vector<std::vector<tandem::eval::Tensor>> outputs(kThreads);
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int repeat = 0; repeat < 5; ++repeat) {
+        auto results = runCompiled(*compiled, *info, inputs);
+        if (!results) {
+          failures[t] = llvm::toString(results.takeError());
+          return;
+        }
+        outputs[t] = std::move(*results);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(failures[t].empty()) << failures[t];
+    ASSERT_EQ(outputs[t].size(), reference->size());
+    for (auto [a, b] : llvm::zip(outputs[t], *reference))
+      EXPECT_EQ(a.data, b.data) << "thread " << t;
+  }
 }
 
 } // namespace
