@@ -25,6 +25,41 @@ static double roundFloat(double value, const llvm::fltSemantics &semantics,
   return x.convertToDouble();
 }
 
+/// An IEEE-style binary format with infinities (bf16, f16): `precision`
+/// significant bits, smallest normal exponent `minExponent` (value
+/// 2^minExponent), largest finite value `largest`.
+struct BinaryFormat {
+  int precision;
+  int minExponent;
+  double largest;
+};
+
+/// Round-to-nearest-even into `format` with plain double arithmetic: the
+/// evaluator rounds every result of every low-precision op, and APFloat's
+/// generic conversion made bf16/f16 evaluation several times slower than
+/// f32. RoundingTest checks it against APFloat.
+static double roundBinary(double value, const BinaryFormat &format,
+                          bool saturate) {
+  if (std::isinf(value) && saturate)
+    return std::copysign(format.largest, value);
+  if (std::isnan(value) || std::isinf(value) || value == 0.0)
+    return value;
+  int exponent;
+  std::frexp(value, &exponent); // value = m * 2^exponent, 0.5 <= |m| < 1
+  // The unit in the last place: 2^(exponent - precision) for normals, the
+  // subnormal step below the smallest normal.
+  int ulpExponent =
+      std::max(exponent - 1, format.minExponent) - (format.precision - 1);
+  // Scaling by a power of two is exact; nearbyint rounds ties to even in
+  // the default rounding mode.
+  double rounded =
+      std::ldexp(std::nearbyint(std::ldexp(value, -ulpExponent)), ulpExponent);
+  if (std::fabs(rounded) > format.largest)
+    return saturate ? std::copysign(format.largest, value)
+                    : std::copysign(HUGE_VAL, value);
+  return rounded;
+}
+
 static double roundInteger(double value, unsigned width) {
   if (std::isnan(value))
     return 0.0;
@@ -49,6 +84,10 @@ double tandem::eval::roundToType(double value, mlir::Type elementType,
       return std::copysign(static_cast<double>(FLT_MAX), value);
     return rounded;
   }
+  if (elementType.isBF16())
+    return roundBinary(value, {8, -126, 0x1.fep127}, options.saturate);
+  if (elementType.isF16())
+    return roundBinary(value, {11, -14, 65504.0}, options.saturate);
   if (auto floatType = llvm::dyn_cast<mlir::FloatType>(elementType))
     return roundFloat(value, floatType.getFloatSemantics(), options.saturate);
   if (auto intType = llvm::dyn_cast<mlir::IntegerType>(elementType))

@@ -5,6 +5,9 @@
 #include "tandem/Eval/Rounding.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <random>
 
 #include <cmath>
 #include <limits>
@@ -24,6 +27,54 @@ protected:
     return roundToType(x, type, options);
   }
 };
+
+/// The reference: APFloat's conversion, round to nearest even, with
+/// saturation replacing infinities by the largest finite value.
+double roundWithAPFloat(double value, const llvm::fltSemantics &semantics,
+                        bool saturate) {
+  llvm::APFloat x(value);
+  bool losesInfo = false;
+  x.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  if (saturate && !std::isnan(value) && x.isInfinity())
+    x = llvm::APFloat::getLargest(semantics, value < 0);
+  x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return x.convertToDouble();
+}
+
+// bf16 and f16 round with double arithmetic (fast, for the evaluator's
+// mixed-precision runs); they must agree with APFloat bit for bit: random
+// values over every exponent the formats have, their subnormals and
+// overflow, exact ties and their neighbours, zeros and infinities.
+TEST_F(EvalRounding, FastBf16AndF16MatchAPFloat) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> mantissa(0.5, 1.0);
+  for (auto [type, semantics, minExp, maxExp, precision] :
+       {std::tuple<mlir::Type, const llvm::fltSemantics *, int, int, int>{
+            b.getBF16Type(), &llvm::APFloat::BFloat(), -140, 130, 8},
+        {b.getF16Type(), &llvm::APFloat::IEEEhalf(), -28, 18, 11}}) {
+    std::vector<double> values = {0.0, -0.0, HUGE_VAL, -HUGE_VAL};
+    for (int e = minExp; e <= maxExp; ++e) {
+      for (int i = 0; i < 200; ++i)
+        values.push_back(std::ldexp(mantissa(random), e) *
+                         (i % 2 ? -1.0 : 1.0));
+      // A tie between two neighbours at this exponent, and just around it.
+      double ulp = std::ldexp(1.0, e - precision);
+      double tie = std::ldexp(0.5, e) + 1.5 * ulp;
+      for (double v : {tie, std::nextafter(tie, 0.0),
+                       std::nextafter(tie, HUGE_VAL), tie + ulp})
+        values.push_back(v);
+    }
+    for (double value : values)
+      for (bool saturate : {false, true}) {
+        double expected = roundWithAPFloat(value, *semantics, saturate);
+        double actual = round(value, type, saturate);
+        ASSERT_EQ(std::signbit(expected), std::signbit(actual)) << value;
+        ASSERT_EQ(expected, actual)
+            << "value " << value << " saturate " << saturate;
+      }
+  }
+}
 
 TEST_F(EvalRounding, Bf16RoundsToNearestEven) {
   mlir::Type bf16 = b.getBF16Type();
