@@ -2,6 +2,7 @@
 
 #include "EmitterTestUtils.h"
 
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Eval/Parameters.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -94,6 +95,63 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
     ASSERT_EQ(outputs[t].size(), reference->size());
     for (auto [a, b] : llvm::zip(outputs[t], *reference))
       EXPECT_EQ(a.data, b.data) << "thread " << t;
+  }
+}
+
+/// The same step partitioned into 2 stages: every fragment (forward,
+/// backward, optimizer) emitted into one library and compared with the
+/// evaluator running the fragment's body on the same arguments.
+TEST(TrainStep, PartitionedFragmentsMatchTheEvaluator) {
+  auto buffer = llvm::MemoryBuffer::getFile(TANDEM_TEST_SOURCE_DIR
+                                            "/examples/tiny-mlp.mlir");
+  ASSERT_TRUE(static_cast<bool>(buffer));
+  auto context = makeContext();
+  auto module = parseModule(*context, (*buffer)->getBuffer());
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  llvm::Error error =
+      runPipeline(**module, "nn-autodiff,nn-optimizer,"
+                            "mpmd-partition{stages=2 microbatches=2}");
+  ASSERT_FALSE(static_cast<bool>(error)) << llvm::toString(std::move(error));
+  std::vector<mlir::Operation *> fragments;
+  (**module).walk([&](tandem::mpmd::FragmentOp fragment) {
+    if (!fragment.isExternal())
+      fragments.push_back(fragment);
+  });
+  ASSERT_GE(fragments.size(), 5u);
+  auto compiled = emitAndCompile(fragments);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+
+  // Positive floats keep the optimizer's second moments valid.
+  InputRange range = {0.1, 1.0, 10};
+  std::mt19937 rng(5);
+  tandem::eval::Interpreter interpreter(**module);
+  for (mlir::Operation *op : fragments) {
+    auto fragment = llvm::cast<tandem::mpmd::FragmentOp>(op);
+    std::string name = fragment.getSymName().str();
+    SCOPED_TRACE(name);
+    const EmittedFunction *info = compiled->find(name);
+    ASSERT_NE(info, nullptr);
+    EXPECT_TRUE(info->parameters.empty());
+    std::vector<tandem::eval::Tensor> arguments;
+    for (mlir::RankedTensorType type : info->argumentTypes)
+      arguments.push_back(randomTensor(type, rng, range));
+    auto expected = interpreter.evaluateBlock(
+        fragment.getFunctionBody().front(), arguments);
+    ASSERT_TRUE(static_cast<bool>(expected))
+        << llvm::toString(expected.takeError());
+    auto actual = runCompiled(*compiled, *info, arguments);
+    ASSERT_TRUE(static_cast<bool>(actual))
+        << llvm::toString(actual.takeError());
+    ASSERT_EQ(actual->size(), expected->size());
+    double worst = 0.0;
+    for (auto [a, b] : llvm::zip(*actual, *expected)) {
+      double e = relativeError(a, b);
+      EXPECT_LE(e, 1e-5);
+      worst = std::max(worst, e);
+    }
+    std::cout << "[ emitter ] fragment " << name << ": " << actual->size()
+              << " results, max relative error " << worst << "\n";
   }
 }
 
