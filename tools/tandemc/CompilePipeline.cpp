@@ -110,7 +110,8 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
       {Phase::Remat,
        rematOptions.empty() ? "" : passes("mpmd-remat{" + rematOptions + "}")},
       {Phase::Lowered, passes("mpmd-lower-transfers")},
-      {Phase::Verified, passes("mpmd-verify")},
+      {Phase::Verified,
+       passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
       {Phase::Split,
        passes("mpmd-split-programs{output-dir=" + o.outputDir + "}")},
   };

@@ -50,6 +50,8 @@ struct CompileOptions {
   /// A pass pipeline element run before mpmd-partition (a user's
   /// partitioner that writes `mpmd.stage` annotations).
   std::string partitioner;
+  /// Report each rank's peak memory (mpmd-memory) after verification.
+  bool memory = false;
   /// Where mpmd-split-programs writes rank<N>.mlir (Phase::Split).
   std::string outputDir;
 };

@@ -112,6 +112,11 @@ static cl::list<std::string> passPlugins("load-pass-plugin",
                                          cl::desc("Load a pass plugin library"),
                                          cl::value_desc("lib.so"),
                                          cl::cat(tandemcCategory));
+static cl::opt<bool>
+    memory("memory",
+           cl::desc("Report every rank's peak memory by category "
+                    "(mpmd-memory) after verification"),
+           cl::init(false), cl::cat(tandemcCategory));
 static cl::opt<bool> timing("timing",
                             cl::desc("Print the time of every phase and pass"),
                             cl::init(false), cl::cat(tandemcCategory));
@@ -122,7 +127,8 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE]
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
-          [--load-pass-plugin lib.so --partitioner PASS] [--timing]
+          [--load-pass-plugin lib.so --partitioner PASS] [--memory]
+          [--timing]
       Compiles the model's @forward (one microbatch) into one program per
       pipeline rank: autodiff, optimizer, mixed precision, partitioning,
       scheduling, rematerialization, explicit send/recv, verification; writes
@@ -165,6 +171,7 @@ static int compile(const mlir::DialectRegistry &registry) {
   options.precisionOptions = precisionOptions;
   options.remat = remat;
   options.partitioner = partitioner;
+  options.memory = memory;
   bool toDirectory = emitPhase == Phase::Split;
   if (toDirectory) {
     if (outputFilename == "-")
