@@ -155,7 +155,7 @@ namespace {
 /// Builds one fragment's signature and body from a group.
 class FragmentBuilder {
 public:
-  FragmentBuilder(OpBuilder &b, Group &group) : b(b), group(group) {}
+  explicit FragmentBuilder(OpBuilder &b) : b(b) {}
 
   /// An argument bound to parameter `name`.
   Value param(StringRef name, Type type) {
@@ -193,7 +193,6 @@ public:
   }
 
   OpBuilder &b;
-  Group &group;
   Block *block = nullptr;
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
@@ -237,7 +236,7 @@ LogicalResult Partitioner::build() {
                                        b.getFunctionType({}, {}), group.stage,
                                        group.chunk, group.kind);
     group.fragment = fragment;
-    FragmentBuilder fb(b, group);
+    FragmentBuilder fb(b);
     fb.block = &fragment.getBody().front();
     OpBuilder inside = OpBuilder::atBlockEnd(fb.block);
     IRMapping mapping;
