@@ -33,4 +33,32 @@ def TandemEmitCPU : Pass<"tandem-emit-cpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def TandemLowerCPU : Pass<"tandem-lower-cpu", "::mlir::ModuleOp"> {
+  let summary = "Writes each rank's C++, shared library and manifest";
+  let description = [{
+    Lowers a scheduled, lowered and verified `mpmd.program` (after
+    `mpmd-schedule`, `mpmd-lower-transfers` and `mpmd-verify`), either whole
+    (one output per rank of its grid) or in the per-rank form of
+    `mpmd-split-programs`, to `output-dir/rank<N>.cpp` (the fragments the
+    rank runs, through the C++ emitter), `rank<N>.so` (compiled through the
+    compile cache) and `rank<N>.json`, a manifest in the format
+    `tandem-rank-v1` that a runtime without MLIR can execute: the grid, the
+    parameters the rank binds with their initializers, the step inputs, each
+    fragment's entry point and argument and result bindings, and the action
+    list (docs/cpu-backend.md, "Per-rank libraries and manifests").
+
+    An unscheduled or unlowered program, or a run reading a slot its rank
+    neither produces nor receives, is an error; so are ops and types the
+    emitter does not support, at the op. The module is left unchanged.
+  }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",
+           "Directory for rank<N>.cpp, rank<N>.so and rank<N>.json">,
+    Option<"compiler", "compiler", "std::string", /*default=*/"\"\"",
+           "The C++ compiler (default: $TANDEM_CXX, else c++)">,
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "The compile cache directory">,
+  ];
+}
+
 #endif // TANDEM_TARGET_CPU_PASSES_TD

@@ -1,0 +1,124 @@
+// tandem-lower-cpu on the hand-written 2-stage pipeline: one C++ source,
+// library and manifest per rank. The manifest lists the parameters a rank
+// binds with their initializers, the step inputs, each fragment's entry
+// point and bindings (a stash, a received activation, gradients summed over
+// the microbatches into the optimizer), and the action list in order; the
+// library exports exactly the symbols the manifest names.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: tandem-opt %S/../../Dialect/MPMD/example-2stage.mlir --tandem-lower-cpu="output-dir=%t/out cache-dir=%t/cache" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: FileCheck %s --check-prefix=RANK0 --input-file=%t/out/rank0.json
+// RUN: FileCheck %s --check-prefix=RANK1 --input-file=%t/out/rank1.json
+// RUN: FileCheck %s --check-prefix=SRC1 --input-file=%t/out/rank1.cpp
+// RUN: %python %S/Inputs/check_manifest.py %t/out 0 llvm-nm | FileCheck %s --check-prefix=SYMS0
+// RUN: %python %S/Inputs/check_manifest.py %t/out 1 llvm-nm | FileCheck %s --check-prefix=SYMS1
+//
+// The split form gives the same files; the second lowering finds both
+// libraries in the cache.
+// RUN: tandem-opt %S/../../Dialect/MPMD/example-2stage.mlir --mpmd-split-programs --tandem-lower-cpu="output-dir=%t/split cache-dir=%t/cache" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CACHED
+// RUN: cmp %t/out/rank0.json %t/split/rank0.json
+// RUN: cmp %t/out/rank1.json %t/split/rank1.json
+// RUN: cmp %t/out/rank1.cpp %t/split/rank1.cpp
+
+// REMARK: remark: tandem-lower-cpu: rank 0: {{.*}}out/rank0.so, {{.*}}out/rank0.json{{$}}
+// REMARK: remark: tandem-lower-cpu: rank 1: {{.*}}out/rank1.so, {{.*}}out/rank1.json{{$}}
+// CACHED: remark: tandem-lower-cpu: rank 0: {{.*}}split/rank0.so, {{.*}}split/rank0.json (cached library)
+// CACHED: remark: tandem-lower-cpu: rank 1: {{.*}}split/rank1.so, {{.*}}split/rank1.json (cached library)
+
+// RANK0:      "format": "tandem-rank-v1",
+// RANK0-NEXT: "program": "mlp",
+// RANK0-NEXT: "library": "rank0.so",
+// RANK0-NEXT: "source": "rank0.cpp",
+// RANK0-NEXT: "grid": {
+// RANK0-NEXT:   "stages": 2,
+// RANK0-NEXT:   "chunks": 1,
+// RANK0-NEXT:   "replicas": 1,
+// RANK0-NEXT:   "microbatches": 2,
+// RANK0-NEXT:   "rank": 0,
+// RANK0-NEXT:   "stage": 0,
+// RANK0-NEXT:   "replica": 0
+// RANK0-NEXT: },
+// RANK0-NEXT: "parameters": [
+// RANK0-NEXT:   {"name":"w0","dtype":"f32","shape":[8,16],"bytes":512,"init":{"kind":"normal","a":0.1,"b":0},"updated":false}
+// RANK0-NEXT: ],
+// RANK0-NEXT: "inputs": [
+// RANK0-NEXT:   {"index":0,"dtype":"f32","microbatch_shape":[4,8],"step_shape":[8,8],"microbatch_bytes":128}
+// RANK0-NEXT: ],
+// RANK0-NEXT: "outputs": [],
+// RANK0-NEXT: "fragments": [
+// RANK0-NEXT:   {
+// RANK0-NEXT:     "name": "s0.fwd",
+// RANK0-NEXT:     "symbol": "tandem_s0_fwd",
+// RANK0-NEXT:     "scratch_symbol": "tandem_s0_fwd_scratch_bytes",
+// RANK0-NEXT:     "kind": "fwd",
+// RANK0-NEXT:     "per_microbatch": true,
+// RANK0-NEXT:     "stage": 0,
+// RANK0-NEXT:     "chunk": 0,
+// RANK0-NEXT:     "scratch_bytes": 0,
+// RANK0-NEXT:     "arguments": [
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,8],"bytes":128,"input":0},
+// RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"param":"w0"}
+// RANK0-NEXT:     ],
+// RANK0-NEXT:     "results": [
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,16],"bytes":256},
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,16],"bytes":256}
+// RANK0-NEXT:     ]
+// RANK0-NEXT:   },
+// RANK0:          "name": "s0.bwd",
+// RANK0:          "arguments": [
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,16],"bytes":256,"slot":{"fragment":"s1.bwd","result":0},"rule":"same_microbatch","local":false},
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,16],"bytes":256,"slot":{"fragment":"s0.fwd","result":1},"rule":"same_microbatch","local":true},
+// RANK0-NEXT:       {"dtype":"f32","shape":[4,8],"bytes":128,"input":0}
+// RANK0-NEXT:     ],
+// RANK0:          "name": "s0.opt",
+// RANK0:          "kind": "optimizer",
+// RANK0-NEXT:     "per_microbatch": false,
+// RANK0:          "arguments": [
+// RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"slot":{"fragment":"s0.bwd","result":0},"rule":"sum_microbatches","local":true},
+// RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"param":"w0"}
+// RANK0-NEXT:     ],
+// RANK0:      "actions": [
+// RANK0-NEXT:   {"op":"run","fragment":"s0.fwd","microbatch":0},
+// RANK0-NEXT:   {"op":"send","slot":{"fragment":"s0.fwd","result":0,"microbatch":0},"peer":1,"channel":0,"sequence":0,"dtype":"f32","shape":[4,16],"bytes":256,"wire":"f32"},
+// RANK0-NEXT:   {"op":"run","fragment":"s0.fwd","microbatch":1},
+// RANK0-NEXT:   {"op":"send","slot":{"fragment":"s0.fwd","result":0,"microbatch":1},"peer":1,"channel":0,"sequence":1,"dtype":"f32","shape":[4,16],"bytes":256,"wire":"f32"},
+// RANK0-NEXT:   {"op":"recv","slot":{"fragment":"s1.bwd","result":0,"microbatch":0},"peer":1,"channel":1,"sequence":0,"dtype":"f32","shape":[4,16],"bytes":256,"wire":"f32"},
+// RANK0-NEXT:   {"op":"run","fragment":"s0.bwd","microbatch":0},
+// RANK0-NEXT:   {"op":"recv","slot":{"fragment":"s1.bwd","result":0,"microbatch":1},"peer":1,"channel":1,"sequence":1,"dtype":"f32","shape":[4,16],"bytes":256,"wire":"f32"},
+// RANK0-NEXT:   {"op":"run","fragment":"s0.bwd","microbatch":1},
+// RANK0-NEXT:   {"op":"run","fragment":"s0.opt"}
+// RANK0-NEXT: ]
+// RANK0-NEXT: }
+
+// RANK1:      "rank": 1,
+// RANK1-NEXT: "stage": 1,
+// RANK1:      "parameters": [
+// RANK1-NEXT:   {"name":"w1","dtype":"f32","shape":[16,4],"bytes":256,"init":{"kind":"normal","a":0.1,"b":0},"updated":false}
+// RANK1-NEXT: ],
+// RANK1-NEXT: "inputs": [],
+// RANK1:          "name": "s1.fwd",
+// RANK1:          "arguments": [
+// RANK1-NEXT:       {"dtype":"f32","shape":[4,16],"bytes":256,"slot":{"fragment":"s0.fwd","result":0},"rule":"same_microbatch","local":false},
+// RANK1:          "results": [
+// RANK1-NEXT:       {"dtype":"f32","shape":[],"bytes":4},
+// RANK1:      "actions": [
+// RANK1-NEXT:   {"op":"recv","slot":{"fragment":"s0.fwd","result":0,"microbatch":0},"peer":0,"channel":0,"sequence":0,
+// RANK1-NEXT:   {"op":"run","fragment":"s1.fwd","microbatch":0},
+// RANK1-NEXT:   {"op":"recv","slot":{"fragment":"s0.fwd","result":0,"microbatch":1},"peer":0,"channel":0,"sequence":1,
+// RANK1-NEXT:   {"op":"run","fragment":"s1.bwd","microbatch":0},
+// RANK1-NEXT:   {"op":"send","slot":{"fragment":"s1.bwd","result":0,"microbatch":0},"peer":0,"channel":1,"sequence":0,
+// RANK1-NEXT:   {"op":"run","fragment":"s1.fwd","microbatch":1},
+// RANK1-NEXT:   {"op":"run","fragment":"s1.bwd","microbatch":1},
+// RANK1-NEXT:   {"op":"send","slot":{"fragment":"s1.bwd","result":0,"microbatch":1},"peer":0,"channel":1,"sequence":1,
+// RANK1-NEXT:   {"op":"run","fragment":"s1.opt"}
+// RANK1-NEXT: ]
+
+// Only the rank's own fragments are in its source.
+// SRC1-NOT: tandem_s0_
+// SRC1: extern "C" int tandem_s1_fwd(
+// SRC1: extern "C" int tandem_s1_bwd(
+// SRC1: extern "C" int tandem_s1_opt(
+// SRC1-NOT: tandem_s0_
+
+// SYMS0: rank 0: 3 fragments, 1 parameters, 9 actions, symbols ok
+// SYMS1: rank 1: 3 fragments, 1 parameters, 9 actions, symbols ok
