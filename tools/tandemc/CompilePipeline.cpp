@@ -30,6 +30,8 @@ const char *tandem::tandemc::phaseName(Phase phase) {
     return "verified";
   case Phase::Split:
     return "split";
+  case Phase::Native:
+    return "native";
   }
   return "?";
 }
@@ -55,6 +57,8 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
                    "--chunks at least 0, found --stages=" +
                    Twine(o.stages) + " --microbatches=" +
                    Twine(o.microbatches) + " --chunks=" + Twine(o.chunks));
+  if (o.target != "none" && o.target != "cpu")
+    return invalid("--target must be none or cpu, found '" + o.target + "'");
   if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")
     return invalid("--precision must be f32, bf16 or fp16, found '" +
                    o.precision + "'");
@@ -114,6 +118,10 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
        passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
       {Phase::Split,
        passes("mpmd-split-programs{output-dir=" + o.outputDir + "}")},
+      {Phase::Native,
+       o.target == "cpu"
+           ? passes("tandem-lower-cpu{output-dir=" + o.outputDir + "}")
+           : ""},
   };
   while (!phases.empty() && phases.back().phase != last)
     phases.pop_back();

@@ -29,6 +29,7 @@ enum class Phase {
   Lowered,   ///< after mpmd-lower-transfers
   Verified,  ///< after mpmd-verify
   Split,     ///< one module per rank (mpmd-split-programs)
+  Native,    ///< per-rank C++, libraries and manifests (--target cpu)
 };
 
 /// What the user asked for, from tandemc's flags.
@@ -50,6 +51,9 @@ struct CompileOptions {
   /// A pass pipeline element run before mpmd-partition (a user's
   /// partitioner that writes `mpmd.stage` annotations).
   std::string partitioner;
+  /// `none` (stop at the per-rank MLIR) or `cpu` (tandem-lower-cpu after
+  /// the split: DIR/rank<N>.{cpp,so,json}).
+  std::string target = "none";
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
   /// Where mpmd-split-programs writes rank<N>.mlir (Phase::Split).

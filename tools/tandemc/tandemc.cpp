@@ -63,7 +63,9 @@ static cl::opt<Phase> emitPhase(
         TANDEMC_PHASE(Remat, "after mpmd-remat"),
         TANDEMC_PHASE(Lowered, "after mpmd-lower-transfers: send/recv"),
         TANDEMC_PHASE(Verified, "after mpmd-verify"),
-        TANDEMC_PHASE(Split, "one module per rank, written to -o DIR")),
+        TANDEMC_PHASE(Split, "one module per rank, written to -o DIR"),
+        TANDEMC_PHASE(Native, "with --target cpu: per-rank C++, shared "
+                              "libraries and manifests in -o DIR")),
     cl::init(Phase::Split), cl::cat(tandemcCategory));
 #undef TANDEMC_PHASE
 
@@ -112,6 +114,11 @@ static cl::list<std::string> passPlugins("load-pass-plugin",
                                          cl::desc("Load a pass plugin library"),
                                          cl::value_desc("lib.so"),
                                          cl::cat(tandemcCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("none (per-rank MLIR) or cpu (also C++, a shared "
+                    "library and a manifest per rank; docs/cpu-backend.md)"),
+           cl::init("none"), cl::cat(tandemcCategory));
 static cl::opt<bool>
     memory("memory",
            cl::desc("Report every rank's peak memory by category "
@@ -128,12 +135,12 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
-          [--timing]
+          [--target none|cpu] [--timing]
       Compiles the model's @forward (one microbatch) into one program per
       pipeline rank: autodiff, optimizer, mixed precision, partitioning,
       scheduling, rematerialization, explicit send/recv, verification; writes
       DIR/rank<N>.mlir and DIR/pipeline.mlir (all ranks, for tandem-eval
-      --program pipeline). --emit=PHASE stops earlier and prints that form
+      --program pipeline); --target cpu also DIR/rank<N>.{cpp,so,json}. --emit=PHASE stops earlier and prints that form
       (nn, precision, grad, train, partition, schedule, remat, lowered,
       verified, split). MLIR's --mlir-print-ir-after-all and friends apply.
 
@@ -172,14 +179,21 @@ static int compile(const mlir::DialectRegistry &registry) {
   options.remat = remat;
   options.partitioner = partitioner;
   options.memory = memory;
-  bool toDirectory = emitPhase == Phase::Split;
+  options.target = target;
+  if (emitPhase == Phase::Native && target != "cpu")
+    return fail("--emit=native needs a target: --target cpu");
+  // --target cpu goes on to the native phase unless --emit stops earlier.
+  Phase last = emitPhase == Phase::Split && target == "cpu"
+                   ? Phase::Native
+                   : emitPhase.getValue();
+  bool toDirectory = last == Phase::Split || last == Phase::Native;
   if (toDirectory) {
     if (outputFilename == "-")
       return fail("the per-rank programs go to a directory: give -o DIR, or "
                   "--emit=PHASE to print one form");
     options.outputDir = outputFilename;
   }
-  auto phases = tandem::tandemc::buildPhases(options, emitPhase);
+  auto phases = tandem::tandemc::buildPhases(options, last);
   if (!phases)
     return fail(toString(phases.takeError()));
 
