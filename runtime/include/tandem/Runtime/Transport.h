@@ -1,0 +1,102 @@
+//===- Transport.h - point-to-point transport for rank programs -*- C++ -*-===//
+//
+// The seam between a rank's action list and the machinery that moves slots
+// between ranks (docs/pipeline-eval.md, "A step" and "Never hanging"). A
+// group of consecutive send/recv actions is posted at once with `exchange`,
+// which returns when every op of the group has completed. A send completes
+// only when the matching receive is posted (rendezvous); messages from rank
+// a to rank b on channel c match in posting order. `InProcessTransport` runs
+// ranks as threads of one process; an MPI or NCCL transport implements the
+// same calls. No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_TRANSPORT_H
+#define TANDEM_RUNTIME_TRANSPORT_H
+
+#include "tandem/Runtime/Manifest.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace tandem::runtime {
+
+/// One send or receive of a group.
+struct TransportOp {
+  bool send = false;
+  int64_t peer = 0;
+  int64_t channel = 0;
+  ElementType dtype = ElementType::F32;
+  ElementType wire = ElementType::F32;
+  uint64_t bytes = 0;
+  /// Send: the payload (valid until the group completes). Recv: where the
+  /// payload goes (`bytes` long).
+  const void *sendData = nullptr;
+  void *recvData = nullptr;
+  /// For messages: "send of s0.fwd[3] microbatch 0".
+  std::string description;
+  /// Set by the transport when the op has completed.
+  bool completed = false;
+};
+
+class Transport {
+public:
+  virtual ~Transport();
+  /// Posts `group` for `rank` and waits until all of it has completed.
+  /// Returns false with `error` set on a mismatch, a deadlock or an abort.
+  virtual bool exchange(int64_t rank, std::vector<TransportOp> &group,
+                        std::string &error) = 0;
+  /// `rank` has finished its list.
+  virtual void finish(int64_t rank) = 0;
+  /// Ends the step: every waiting rank wakes up and fails with `reason`.
+  virtual void abort(const std::string &reason) = 0;
+};
+
+/// Ranks as threads of one process. All state sits behind one mutex; when
+/// every rank that has not finished waits in a group with incomplete ops,
+/// nothing can change any more and the step fails with "deadlock under
+/// rendezvous semantics", one line per blocked rank.
+class InProcessTransport final : public Transport {
+public:
+  explicit InProcessTransport(int64_t ranks);
+  bool exchange(int64_t rank, std::vector<TransportOp> &group,
+                std::string &error) override;
+  void finish(int64_t rank) override;
+  void abort(const std::string &reason) override;
+
+private:
+  struct Pending {
+    int64_t rank;
+    TransportOp *op;
+  };
+  using Key = std::tuple<int64_t, int64_t, int64_t>; // src, dst, channel
+
+  /// Pairs a send with a receive: copies the payload and completes both.
+  /// Returns false with `error` set when they disagree.
+  bool complete(Pending send, Pending recv, std::string &error);
+  /// Called with the lock held: aborts with a deadlock report when every
+  /// unfinished rank waits.
+  void checkDeadlock();
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  int64_t ranks;
+  std::vector<bool> finished;
+  std::vector<bool> waiting;
+  std::vector<int64_t> remaining;
+  /// Each rank's current group.
+  std::vector<std::vector<TransportOp> *> posted;
+  std::map<Key, std::deque<Pending>> sends, recvs;
+  bool aborted = false;
+  std::string abortReason;
+};
+
+} // namespace tandem::runtime
+
+#endif // TANDEM_RUNTIME_TRANSPORT_H

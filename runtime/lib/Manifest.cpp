@@ -1,0 +1,434 @@
+//===- Manifest.cpp - per-rank manifests (tandem-rank-v1) -----------------===//
+
+#include "tandem/Runtime/Manifest.h"
+#include "tandem/Runtime/FileIO.h"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+using namespace tandem::runtime;
+using json = nlohmann::json;
+
+const char *tandem::runtime::elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F64:
+    return "f64";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F16:
+    return "f16";
+  }
+  return "?";
+}
+
+size_t tandem::runtime::elementTypeSize(ElementType type) {
+  switch (type) {
+  case ElementType::F64:
+  case ElementType::I64:
+    return 8;
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::BF16:
+  case ElementType::F16:
+    return 2;
+  }
+  return 0;
+}
+
+namespace {
+
+struct ManifestError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Field access with errors naming the path of the field.
+class Reader {
+public:
+  explicit Reader(std::string what) : what(std::move(what)) {}
+
+  [[noreturn]] void fail(const std::string &where,
+                         const std::string &message) const {
+    throw ManifestError(what + ": " + (where.empty() ? "" : where + ": ") +
+                        message);
+  }
+
+  const json &field(const json &object, const std::string &where,
+                    const char *key) const {
+    if (!object.is_object())
+      fail(where, "expected an object");
+    auto it = object.find(key);
+    if (it == object.end())
+      fail(where, std::string("missing field '") + key + "'");
+    return *it;
+  }
+
+  std::string string(const json &object, const std::string &where,
+                     const char *key) const {
+    const json &value = field(object, where, key);
+    if (!value.is_string())
+      fail(where, std::string("field '") + key + "' must be a string");
+    return value.get<std::string>();
+  }
+
+  int64_t integer(const json &object, const std::string &where,
+                  const char *key) const {
+    const json &value = field(object, where, key);
+    if (!value.is_number_integer())
+      fail(where, std::string("field '") + key + "' must be an integer");
+    return value.get<int64_t>();
+  }
+
+  double number(const json &object, const std::string &where,
+                const char *key) const {
+    const json &value = field(object, where, key);
+    if (!value.is_number())
+      fail(where, std::string("field '") + key + "' must be a number");
+    return value.get<double>();
+  }
+
+  bool boolean(const json &object, const std::string &where,
+               const char *key) const {
+    const json &value = field(object, where, key);
+    if (!value.is_boolean())
+      fail(where, std::string("field '") + key + "' must be a boolean");
+    return value.get<bool>();
+  }
+
+  const json &array(const json &object, const std::string &where,
+                    const char *key) const {
+    const json &value = field(object, where, key);
+    if (!value.is_array())
+      fail(where, std::string("field '") + key + "' must be an array");
+    return value;
+  }
+
+  std::vector<int64_t> shape(const json &object, const std::string &where,
+                             const char *key) const {
+    std::vector<int64_t> result;
+    for (const json &dim : array(object, where, key)) {
+      if (!dim.is_number_integer() || dim.get<int64_t>() < 0)
+        fail(where, std::string("field '") + key +
+                        "' must hold non-negative integers");
+      result.push_back(dim.get<int64_t>());
+    }
+    return result;
+  }
+
+  ElementType dtype(const json &object, const std::string &where,
+                    const char *key) const {
+    std::string name = string(object, where, key);
+    static const std::pair<const char *, ElementType> names[] = {
+        {"f32", ElementType::F32},   {"f64", ElementType::F64},
+        {"i32", ElementType::I32},   {"i64", ElementType::I64},
+        {"bf16", ElementType::BF16}, {"f16", ElementType::F16}};
+    for (const auto &[text, type] : names)
+      if (name == text)
+        return type;
+    fail(where, "unknown element type '" + name + "'");
+  }
+
+  /// Checks `bytes` against the shape and type.
+  uint64_t bytes(const json &object, const std::string &where,
+                 const std::vector<int64_t> &shape, ElementType type,
+                 const char *key = "bytes") const {
+    int64_t value = integer(object, where, key);
+    uint64_t expected = elementTypeSize(type);
+    for (int64_t dim : shape)
+      expected *= static_cast<uint64_t>(dim);
+    if (value < 0 || static_cast<uint64_t>(value) != expected)
+      fail(where, std::string("field '") + key + "' is " +
+                      std::to_string(value) + ", the shape and type need " +
+                      std::to_string(expected));
+    return expected;
+  }
+
+  SlotRef slot(const json &object, const std::string &where,
+               bool withMicrobatch) const {
+    const json &value = field(object, where, "slot");
+    std::string inner = where + ": slot";
+    SlotRef ref;
+    ref.fragment = string(value, inner, "fragment");
+    ref.result = integer(value, inner, "result");
+    if (withMicrobatch && value.contains("microbatch"))
+      ref.microbatch = integer(value, inner, "microbatch");
+    return ref;
+  }
+
+private:
+  std::string what;
+};
+
+std::string at(const char *list, size_t index) {
+  return std::string(list) + "[" + std::to_string(index) + "]";
+}
+
+Manifest parse(const json &root, const Reader &r) {
+  Manifest m;
+  std::string format = r.string(root, "", "format");
+  if (format != "tandem-rank-v1")
+    r.fail("", "unsupported manifest format '" + format +
+                   "' (this runtime reads tandem-rank-v1)");
+  m.program = r.string(root, "", "program");
+  m.library = r.string(root, "", "library");
+  m.source = r.string(root, "", "source");
+
+  const json &grid = r.field(root, "", "grid");
+  m.grid.stages = r.integer(grid, "grid", "stages");
+  m.grid.chunks = r.integer(grid, "grid", "chunks");
+  m.grid.replicas = r.integer(grid, "grid", "replicas");
+  m.grid.microbatches = r.integer(grid, "grid", "microbatches");
+  m.grid.rank = r.integer(grid, "grid", "rank");
+  m.grid.stage = r.integer(grid, "grid", "stage");
+  m.grid.replica = r.integer(grid, "grid", "replica");
+  if (m.grid.stages < 1 || m.grid.replicas < 1 || m.grid.microbatches < 1 ||
+      m.grid.rank < 0 || m.grid.rank >= m.grid.stages * m.grid.replicas)
+    r.fail("grid", "inconsistent grid");
+
+  const json &parameters = r.array(root, "", "parameters");
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    std::string where = at("parameters", i);
+    const json &p = parameters[i];
+    ParameterInfo info;
+    info.name = r.string(p, where, "name");
+    info.dtype = r.dtype(p, where, "dtype");
+    info.shape = r.shape(p, where, "shape");
+    info.bytes = r.bytes(p, where, info.shape, info.dtype);
+    const json &init = r.field(p, where, "init");
+    std::string kind = r.string(init, where + ": init", "kind");
+    if (kind == "zeros")
+      info.init.kind = tandem::rng::InitKind::Zeros;
+    else if (kind == "ones")
+      info.init.kind = tandem::rng::InitKind::Ones;
+    else if (kind == "normal")
+      info.init.kind = tandem::rng::InitKind::Normal;
+    else if (kind == "uniform")
+      info.init.kind = tandem::rng::InitKind::Uniform;
+    else
+      r.fail(where + ": init", "unknown init kind '" + kind + "'");
+    info.init.a = r.number(init, where + ": init", "a");
+    info.init.b = r.number(init, where + ": init", "b");
+    info.updated = r.boolean(p, where, "updated");
+    m.parameters.push_back(std::move(info));
+  }
+
+  const json &inputs = r.array(root, "", "inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string where = at("inputs", i);
+    const json &in = inputs[i];
+    InputInfo info;
+    info.index = r.integer(in, where, "index");
+    info.dtype = r.dtype(in, where, "dtype");
+    info.microbatchShape = r.shape(in, where, "microbatch_shape");
+    info.stepShape = r.shape(in, where, "step_shape");
+    info.microbatchBytes = r.bytes(in, where, info.microbatchShape, info.dtype,
+                                   "microbatch_bytes");
+    std::vector<int64_t> expected = info.microbatchShape;
+    if (expected.empty())
+      r.fail(where, "a step input needs at least one dimension");
+    expected[0] *= m.grid.microbatches;
+    if (expected != info.stepShape)
+      r.fail(where, "step_shape is not microbatch_shape with dimension 0 "
+                    "times the microbatch count");
+    m.inputs.push_back(std::move(info));
+  }
+
+  const json &outputs = r.array(root, "", "outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string where = at("outputs", i);
+    OutputInfo info;
+    info.index = r.integer(outputs[i], where, "index");
+    info.fragment = r.string(outputs[i], where, "fragment");
+    info.result = r.integer(outputs[i], where, "result");
+    m.outputs.push_back(std::move(info));
+  }
+
+  const json &fragments = r.array(root, "", "fragments");
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    std::string where = at("fragments", i);
+    const json &f = fragments[i];
+    FragmentInfo info;
+    info.name = r.string(f, where, "name");
+    info.symbol = r.string(f, where, "symbol");
+    info.scratchSymbol = r.string(f, where, "scratch_symbol");
+    info.kind = r.string(f, where, "kind");
+    info.perMicrobatch = r.boolean(f, where, "per_microbatch");
+    info.stage = r.integer(f, where, "stage");
+    info.chunk = r.integer(f, where, "chunk");
+    int64_t scratch = r.integer(f, where, "scratch_bytes");
+    if (scratch < 0)
+      r.fail(where, "negative scratch_bytes");
+    info.scratchBytes = static_cast<uint64_t>(scratch);
+    const json &args = r.array(f, where, "arguments");
+    for (size_t a = 0; a < args.size(); ++a) {
+      std::string aw = where + ": " + at("arguments", a);
+      const json &arg = args[a];
+      ArgumentInfo ai;
+      ai.dtype = r.dtype(arg, aw, "dtype");
+      ai.shape = r.shape(arg, aw, "shape");
+      ai.bytes = r.bytes(arg, aw, ai.shape, ai.dtype);
+      int bindings =
+          arg.contains("param") + arg.contains("input") + arg.contains("slot");
+      if (bindings != 1)
+        r.fail(aw, "needs exactly one binding: param, input or slot");
+      if (arg.contains("param")) {
+        ai.kind = BindingKind::Param;
+        ai.param = r.string(arg, aw, "param");
+      } else if (arg.contains("input")) {
+        ai.kind = BindingKind::Input;
+        ai.input = r.integer(arg, aw, "input");
+      } else {
+        ai.kind = BindingKind::Slot;
+        ai.slot = r.slot(arg, aw, /*withMicrobatch=*/false);
+        std::string rule = r.string(arg, aw, "rule");
+        if (rule == "same_microbatch")
+          ai.rule = SlotRule::SameMicrobatch;
+        else if (rule == "step_value")
+          ai.rule = SlotRule::StepValue;
+        else if (rule == "sum_microbatches")
+          ai.rule = SlotRule::SumMicrobatches;
+        else
+          r.fail(aw, "unknown rule '" + rule + "'");
+        ai.local = r.boolean(arg, aw, "local");
+      }
+      info.arguments.push_back(std::move(ai));
+    }
+    const json &results = r.array(f, where, "results");
+    for (size_t k = 0; k < results.size(); ++k) {
+      std::string rw = where + ": " + at("results", k);
+      const json &res = results[k];
+      ResultInfo ri;
+      ri.dtype = r.dtype(res, rw, "dtype");
+      ri.shape = r.shape(res, rw, "shape");
+      ri.bytes = r.bytes(res, rw, ri.shape, ri.dtype);
+      if (res.contains("update"))
+        ri.update = r.string(res, rw, "update");
+      if (res.contains("output"))
+        ri.output = r.integer(res, rw, "output");
+      info.results.push_back(std::move(ri));
+    }
+    m.fragments.push_back(std::move(info));
+  }
+
+  const json &actions = r.array(root, "", "actions");
+  for (size_t i = 0; i < actions.size(); ++i) {
+    std::string where = at("actions", i);
+    const json &a = actions[i];
+    ActionInfo info;
+    std::string op = r.string(a, where, "op");
+    if (op == "run") {
+      info.op = ActionKind::Run;
+      info.fragment = r.string(a, where, "fragment");
+      if (a.contains("microbatch"))
+        info.microbatch = r.integer(a, where, "microbatch");
+    } else if (op == "send" || op == "recv") {
+      info.op = op == "send" ? ActionKind::Send : ActionKind::Recv;
+      info.slot = r.slot(a, where, /*withMicrobatch=*/true);
+      info.peer = r.integer(a, where, "peer");
+      info.channel = r.integer(a, where, "channel");
+      info.sequence = r.integer(a, where, "sequence");
+      info.dtype = r.dtype(a, where, "dtype");
+      info.shape = r.shape(a, where, "shape");
+      info.bytes = r.bytes(a, where, info.shape, info.dtype);
+      info.wire = r.dtype(a, where, "wire");
+    } else {
+      r.fail(where, "action '" + op + "' is not supported by the runtime yet");
+    }
+    m.actions.push_back(std::move(info));
+  }
+
+  // Cross-references.
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    const OutputInfo &out = m.outputs[i];
+    int64_t f = m.findFragment(out.fragment);
+    if (f < 0 || out.result < 0 ||
+        out.result >= static_cast<int64_t>(m.fragments[f].results.size()))
+      r.fail(at("outputs", i), "names no result of a fragment of this rank");
+  }
+  for (const FragmentInfo &f : m.fragments)
+    for (size_t a = 0; a < f.arguments.size(); ++a) {
+      const ArgumentInfo &arg = f.arguments[a];
+      std::string where = "fragment '" + f.name + "': " + at("arguments", a);
+      if (arg.kind == BindingKind::Param && m.findParameter(arg.param) < 0)
+        r.fail(where, "unknown parameter '" + arg.param + "'");
+      if (arg.kind == BindingKind::Input) {
+        int64_t in = m.findInput(arg.input);
+        if (in < 0)
+          r.fail(where, "unknown step input " + std::to_string(arg.input));
+        if (m.inputs[in].microbatchBytes != arg.bytes ||
+            m.inputs[in].dtype != arg.dtype)
+          r.fail(where,
+                 "type differs from step input " + std::to_string(arg.input));
+      }
+    }
+  for (size_t i = 0; i < m.actions.size(); ++i) {
+    const ActionInfo &a = m.actions[i];
+    if (a.op == ActionKind::Run && m.findFragment(a.fragment) < 0)
+      r.fail(at("actions", i), "runs unknown fragment '" + a.fragment + "'");
+    if (a.op != ActionKind::Run &&
+        (a.peer < 0 || a.peer >= m.grid.stages * m.grid.replicas))
+      r.fail(at("actions", i), "peer outside the grid");
+  }
+  return m;
+}
+
+} // namespace
+
+int64_t Manifest::findFragment(const std::string &name) const {
+  for (size_t i = 0; i < fragments.size(); ++i)
+    if (fragments[i].name == name)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+int64_t Manifest::findParameter(const std::string &name) const {
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (parameters[i].name == name)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+int64_t Manifest::findInput(int64_t index) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].index == index)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+std::optional<Manifest> tandem::runtime::parseManifest(const std::string &text,
+                                                       const std::string &what,
+                                                       std::string &error) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = what + ": not valid JSON";
+    return std::nullopt;
+  }
+  try {
+    Manifest m = parse(root, Reader(what));
+    m.path = what;
+    size_t slash = what.find_last_of('/');
+    m.directory = slash == std::string::npos ? "." : what.substr(0, slash);
+    return m;
+  } catch (const ManifestError &e) {
+    error = e.what();
+  } catch (const json::exception &e) {
+    error = what + ": " + e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<Manifest> tandem::runtime::readManifest(const std::string &path,
+                                                      std::string &error) {
+  std::optional<std::vector<uint8_t>> bytes =
+      tandem::io::readBytes(path, error);
+  if (!bytes)
+    return std::nullopt;
+  return parseManifest(std::string(bytes->begin(), bytes->end()), path, error);
+}
