@@ -70,44 +70,44 @@ public:
     return *it;
   }
 
+  /// Field `key`, which must satisfy `is` (a json type test) and is
+  /// described as `kind` in the error.
+  const json &typed(const json &object, const std::string &where,
+                    const char *key, bool (json::*is)() const noexcept,
+                    const char *kind) const {
+    const json &value = field(object, where, key);
+    if (!(value.*is)())
+      fail(where, std::string("field '") + key + "' must be " + kind);
+    return value;
+  }
+
   std::string string(const json &object, const std::string &where,
                      const char *key) const {
-    const json &value = field(object, where, key);
-    if (!value.is_string())
-      fail(where, std::string("field '") + key + "' must be a string");
-    return value.get<std::string>();
+    return typed(object, where, key, &json::is_string, "a string")
+        .get<std::string>();
   }
 
   int64_t integer(const json &object, const std::string &where,
                   const char *key) const {
-    const json &value = field(object, where, key);
-    if (!value.is_number_integer())
-      fail(where, std::string("field '") + key + "' must be an integer");
-    return value.get<int64_t>();
+    return typed(object, where, key, &json::is_number_integer, "an integer")
+        .get<int64_t>();
   }
 
   double number(const json &object, const std::string &where,
                 const char *key) const {
-    const json &value = field(object, where, key);
-    if (!value.is_number())
-      fail(where, std::string("field '") + key + "' must be a number");
-    return value.get<double>();
+    return typed(object, where, key, &json::is_number, "a number")
+        .get<double>();
   }
 
   bool boolean(const json &object, const std::string &where,
                const char *key) const {
-    const json &value = field(object, where, key);
-    if (!value.is_boolean())
-      fail(where, std::string("field '") + key + "' must be a boolean");
-    return value.get<bool>();
+    return typed(object, where, key, &json::is_boolean, "a boolean")
+        .get<bool>();
   }
 
   const json &array(const json &object, const std::string &where,
                     const char *key) const {
-    const json &value = field(object, where, key);
-    if (!value.is_array())
-      fail(where, std::string("field '") + key + "' must be an array");
-    return value;
+    return typed(object, where, key, &json::is_array, "an array");
   }
 
   std::vector<int64_t> shape(const json &object, const std::string &where,
