@@ -237,6 +237,22 @@ Manifest parse(const json &root, const Reader &r) {
     if (expected != info.stepShape)
       r.fail(where, "step_shape is not microbatch_shape with dimension 0 "
                     "times the microbatch count");
+    std::string role = r.string(in, where, "role");
+    if (role == "tokens")
+      info.role = InputRole::Tokens;
+    else if (role == "targets")
+      info.role = InputRole::Targets;
+    else if (role == "other")
+      info.role = InputRole::Other;
+    else if (role == "ambiguous")
+      info.role = InputRole::Ambiguous;
+    else
+      r.fail(where, "unknown role '" + role + "'");
+    if (in.contains("vocabulary")) {
+      info.vocabulary = r.integer(in, where, "vocabulary");
+      if (*info.vocabulary <= 0)
+        r.fail(where, "vocabulary must be positive");
+    }
     m.inputs.push_back(std::move(info));
   }
 

@@ -1,21 +1,30 @@
 //===- tandem-run-inproc.cpp - one step of a native output directory ------===//
 //
-// tandem-run-inproc DIR --inputs FILE [--seed N] [--params FILE]
-//                   [--save-params FILE] [--save-outputs FILE]
+// tandem-run-inproc DIR (--inputs FILE | --data FILE [--steps N]
+//                        [--first-step K] [--held-out-fraction F])
+//                   [--seed N] [--params FILE] [--save-params FILE]
+//                   [--save-outputs FILE]
 //
 // Loads DIR/rank<N>.json and their libraries (tandemc --target cpu),
 // initializes parameters from the manifests' init specs with the seed (as
-// tandem-eval does) or loads them from --params, runs one training step with
-// every rank on its own thread (rendezvous send/recv in process), applies
-// the updates and saves outputs (`result.<k>`) and parameters. Step inputs
-// come from a safetensors file with `input.<i>` tensors of each input's
-// step shape (tandem-eval --save-inputs writes one). No MLIR.
+// tandem-eval does) or loads them from --params, and runs training steps with
+// every rank on its own thread (rendezvous send/recv in process), applying
+// the updates after each. With --inputs, one step on the `input.<i>` tensors
+// of a safetensors file (tandem-eval --save-inputs writes one); with --data,
+// steps K..K+N-1 on batches of token data, exactly the batches and generated
+// inputs tandem-eval --train --program uses (StepInputs.h), printing one line
+// per step. Saves the last step's outputs (`result.<k>`) and the parameters.
+// No MLIR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/Safetensors.h"
+#include "tandem/Runtime/StepInputs.h"
 
+#include <chrono>
+
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -56,9 +65,86 @@ static st::Tensor tensorOf(ElementType type, const std::vector<int64_t> &shape,
   return tensor;
 }
 
+/// Parses a non-negative integer option value.
+static bool parseCount(const std::string &option, const std::string &text,
+                       uint64_t &out, std::string &error) {
+  char *end = nullptr;
+  out = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end || text[0] == '-') {
+    error = option + " needs a non-negative integer, found '" + text + "'";
+    return false;
+  }
+  return true;
+}
+
+/// Step inputs from a safetensors file of `input.<i>` tensors.
+static bool readInputFile(const std::string &path,
+                          std::vector<std::unique_ptr<RankProgram>> &ranks,
+                          std::map<int64_t, Buffer> &buffers,
+                          std::string &error) {
+  std::optional<st::File> file = st::readFile(path, error);
+  if (!file)
+    return false;
+  for (auto &rank : ranks)
+    for (const InputInfo &in : rank->manifest().inputs) {
+      if (buffers.count(in.index))
+        continue;
+      std::string name = "input." + std::to_string(in.index);
+      auto it = file->tensors.find(name);
+      if (it == file->tensors.end()) {
+        error = path + ": no tensor '" + name + "'";
+        return false;
+      }
+      if (it->second.dtype != toSt(in.dtype) ||
+          it->second.shape != in.stepShape) {
+        error = path + ": tensor '" + name +
+                "' is not the step input's type (" + elementTypeName(in.dtype) +
+                ", step_shape)";
+        return false;
+      }
+      Buffer buffer(it->second.data.size());
+      std::memcpy(buffer.data(), it->second.data.data(),
+                  it->second.data.size());
+      buffers[in.index] = std::move(buffer);
+    }
+  return true;
+}
+
+/// The loss (output 0) of a step, when it is a rank-0 f32 or f64 tensor.
+static std::optional<double>
+lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
+       const std::map<int64_t, std::shared_ptr<Buffer>> &outputs) {
+  for (auto &rank : ranks) {
+    const Manifest &m = rank->manifest();
+    for (const OutputInfo &out : m.outputs) {
+      if (out.index != 0)
+        continue;
+      const ResultInfo &res =
+          m.fragments[m.findFragment(out.fragment)].results[out.result];
+      if (!res.shape.empty())
+        return std::nullopt;
+      const Buffer &value = *outputs.at(0);
+      if (res.dtype == ElementType::F32) {
+        float loss;
+        std::memcpy(&loss, value.data(), sizeof loss);
+        return loss;
+      }
+      if (res.dtype == ElementType::F64) {
+        double loss;
+        std::memcpy(&loss, value.data(), sizeof loss);
+        return loss;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 int main(int argc, char **argv) {
-  std::string dir, inputsFile, paramsFile, saveParams, saveOutputs;
-  uint64_t seed = 0;
+  std::string dir, inputsFile, dataFile, paramsFile, saveParams, saveOutputs;
+  uint64_t seed = 0, steps = 1, firstStep = 0;
+  bool stepsGiven = false, firstGiven = false;
+  double heldOutFraction = 0.1;
+  std::string error;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](std::string &out) {
@@ -71,6 +157,9 @@ int main(int argc, char **argv) {
     if (arg == "--inputs") {
       if (!value(inputsFile))
         return fail("--inputs needs a file");
+    } else if (arg == "--data") {
+      if (!value(dataFile))
+        return fail("--data needs a file");
     } else if (arg == "--params") {
       if (!value(paramsFile))
         return fail("--params needs a file");
@@ -80,17 +169,28 @@ int main(int argc, char **argv) {
     } else if (arg == "--save-outputs") {
       if (!value(saveOutputs))
         return fail("--save-outputs needs a file");
-    } else if (arg == "--seed") {
+    } else if (arg == "--seed" || arg == "--steps" || arg == "--first-step") {
       if (!value(text))
-        return fail("--seed needs a number");
+        return fail(arg + " needs a number");
+      uint64_t &out = arg == "--seed"    ? seed
+                      : arg == "--steps" ? steps
+                                         : firstStep;
+      if (!parseCount(arg, text, out, error))
+        return fail(error);
+      stepsGiven |= arg == "--steps";
+      firstGiven |= arg == "--first-step";
+    } else if (arg == "--held-out-fraction") {
+      if (!value(text))
+        return fail("--held-out-fraction needs a number");
       char *end = nullptr;
-      seed = std::strtoull(text.c_str(), &end, 10);
+      heldOutFraction = std::strtod(text.c_str(), &end);
       if (text.empty() || *end)
-        return fail("--seed needs a number, found '" + text + "'");
+        return fail("--held-out-fraction needs a number, found '" + text + "'");
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: tandem-run-inproc DIR --inputs FILE [--seed N] "
-                  "[--params FILE] [--save-params FILE] "
-                  "[--save-outputs FILE]\n");
+      std::printf("usage: tandem-run-inproc DIR (--inputs FILE | --data FILE "
+                  "[--steps N] [--first-step K] [--held-out-fraction F])\n"
+                  "                         [--seed N] [--params FILE] "
+                  "[--save-params FILE] [--save-outputs FILE]\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
       return fail("unknown option '" + arg + "'");
@@ -102,10 +202,14 @@ int main(int argc, char **argv) {
   }
   if (dir.empty())
     return fail("no directory (the output of tandemc --target cpu)");
-  if (inputsFile.empty())
-    return fail("--inputs is required");
+  if (inputsFile.empty() == dataFile.empty())
+    return fail("give exactly one of --inputs (one step on saved inputs) and "
+                "--data (training on token data)");
+  if (!inputsFile.empty() && (stepsGiven || firstGiven))
+    return fail("--steps and --first-step need --data");
+  if (steps == 0)
+    return fail("--steps must be at least 1");
 
-  std::string error;
   std::vector<std::unique_ptr<RankProgram>> ranks;
   if (!loadRanks(dir, ranks, error))
     return fail(error);
@@ -134,34 +238,50 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::optional<st::File> inputFile = st::readFile(inputsFile, error);
-  if (!inputFile)
-    return fail(error);
-  std::map<int64_t, Buffer> inputBuffers;
-  std::map<int64_t, const Buffer *> inputs;
-  for (auto &rank : ranks)
-    for (const InputInfo &in : rank->manifest().inputs) {
-      if (inputBuffers.count(in.index))
-        continue;
-      std::string name = "input." + std::to_string(in.index);
-      auto it = inputFile->tensors.find(name);
-      if (it == inputFile->tensors.end())
-        return fail(inputsFile + ": no tensor '" + name + "'");
-      if (it->second.dtype != toSt(in.dtype) ||
-          it->second.shape != in.stepShape)
-        return fail(inputsFile + ": tensor '" + name +
-                    "' is not the step input's type (" +
-                    elementTypeName(in.dtype) + ", step_shape)");
-      Buffer buffer(it->second.data.size());
-      std::memcpy(buffer.data(), it->second.data.data(),
-                  it->second.data.size());
-      inputBuffers[in.index] = std::move(buffer);
-      inputs[in.index] = &inputBuffers[in.index];
-    }
-
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
-  if (!runStepInProcess(ranks, inputs, outputs, error))
-    return fail(error);
+  if (!inputsFile.empty()) {
+    std::map<int64_t, Buffer> buffers;
+    if (!readInputFile(inputsFile, ranks, buffers, error))
+      return fail(error);
+    std::map<int64_t, const Buffer *> inputs;
+    for (auto &[index, buffer] : buffers)
+      inputs[index] = &buffer;
+    if (!runStepInProcess(ranks, inputs, outputs, error))
+      return fail(error);
+    if (std::optional<double> loss = lossOf(ranks, outputs))
+      std::printf("loss: %.9g\n", *loss);
+  } else {
+    std::optional<std::vector<int32_t>> tokens =
+        data::readTokens(dataFile, error);
+    if (!tokens)
+      return fail(error);
+    std::vector<InputInfo> wanted;
+    for (auto &rank : ranks)
+      for (const InputInfo &in : rank->manifest().inputs)
+        wanted.push_back(in);
+    StepInputOptions options;
+    options.seed = seed;
+    options.heldOutFraction = heldOutFraction;
+    options.dataName = dataFile;
+    std::optional<StepInputs> inputs =
+        StepInputs::create(wanted, *tokens, options, error);
+    if (!inputs)
+      return fail(error);
+    for (uint64_t step = firstStep; step < firstStep + steps; ++step) {
+      auto start = std::chrono::steady_clock::now();
+      if (!runStepInProcess(ranks, inputs->get(step), outputs, error))
+        return fail("step " + std::to_string(step) + ": " + error);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      std::optional<double> loss = lossOf(ranks, outputs);
+      std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f\n",
+                  static_cast<unsigned long long>(step),
+                  loss ? *loss : std::nan(""), seconds,
+                  inputs->tokensPerStep() / seconds);
+      std::fflush(stdout);
+    }
+  }
 
   // Output types come from the producing fragment's result.
   st::File outFile;
@@ -178,13 +298,6 @@ int main(int argc, char **argv) {
     if (!outputs.count(static_cast<int64_t>(k)))
       return fail("step outputs are not numbered 0..n-1: " + std::to_string(k) +
                   " is missing");
-  for (auto &[name, tensor] : outFile.tensors)
-    if (name == "result.0" && tensor.dtype == st::DType::F32 &&
-        tensor.shape.empty()) {
-      float loss;
-      std::memcpy(&loss, tensor.data.data(), sizeof loss);
-      std::printf("loss: %.9g\n", loss);
-    }
 
   st::File paramFile;
   for (auto &rank : ranks)

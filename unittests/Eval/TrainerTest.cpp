@@ -2,11 +2,14 @@
 
 #include "EvalTestUtils.h"
 
+#include "tandem/Eval/Inputs.h"
 #include "tandem/Eval/Parameters.h"
 #include "tandem/Eval/Trainer.h"
+#include "tandem/Runtime/StepInputs.h"
 
 #include "mlir/Parser/Parser.h"
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -271,3 +274,55 @@ TEST(EvalTrainer, LinearTrainGradientMatchesFiniteDifferences) {
 }
 
 } // namespace
+
+// The runtime generates the inputs token data does not fill exactly as the
+// evaluator does, so tandem-run-inproc --data and tandem-eval --train see
+// the same step inputs.
+TEST(EvalTrainer, RuntimeGeneratesTheEvaluatorsInputs) {
+  mlir::MLIRContext context;
+  mlir::Builder b(&context);
+  struct Case {
+    mlir::Type element;
+    tandem::runtime::ElementType runtime;
+    std::optional<int64_t> vocabulary;
+  } cases[] = {
+      {b.getF32Type(), tandem::runtime::ElementType::F32, std::nullopt},
+      {b.getF64Type(), tandem::runtime::ElementType::F64, std::nullopt},
+      {b.getI32Type(), tandem::runtime::ElementType::I32, 37},
+      {b.getI64Type(), tandem::runtime::ElementType::I64, std::nullopt},
+  };
+  for (const Case &c : cases) {
+    auto type = mlir::RankedTensorType::get({6, 5}, c.element);
+    Tensor expected = generateInput(type, 4, 9, c.vocabulary);
+    tandem::runtime::InputInfo info;
+    info.index = 4;
+    info.dtype = c.runtime;
+    info.stepShape = {6, 5};
+    info.vocabulary = c.vocabulary;
+    size_t size = tandem::runtime::elementTypeSize(c.runtime);
+    tandem::runtime::Buffer buffer(30 * size);
+    std::string error;
+    ASSERT_TRUE(tandem::runtime::generateInput(info, 9, buffer, error))
+        << error;
+    for (size_t i = 0; i < 30; ++i) {
+      const char *at = static_cast<const char *>(buffer.data()) + i * size;
+      double value;
+      if (c.runtime == tandem::runtime::ElementType::F32) {
+        float f;
+        std::memcpy(&f, at, 4);
+        value = f;
+      } else if (c.runtime == tandem::runtime::ElementType::I32) {
+        int32_t v;
+        std::memcpy(&v, at, 4);
+        value = v;
+      } else if (c.runtime == tandem::runtime::ElementType::I64) {
+        int64_t v;
+        std::memcpy(&v, at, 8);
+        value = static_cast<double>(v);
+      } else {
+        std::memcpy(&value, at, 8);
+      }
+      EXPECT_EQ(value, expected.data[i]) << i;
+    }
+  }
+}

@@ -38,6 +38,9 @@ constexpr llvm::StringLiteral kSplitRankAttrName = "mpmd.split_rank";
 constexpr llvm::StringLiteral kPassName = "tandem-lower-cpu";
 /// The microbatch of a once-per-step slot in the slot keys below.
 constexpr int64_t kStepSlot = -1;
+/// What a step input feeds: the ids of an embedding (tokens) or the targets
+/// of a cross-entropy. The runtime fills such inputs from token data.
+constexpr unsigned kTokensRole = 1, kTargetsRole = 2;
 
 /// One rank to lower: its program (whole or split), its action list (null
 /// for an empty one) and the module holding its nn.parameter ops.
@@ -228,6 +231,8 @@ private:
     return it == transfers.end() ? nullptr : it->second;
   }
   LogicalResult checkRun(mpmd::RunOp run, const std::set<SlotKey> &held);
+  /// Records what step input `input`, bound to `argument`, feeds.
+  void noteInputUses(BlockArgument argument, int64_t input);
   void writeAction(llvm::json::OStream &out, Operation &action);
   void writeActionLine(llvm::json::OStream &j, Operation &action);
 
@@ -240,6 +245,10 @@ private:
   SmallVector<nn::ParameterOp> parameters;
   llvm::StringSet<> updated;
   std::map<int64_t, RankedTensorType> inputs;
+  /// What each step input feeds (a bit set of InputRole) and the smallest
+  /// vocabulary an embedding or cross-entropy indexes with it.
+  std::map<int64_t, unsigned> inputRoles;
+  std::map<int64_t, int64_t> inputVocabularies;
   std::map<int64_t, std::pair<std::string, int64_t>> outputs;
   /// Sequence numbers of point-to-point messages per (direction, peer,
   /// channel) and of collectives per member set.
@@ -282,6 +291,28 @@ LogicalResult RankLowering::checkRun(mpmd::RunOp run,
     }
   }
   return success();
+}
+
+void RankLowering::noteInputUses(BlockArgument argument, int64_t input) {
+  unsigned &roles = inputRoles[input];
+  auto vocabulary = [&](int64_t size) {
+    auto [it, inserted] = inputVocabularies.insert({input, size});
+    if (!inserted)
+      it->second = std::min(it->second, size);
+  };
+  for (Operation *user : argument.getUsers()) {
+    if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
+      if (embedding.getIds() == argument) {
+        roles |= kTokensRole;
+        vocabulary(embedding.getTable().getType().getShape()[0]);
+      }
+    } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
+      if (loss.getTargets() == argument) {
+        roles |= kTargetsRole;
+        vocabulary(loss.getLogits().getType().getShape().back());
+      }
+    }
+  }
 }
 
 LogicalResult RankLowering::analyze() {
@@ -335,6 +366,7 @@ LogicalResult RankLowering::analyze() {
                  << kPassName << ": argument " << arg << " reads step input "
                  << *input << " as " << type << ", another fragment as "
                  << it->second;
+        noteInputUses(fragment.getArgument(arg), *input);
       } else if (!transferInto(fragment.getSymName(), arg)) {
         return fragment.emitError()
                << kPassName << ": argument " << arg
@@ -479,6 +511,14 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
             writeShape(j, "step_shape", step);
             j.attribute("microbatch_bytes",
                         static_cast<int64_t>(tensorBytes(type)));
+            unsigned roles = inputRoles[index];
+            j.attribute("role", roles == kTokensRole    ? "tokens"
+                                : roles == kTargetsRole ? "targets"
+                                : roles == 0            ? "other"
+                                                        : "ambiguous");
+            auto vocab = inputVocabularies.find(index);
+            if (vocab != inputVocabularies.end())
+              j.attribute("vocabulary", vocab->second);
           });
         });
       }

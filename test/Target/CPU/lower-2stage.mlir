@@ -42,7 +42,7 @@
 // RANK0-NEXT:   {"name":"w0","dtype":"f32","shape":[8,16],"bytes":512,"init":{"kind":"normal","a":0.1,"b":0},"updated":false}
 // RANK0-NEXT: ],
 // RANK0-NEXT: "inputs": [
-// RANK0-NEXT:   {"index":0,"dtype":"f32","microbatch_shape":[4,8],"step_shape":[8,8],"microbatch_bytes":128}
+// RANK0-NEXT:   {"index":0,"dtype":"f32","microbatch_shape":[4,8],"step_shape":[8,8],"microbatch_bytes":128,"role":"other"}
 // RANK0-NEXT: ],
 // RANK0-NEXT: "outputs": [],
 // RANK0-NEXT: "fragments": [

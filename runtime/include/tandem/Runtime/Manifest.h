@@ -41,11 +41,19 @@ struct ParameterInfo {
   bool updated = false;
 };
 
+/// What a step input feeds, as the lowering saw in the fragments that bind
+/// it: the ids of an embedding (tokens), the targets of a cross-entropy
+/// (targets), neither (other), or both (ambiguous).
+enum class InputRole { Tokens, Targets, Other, Ambiguous };
+
 struct InputInfo {
   int64_t index = 0;
   ElementType dtype = ElementType::F32;
   std::vector<int64_t> microbatchShape, stepShape;
   uint64_t microbatchBytes = 0;
+  InputRole role = InputRole::Other;
+  /// The smallest table or class count it indexes, when it indexes one.
+  std::optional<int64_t> vocabulary;
 };
 
 struct OutputInfo {

@@ -1,0 +1,28 @@
+"""compare_losses.py RUNTIME_LOG EVAL_LOG_JSON TOL: the per-step losses of a
+tandem-run-inproc --data log ('step K loss X ...' lines) against those of
+tandem-eval --train --log-json, for every step both ran: the relative error
+|a-b|/|b| <= TOL. Prints 'ok N' (N compared steps) or one line per step that
+differs and exits 1."""
+import json
+import sys
+
+runtime = {}
+for line in open(sys.argv[1]):
+    words = line.split()
+    if len(words) >= 4 and words[0] == "step" and words[2] == "loss":
+        runtime[int(words[1])] = float(words[3])
+reference = {s["step"]: s["loss"] for s in json.load(open(sys.argv[2]))["steps"]}
+tol = float(sys.argv[3])
+common = sorted(set(runtime) & set(reference))
+bad = [
+    "step %d: loss %.9g vs %.9g: relative error %.3g" % (k, runtime[k], reference[k], abs(runtime[k] - reference[k]) / abs(reference[k]))
+    for k in common
+    if abs(runtime[k] - reference[k]) > tol * abs(reference[k])
+]
+if not common:
+    bad.append("no step in common")
+for line in bad:
+    print(line)
+if bad:
+    sys.exit(1)
+print("ok %d" % len(common))
