@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One-rank training throughput of the generated CPU code (issue 6's bench):
+# the `small` and `gpt2-124m` GPT configurations at batch 4, sequence 64,
+# compiled with tandemc --target cpu (1 stage, 1 microbatch, AdamW) and
+# trained on data/corpus.txt with tandem-run-inproc. Prints tokens/s and the
+# matmul FLOP rate of a step as a fraction of OpenBLAS's sgemm rate measured
+# in the same run (the step's largest GEMM shape, and 1024^3).
+#
+#   bench/throughput.sh [--steps N] [--configs "small gpt2-124m"] [--build DIR]
+#
+# Step 0 is a warm-up; the figure is the median of the other steps' times.
+# The machine is shared and noisy: compare ratios, not absolute numbers.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build"
+STEPS=6
+CONFIGS="small gpt2-124m"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) STEPS="$2"; shift 2 ;;
+    --configs) CONFIGS="$2"; shift 2 ;;
+    --build) BUILD="$2"; shift 2 ;;
+    *) echo "throughput.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+BIN="$BUILD/bin"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$WORK/cache}"
+
+c++ -O2 -o "$WORK/sgemm_rate" "$ROOT/bench/sgemm_rate.cpp" -lopenblas
+square=$("$WORK/sgemm_rate" 1024 1024 1024 5)
+echo "threads: ${OMP_NUM_THREADS:-all cores ($(nproc))}; OpenBLAS sgemm 1024^3: $square GFLOP/s"
+printf '%-10s %10s %12s %10s %12s %14s %10s %10s\n' config params "step (s)" tokens/s \
+  "GEMM GF/s" "sgemm shape" "GF/s" fraction
+
+for config in $CONFIGS; do
+  "$BIN/tandemc" models gpt --config "$config" --batch 4 --seq 64 -o "$WORK/$config.mlir"
+  "$BIN/tandemc" "$WORK/$config.mlir" -o "$WORK/$config" --stages 1 --microbatches 1 \
+    --target cpu 2>/dev/null
+  "$BIN/tandem-run-inproc" "$WORK/$config" --data "$ROOT/data/corpus.txt" \
+    --steps "$STEPS" > "$WORK/$config.log"
+  params=$(python3 - "$WORK/$config/rank0.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(sum(p["bytes"] // 4 for p in m["parameters"] if not p["name"].startswith("opt.")))
+PY
+)
+  flops=$(python3 "$ROOT/bench/matmul_flops.py" "$WORK/$config/rank0.mlir")
+  # The largest GEMM of the forward pass: the MLP's up projection,
+  # (batch*seq) x width times width x 4*width.
+  dim=$(python3 - "$WORK/$config/rank0.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(next(p["shape"][0] for p in m["parameters"] if p["name"].endswith("mlp.c_fc.weight")))
+PY
+)
+  shape_rate=$("$WORK/sgemm_rate" 256 $((4 * dim)) "$dim" 5)
+  python3 - "$WORK/$config.log" "$config" "$params" "$flops" "$shape_rate" "$square" "$dim" <<'PY'
+import statistics, sys
+log, config, params, flops, shape_rate, square, dim = sys.argv[1:]
+times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")]
+step = statistics.median(times[1:] if len(times) > 1 else times)
+tokens = 4 * 64
+gemm = float(flops) / step / 1e9
+print("%-10s %10s %12.3f %10.0f %12.2f %14s %10s %9.1f%%" % (
+    config, params, step, tokens / step, gemm, "256x%dx%s" % (4 * int(dim), dim),
+    shape_rate, 100 * gemm / float(shape_rate)))
+print("%-10s %10s %12s %10s %12s %14s %10s %9.1f%%" % ("", "", "", "", "", "1024^3", square, 100 * gemm / float(square)))
+PY
+done
