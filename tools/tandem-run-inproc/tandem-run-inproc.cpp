@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
-#include "tandem/Runtime/Safetensors.h"
 #include "tandem/Runtime/StepInputs.h"
 
 #include <chrono>
@@ -32,37 +32,9 @@
 using namespace tandem;
 using namespace tandem::runtime;
 
-static st::DType toSt(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return st::DType::F32;
-  case ElementType::F64:
-    return st::DType::F64;
-  case ElementType::I32:
-    return st::DType::I32;
-  case ElementType::I64:
-    return st::DType::I64;
-  case ElementType::BF16:
-    return st::DType::BF16;
-  case ElementType::F16:
-    return st::DType::F16;
-  }
-  return st::DType::F32;
-}
-
 static int fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run-inproc: error: %s\n", message.c_str());
   return 1;
-}
-
-static st::Tensor tensorOf(ElementType type, const std::vector<int64_t> &shape,
-                           const Buffer &buffer) {
-  st::Tensor tensor;
-  tensor.dtype = toSt(type);
-  tensor.shape = shape;
-  const uint8_t *data = static_cast<const uint8_t *>(buffer.data());
-  tensor.data.assign(data, data + buffer.size());
-  return tensor;
 }
 
 /// Parses a non-negative integer option value.
@@ -95,7 +67,7 @@ static bool readInputFile(const std::string &path,
         error = path + ": no tensor '" + name + "'";
         return false;
       }
-      if (it->second.dtype != toSt(in.dtype) ||
+      if (it->second.dtype != toSafetensorsType(in.dtype) ||
           it->second.shape != in.stepShape) {
         error = path + ": tensor '" + name +
                 "' is not the step input's type (" + elementTypeName(in.dtype) +
@@ -225,17 +197,8 @@ int main(int argc, char **argv) {
       return fail(error);
     if (!params)
       continue;
-    for (const ParameterInfo &p : rank->manifest().parameters) {
-      auto it = params->tensors.find(p.name);
-      if (it == params->tensors.end())
-        return fail(paramsFile + ": no tensor '" + p.name + "'");
-      if (it->second.dtype != toSt(p.dtype) || it->second.shape != p.shape)
-        return fail(paramsFile + ": tensor '" + p.name +
-                    "' differs from the parameter's type");
-      if (!rank->setParameter(p.name, it->second.data.data(),
-                              it->second.data.size(), error))
-        return fail(error);
-    }
+    if (!loadParameters(*rank, *params, paramsFile, error))
+      return fail(error);
   }
 
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
@@ -301,10 +264,7 @@ int main(int argc, char **argv) {
 
   st::File paramFile;
   for (auto &rank : ranks)
-    for (const ParameterInfo &p : rank->manifest().parameters)
-      if (!paramFile.tensors.count(p.name))
-        paramFile.tensors[p.name] =
-            tensorOf(p.dtype, p.shape, *rank->parameter(p.name));
+    addParameters(*rank, paramFile);
   if (!saveOutputs.empty() && !st::writeFile(saveOutputs, outFile, error))
     return fail(error);
   if (!saveParams.empty() && !st::writeFile(saveParams, paramFile, error))

@@ -1,0 +1,64 @@
+//===- ParameterFiles.cpp - rank parameters to and from safetensors -------===//
+
+#include "tandem/Runtime/ParameterFiles.h"
+
+using namespace tandem;
+using namespace tandem::runtime;
+
+st::DType tandem::runtime::toSafetensorsType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return st::DType::F32;
+  case ElementType::F64:
+    return st::DType::F64;
+  case ElementType::I32:
+    return st::DType::I32;
+  case ElementType::I64:
+    return st::DType::I64;
+  case ElementType::BF16:
+    return st::DType::BF16;
+  case ElementType::F16:
+    return st::DType::F16;
+  }
+  return st::DType::F32;
+}
+
+st::Tensor tandem::runtime::tensorOf(ElementType type,
+                                     const std::vector<int64_t> &shape,
+                                     const Buffer &buffer) {
+  st::Tensor tensor;
+  tensor.dtype = toSafetensorsType(type);
+  tensor.shape = shape;
+  const uint8_t *data = static_cast<const uint8_t *>(buffer.data());
+  tensor.data.assign(data, data + buffer.size());
+  return tensor;
+}
+
+void tandem::runtime::addParameters(const RankProgram &rank, st::File &file) {
+  for (const ParameterInfo &p : rank.manifest().parameters)
+    if (!file.tensors.count(p.name))
+      if (const Buffer *value = rank.parameter(p.name))
+        file.tensors[p.name] = tensorOf(p.dtype, p.shape, *value);
+}
+
+bool tandem::runtime::loadParameters(RankProgram &rank, const st::File &file,
+                                     const std::string &path,
+                                     std::string &error) {
+  for (const ParameterInfo &p : rank.manifest().parameters) {
+    auto it = file.tensors.find(p.name);
+    if (it == file.tensors.end()) {
+      error = path + ": no tensor '" + p.name + "'";
+      return false;
+    }
+    if (it->second.dtype != toSafetensorsType(p.dtype) ||
+        it->second.shape != p.shape) {
+      error =
+          path + ": tensor '" + p.name + "' differs from the parameter's type";
+      return false;
+    }
+    if (!rank.setParameter(p.name, it->second.data.data(),
+                           it->second.data.size(), error))
+      return false;
+  }
+  return true;
+}
