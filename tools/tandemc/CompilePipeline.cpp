@@ -118,10 +118,9 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
        passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
       {Phase::Split,
        passes("mpmd-split-programs{output-dir=" + o.outputDir + "}")},
-      {Phase::Native,
-       o.target == "cpu"
-           ? passes("tandem-lower-cpu{output-dir=" + o.outputDir + "}")
-           : ""},
+      // tandemc runs tandem-lower-cpu's lowering itself (NativeCompile.h)
+      // to time and parallelize the C++ compilation; no pass pipeline.
+      {Phase::Native, ""},
   };
   while (!phases.empty() && phases.back().phase != last)
     phases.pop_back();

@@ -64,7 +64,8 @@ struct PhasePipeline {
   Phase phase;
   /// Passes on the top-level builtin.module (textual, without the
   /// `builtin.module(...)` anchor), or empty when the phase does nothing
-  /// for these options.
+  /// for these options. Phase::Native has none: tandemc lowers and compiles
+  /// the ranks itself (NativeCompile.h).
   std::string pipeline;
 };
 

@@ -10,6 +10,7 @@
 
 #include "CompilePipeline.h"
 #include "ModelsCommand.h"
+#include "NativeCompile.h"
 #include "ScheduleCommand.h"
 
 #include "tandem/InitAll.h"
@@ -35,6 +36,7 @@
 using namespace llvm;
 
 using tandem::tandemc::Phase;
+using tandem::tandemc::phaseName;
 
 static cl::OptionCategory tandemcCategory("tandemc options");
 
@@ -124,9 +126,16 @@ static cl::opt<bool>
            cl::desc("Report every rank's peak memory by category "
                     "(mpmd-memory) after verification"),
            cl::init(false), cl::cat(tandemcCategory));
-static cl::opt<bool> timing("timing",
-                            cl::desc("Print the time of every phase and pass"),
-                            cl::init(false), cl::cat(tandemcCategory));
+static cl::opt<bool>
+    timing("timing",
+           cl::desc("Print the time of every phase and pass (with --target "
+                    "cpu: C++ emission and compilation apart)"),
+           cl::init(false), cl::cat(tandemcCategory));
+static cl::opt<unsigned>
+    jobs("jobs",
+         cl::desc("C++ compilations to run at once with --target cpu "
+                  "(default: one per core)"),
+         cl::init(0), cl::cat(tandemcCategory));
 
 static constexpr const char *overview = R"(Tandem compiler driver
 
@@ -135,14 +144,16 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
-          [--target none|cpu] [--timing]
+          [--target none|cpu] [--jobs N] [--timing]
       Compiles the model's @forward (one microbatch) into one program per
       pipeline rank: autodiff, optimizer, mixed precision, partitioning,
       scheduling, rematerialization, explicit send/recv, verification; writes
       DIR/rank<N>.mlir and DIR/pipeline.mlir (all ranks, for tandem-eval
-      --program pipeline); --target cpu also DIR/rank<N>.{cpp,so,json}. --emit=PHASE stops earlier and prints that form
-      (nn, precision, grad, train, partition, schedule, remat, lowered,
-      verified, split). MLIR's --mlir-print-ir-after-all and friends apply.
+      --program pipeline); --target cpu also DIR/rank<N>.{cpp,so,json}
+      (compiled with $TANDEM_CXX, cached in $TANDEM_CPU_CACHE).
+      --emit=PHASE stops earlier and prints that form (nn, precision, grad,
+      train, partition, schedule, remat, lowered, verified, split).
+      MLIR's --mlir-print-ir-after-all and friends apply.
 
   tandemc models gpt|mlp [--config NAME] [--layers N ...] [-o out]
       Generates a model; see `tandemc models --help`.
@@ -204,6 +215,13 @@ static int compile(const mlir::DialectRegistry &registry) {
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
   mlir::MLIRContext context(registry);
+  // A failing pass would otherwise append the whole module in generic form
+  // to its error (thousands of lines for a GPT); the error's source
+  // location says where. --mlir-print-op-on-diagnostic=true brings it back.
+  cl::Option *printOp =
+      cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic");
+  if (!printOp || !printOp->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   // Diagnostics quote the offending source line with a caret.
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
@@ -230,6 +248,15 @@ static int compile(const mlir::DialectRegistry &registry) {
     return true;
   };
   for (const tandem::tandemc::PhasePipeline &phase : *phases) {
+    if (phase.phase == Phase::Native) {
+      mlir::TimingScope scope = root.nest(phaseName(Phase::Native));
+      tandem::tandemc::NativeOptions native;
+      native.outputDir = options.outputDir;
+      native.jobs = jobs;
+      if (failed(tandem::tandemc::compileNative(*module, native, scope)))
+        return 1;
+      continue;
+    }
     if (phase.pipeline.empty())
       continue;
     if (phase.phase == Phase::Split) {

@@ -663,18 +663,20 @@ tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
     if (failed(writeFile(unit.program, out.sourcePath, emitted->source)))
       return failure();
 
-    llvm::Expected<CompiledLibrary> library =
-        compileSource(emitted->source, options.compile);
-    if (!library)
-      return unit.program.emitError()
-             << kPassName << ": rank " << unit.rank << ": "
-             << llvm::toString(library.takeError());
-    out.cached = library->cached;
-    if (std::error_code ec =
-            llvm::sys::fs::copy_file(library->path, out.libraryPath))
-      return unit.program.emitError()
-             << kPassName << ": cannot copy '" << library->path << "' to '"
-             << out.libraryPath << "': " << ec.message();
+    if (options.compileLibraries) {
+      llvm::Expected<CompiledLibrary> library =
+          compileSource(emitted->source, options.compile);
+      if (!library)
+        return unit.program.emitError()
+               << kPassName << ": rank " << unit.rank << ": "
+               << llvm::toString(library.takeError());
+      out.cached = library->cached;
+      if (std::error_code ec =
+              llvm::sys::fs::copy_file(library->path, out.libraryPath))
+        return unit.program.emitError()
+               << kPassName << ": cannot copy '" << library->path << "' to '"
+               << out.libraryPath << "': " << ec.message();
+    }
 
     std::string manifest;
     llvm::raw_string_ostream os(manifest);

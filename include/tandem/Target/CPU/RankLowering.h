@@ -28,6 +28,10 @@ struct LowerRanksOptions {
   /// Where rank<N>.cpp, rank<N>.so and rank<N>.json go (created if needed).
   std::string outputDir;
   CompileOptions compile;
+  /// False: write rank<N>.cpp and rank<N>.json but leave compiling
+  /// rank<N>.so to the caller (tandemc times it apart from the emission and
+  /// compiles the ranks in parallel).
+  bool compileLibraries = true;
 };
 
 /// What was written for one rank.
