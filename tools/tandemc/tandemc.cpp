@@ -266,6 +266,7 @@ static int compile(const mlir::DialectRegistry &registry) {
               sys::fs::create_directories(options.outputDir))
         return fail("cannot create '" + options.outputDir +
                     "': " + error.message());
+      mlir::TimingScope scope = root.nest("write pipeline.mlir");
       if (!write(options.outputDir + "/pipeline.mlir"))
         return fail(errorMessage);
     }
