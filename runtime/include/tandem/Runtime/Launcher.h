@@ -1,0 +1,38 @@
+//===- Launcher.h - which rank a launcher started us as ----------*- C++
+//-*-===//
+//
+// tandem-run either starts the ranks itself (through mpirun) or, started by
+// mpirun or srun, runs as the rank the launcher's environment names. This
+// reads that environment: Open MPI (OMPI_COMM_WORLD_RANK/SIZE), PMIx
+// (PMIX_RANK with OMPI or SLURM sizes), MPICH/Hydra and other PMI launchers
+// (PMI_RANK/PMI_SIZE), and Slurm (SLURM_PROCID/SLURM_NTASKS). No MLIR, no
+// MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LAUNCHER_H
+#define TANDEM_RUNTIME_LAUNCHER_H
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace tandem::runtime {
+
+struct LaunchInfo {
+  /// "openmpi", "pmi" or "slurm".
+  std::string launcher;
+  int64_t rank = 0, size = 0;
+};
+
+/// The launcher's rank and size from `getenv` (the process environment by
+/// default), or nothing when no launcher started this process. A variable
+/// that is set but not a number, or a rank outside [0, size), is an error.
+std::optional<LaunchInfo> detectLauncher(
+    std::string &error,
+    const std::function<const char *(const char *)> &getenv = nullptr);
+
+} // namespace tandem::runtime
+
+#endif // TANDEM_RUNTIME_LAUNCHER_H

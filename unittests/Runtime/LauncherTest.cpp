@@ -1,0 +1,66 @@
+//===- LauncherTest.cpp - launcher environment detection ------------------===//
+
+#include "tandem/Runtime/Launcher.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace tandem::runtime;
+
+namespace {
+
+std::optional<LaunchInfo> detect(const std::map<std::string, std::string> &env,
+                                 std::string &error) {
+  return detectLauncher(error, [&](const char *name) -> const char * {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+} // namespace
+
+TEST(Launcher, NoLauncher) {
+  std::string error;
+  EXPECT_FALSE(detect({{"HOME", "/root"}}, error));
+  EXPECT_TRUE(error.empty());
+}
+
+TEST(Launcher, OpenMpiWinsInsideSlurm) {
+  std::string error;
+  auto info = detect({{"OMPI_COMM_WORLD_RANK", "2"},
+                      {"OMPI_COMM_WORLD_SIZE", "4"},
+                      {"SLURM_PROCID", "0"},
+                      {"SLURM_NTASKS", "1"}},
+                     error);
+  ASSERT_TRUE(info) << error;
+  EXPECT_EQ(info->launcher, "openmpi");
+  EXPECT_EQ(info->rank, 2);
+  EXPECT_EQ(info->size, 4);
+}
+
+TEST(Launcher, PmiAndSlurm) {
+  std::string error;
+  auto pmi = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, error);
+  ASSERT_TRUE(pmi) << error;
+  EXPECT_EQ(pmi->launcher, "pmi");
+  EXPECT_EQ(pmi->rank, 1);
+  auto slurm = detect({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}}, error);
+  ASSERT_TRUE(slurm) << error;
+  EXPECT_EQ(slurm->launcher, "slurm");
+  EXPECT_EQ(slurm->rank, 3);
+  EXPECT_EQ(slurm->size, 8);
+}
+
+TEST(Launcher, Errors) {
+  std::string error;
+  EXPECT_FALSE(detect({{"PMI_RANK", "x"}, {"PMI_SIZE", "2"}}, error));
+  EXPECT_NE(error.find("PMI_RANK is 'x'"), std::string::npos) << error;
+  EXPECT_FALSE(detect({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}}, error));
+  EXPECT_NE(error.find("SLURM_PROCID = 4 is not below SLURM_NTASKS = 4"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(detect({{"OMPI_COMM_WORLD_RANK", "0"}}, error));
+  EXPECT_NE(error.find("OMPI_COMM_WORLD_SIZE is not"), std::string::npos)
+      << error;
+}
