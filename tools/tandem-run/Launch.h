@@ -1,0 +1,24 @@
+//===- Launch.h - starting the ranks through mpirun -------------*- C++ -*-===//
+
+#ifndef TANDEM_TOOLS_TANDEM_RUN_LAUNCH_H
+#define TANDEM_TOOLS_TANDEM_RUN_LAUNCH_H
+
+#include "Options.h"
+
+namespace tandem::run {
+
+/// The environment variable naming the folder where each rank records the
+/// step it is in (`rank<r>`), and, when the launcher stops it, that it was
+/// stopped (`rank<r>.stopped`): after a failed job, the rank that was in a
+/// step and never stopped is the one that died.
+constexpr const char *kStatusDirVariable = "TANDEM_RUN_STATUS_DIR";
+
+/// Not started by a launcher: checks that every rank can start, runs
+/// `mpirun -np S` on this executable and waits for it. When the job fails
+/// without a rank having reported an error, names the rank that died and
+/// its step. Returns the exit status.
+int launch(const Options &options);
+
+} // namespace tandem::run
+
+#endif // TANDEM_TOOLS_TANDEM_RUN_LAUNCH_H

@@ -1,0 +1,30 @@
+//===- Options.h - tandem-run's command line --------------------*- C++ -*-===//
+
+#ifndef TANDEM_TOOLS_TANDEM_RUN_OPTIONS_H
+#define TANDEM_TOOLS_TANDEM_RUN_OPTIONS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem::run {
+
+struct Options {
+  std::string dir, data, params, saveParams, trace, mpirun = "mpirun";
+  uint64_t seed = 0, steps = 1, firstStep = 0, threads = 1;
+  double heldOutFraction = 0.1, timeout = 300.0;
+  bool printCommand = false;
+  /// The arguments passed on to the ranks (all but the launch-only ones).
+  std::vector<std::string> forwarded;
+};
+
+/// Parses argv; on an error returns false with `error` set. --help prints
+/// the usage and exits.
+bool parseOptions(int argc, char **argv, Options &options, std::string &error);
+
+/// Prints "tandem-run: error: MESSAGE" and returns 1.
+int fail(const std::string &message);
+
+} // namespace tandem::run
+
+#endif // TANDEM_TOOLS_TANDEM_RUN_OPTIONS_H

@@ -1,0 +1,324 @@
+//===- RankMain.cpp - one rank of a tandem-run job ------------------------===//
+
+#include "RankMain.h"
+#include "Launch.h"
+#include "StepTimer.h"
+
+#include "tandem/Runtime/MPITransport.h"
+#include "tandem/Runtime/ParameterFiles.h"
+#include "tandem/Runtime/RankProgram.h"
+#include "tandem/Runtime/StepInputs.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+using namespace tandem;
+using namespace tandem::run;
+using namespace tandem::runtime;
+
+namespace {
+
+/// The loss (output 0) of a step on the rank that produces it.
+std::optional<double> lossOf(const RankProgram &program,
+                             const StepResult &result) {
+  const Manifest &m = program.manifest();
+  for (const OutputInfo &out : m.outputs) {
+    if (out.index != 0)
+      continue;
+    const ResultInfo &res =
+        m.fragments[m.findFragment(out.fragment)].results[out.result];
+    const Buffer &value = *result.outputs.at(0);
+    if (!res.shape.empty())
+      return std::nullopt;
+    if (res.dtype == ElementType::F32) {
+      float loss;
+      std::memcpy(&loss, value.data(), sizeof loss);
+      return loss;
+    }
+    if (res.dtype == ElementType::F64) {
+      double loss;
+      std::memcpy(&loss, value.data(), sizeof loss);
+      return loss;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Collects every rank's parameters on rank 0 and writes them to `path`.
+bool saveParameters(const RankProgram &program, int rank, int size,
+                    const std::string &path, std::string &error) {
+  st::File mine;
+  addParameters(program, mine);
+  std::vector<uint8_t> bytes = st::serialize(mine);
+  if (rank != 0) {
+    uint64_t length = bytes.size();
+    MPI_Send(&length, 1, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD);
+    MPI_Send(bytes.data(), static_cast<int>(length), MPI_BYTE, 0, 1,
+             MPI_COMM_WORLD);
+    return true;
+  }
+  st::File all = std::move(mine);
+  for (int r = 1; r < size; ++r) {
+    uint64_t length = 0;
+    MPI_Recv(&length, 1, MPI_UINT64_T, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::vector<uint8_t> theirs(length);
+    MPI_Recv(theirs.data(), static_cast<int>(length), MPI_BYTE, r, 1,
+             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::optional<st::File> file =
+        st::parse(theirs, "rank " + std::to_string(r) + "'s parameters", error);
+    if (!file)
+      return false;
+    for (auto &[name, tensor] : file->tensors)
+      all.tensors.emplace(name, std::move(tensor));
+  }
+  return st::writeFile(path, all, error);
+}
+
+/// Every rank's `text` on `root`, in rank order (empty elsewhere).
+std::vector<std::string> gatherText(const std::string &text, int root, int rank,
+                                    int size) {
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(size), offsets(size);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root,
+             MPI_COMM_WORLD);
+  std::vector<char> all;
+  if (rank == root) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      offsets[r] = total;
+      total += lengths[r];
+    }
+    all.resize(total);
+  }
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+              offsets.data(), MPI_CHAR, root, MPI_COMM_WORLD);
+  std::vector<std::string> texts;
+  if (rank == root)
+    for (int r = 0; r < size; ++r)
+      texts.emplace_back(all.data() + offsets[r], lengths[r]);
+  return texts;
+}
+
+/// The process's peak resident memory (VmHWM), in bytes.
+uint64_t peakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  return 0;
+}
+
+/// The status file the launcher reads after a failed job (Launch.h).
+class Status {
+public:
+  explicit Status(int rank) {
+    const char *dir = std::getenv(kStatusDirVariable);
+    if (!dir || !*dir)
+      return;
+    std::string base = std::string(dir) + "/rank" + std::to_string(rank);
+    fd = open(base.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    stoppedPath = base + ".stopped";
+    // mpirun stops the surviving ranks with SIGTERM when one dies; the one
+    // that died never gets to say it was stopped.
+    current = this;
+    signal(SIGTERM, [](int) {
+      if (current && !current->stoppedPath.empty()) {
+        int marker = open(current->stoppedPath.c_str(),
+                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (marker >= 0)
+          close(marker);
+      }
+      _exit(143);
+    });
+  }
+  ~Status() {
+    if (fd >= 0)
+      close(fd);
+  }
+  void set(const std::string &text) {
+    if (fd < 0)
+      return;
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0)) {
+    }
+  }
+
+private:
+  static inline Status *current = nullptr;
+  int fd = -1;
+  std::string stoppedPath;
+};
+
+/// TANDEM_RUN_KILL=RANK:STEP kills rank RANK with SIGKILL as it starts step
+/// STEP: the fault tests' way to lose a process mid-run.
+bool shouldKill(int rank, uint64_t step) {
+  const char *spec = std::getenv("TANDEM_RUN_KILL");
+  if (!spec)
+    return false;
+  unsigned long long r = 0, s = 0;
+  return std::sscanf(spec, "%llu:%llu", &r, &s) == 2 &&
+         r == static_cast<unsigned long long>(rank) && s == step;
+}
+
+} // namespace
+
+int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Status status(rank);
+  status.set("starting");
+  std::string prefix = "rank " + std::to_string(rank) + ": ";
+  auto abortJob = [&](const std::string &message) {
+    status.set("error");
+    std::fprintf(stderr, "tandem-run: error: %s%s\n", prefix.c_str(),
+                 message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  };
+  if (rank != launch.rank)
+    return abortJob("the launcher says rank " + std::to_string(launch.rank) +
+                    " but MPI says " + std::to_string(rank));
+
+  // The process count first: with too many processes, a rank's manifest
+  // does not even exist.
+  std::string error;
+  std::optional<Manifest> first = readManifest(o.dir + "/rank0.json", error);
+  if (!first)
+    return abortJob(error);
+  const GridInfo &grid = first->grid;
+  if (grid.stages * grid.replicas != size)
+    return abortJob("the job has " + std::to_string(size) +
+                    " processes, but the program has " +
+                    std::to_string(grid.stages * grid.replicas) +
+                    " ranks (start one process per rank)");
+  std::unique_ptr<RankProgram> program = RankProgram::load(
+      o.dir + "/rank" + std::to_string(rank) + ".json", error);
+  if (!program)
+    return abortJob(error);
+  if (!program->initParameters(o.seed, error))
+    return abortJob(error);
+  if (!o.params.empty()) {
+    std::optional<st::File> file = st::readFile(o.params, error);
+    if (!file || !loadParameters(*program, *file, o.params, error))
+      return abortJob(error);
+  }
+  std::optional<std::vector<int32_t>> tokens = data::readTokens(o.data, error);
+  if (!tokens)
+    return abortJob(error);
+  StepInputOptions inputOptions;
+  inputOptions.seed = o.seed;
+  inputOptions.heldOutFraction = o.heldOutFraction;
+  inputOptions.dataName = o.data;
+  std::optional<StepInputs> inputs = StepInputs::create(
+      program->manifest().inputs, *tokens, inputOptions, error);
+  if (!inputs)
+    return abortJob(error);
+
+  // The rank that produces the loss prints the progress lines; every rank
+  // learns which one it is.
+  bool hasLoss = false;
+  for (const OutputInfo &out : program->manifest().outputs)
+    hasLoss |= out.index == 0;
+  int lossRank = 0, mine = hasLoss ? rank : -1;
+  MPI_Allreduce(&mine, &lossRank, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  lossRank = std::max(lossRank, 0);
+  int64_t tokensPerStep = inputs->tokensPerStep();
+  int64_t allTokens = 0;
+  MPI_Allreduce(&tokensPerStep, &allTokens, 1, MPI_INT64_T, MPI_MAX,
+                MPI_COMM_WORLD);
+
+  MPITransport transport(MPI_COMM_WORLD, o.timeout);
+  StepTimer timer(transport, program->manifest());
+  std::vector<double> bubbles(size), busy(size, 0.0), total(size, 0.0);
+  double stepSum = 0, waitSum = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (uint64_t step = o.firstStep; step < o.firstStep + o.steps; ++step) {
+    status.set("step " + std::to_string(step));
+    if (shouldKill(rank, step))
+      raise(SIGKILL);
+    StepResult result;
+    transport.setContext("step " + std::to_string(step) + ": ");
+    timer.beginStep(step);
+    if (!program->runStep(inputs->get(step), timer, result, error))
+      return abortJob("step " + std::to_string(step) + ": " + error);
+    program->applyUpdates(result);
+    timer.endStep();
+    stepSum += timer.stepSeconds();
+    waitSum += timer.waitSeconds();
+    double bubble = timer.bubble();
+    MPI_Gather(&bubble, 1, MPI_DOUBLE, bubbles.data(), 1, MPI_DOUBLE, lossRank,
+               MPI_COMM_WORLD);
+    if (rank != lossRank)
+      continue;
+    std::optional<double> loss = lossOf(*program, result);
+    std::string perRank;
+    char number[32];
+    for (double b : bubbles) {
+      std::snprintf(number, sizeof number, " %.2f", b);
+      perRank += number;
+    }
+    std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f bubble%s\n",
+                static_cast<unsigned long long>(step),
+                loss ? *loss : std::nan(""), timer.stepSeconds(),
+                allTokens / timer.stepSeconds(), perRank.c_str());
+    std::fflush(stdout);
+  }
+  status.set("finishing");
+
+  if (!o.saveParams.empty() &&
+      !saveParameters(*program, rank, size, o.saveParams, error))
+    return abortJob(error);
+
+  // The summary: each rank's mean bubble, busy time and peak memory.
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "rank %d (stage %lld): mean step %.4f s, bubble %.3f, "
+                "peak resident %.1f MiB",
+                rank, static_cast<long long>(program->manifest().grid.stage),
+                stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0,
+                peakResidentBytes() / 1048576.0);
+  std::vector<std::string> lines = gatherText(line, 0, rank, size);
+  if (rank == 0) {
+    std::printf("summary: %llu steps on %d processes\n",
+                static_cast<unsigned long long>(o.steps), size);
+    for (const std::string &text : lines)
+      std::printf("  %s\n", text.c_str());
+    std::fflush(stdout);
+  }
+
+  if (!o.trace.empty()) {
+    std::vector<std::string> events =
+        gatherText(timer.eventsJson(rank), 0, rank, size);
+    if (rank == 0) {
+      std::ofstream out(o.trace);
+      out << "{\"traceEvents\":[\n";
+      bool firstEvent = true;
+      for (int r = 0; r < size; ++r) {
+        out << (firstEvent ? "" : ",\n")
+            << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
+            << ",\"args\":{\"name\":\"rank " << r << "\"}}";
+        firstEvent = false;
+        if (!events[r].empty())
+          out << ",\n" << events[r];
+      }
+      out << "\n]}\n";
+      if (!out)
+        return abortJob("cannot write the trace '" + o.trace + "'");
+      std::printf("trace: %s\n", o.trace.c_str());
+    }
+  }
+  status.set("done");
+  MPI_Finalize();
+  return 0;
+}
