@@ -60,6 +60,18 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--save-params") {
       if (!value(o.saveParams))
         return false;
+    } else if (arg == "--ckpt-dir") {
+      if (!value(o.ckptDir))
+        return false;
+    } else if (arg == "--resume") {
+      if (!value(o.resume))
+        return false;
+    } else if (arg == "--ckpt-every" || arg == "--ckpt-keep") {
+      if (!value(text) ||
+          !parseUnsigned(arg, text,
+                         arg == "--ckpt-every" ? o.ckptEvery : o.ckptKeep,
+                         error))
+        return false;
     } else if (arg == "--trace") {
       if (!value(o.trace))
         return false;
@@ -77,6 +89,7 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
                                            : o.firstStep;
       if (!parseUnsigned(arg, text, out, error))
         return false;
+      o.firstStepGiven |= arg == "--first-step";
     } else if (arg == "--held-out-fraction") {
       if (!value(text))
         return false;
@@ -125,6 +138,19 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
   }
   if (o.steps == 0) {
     error = "--steps must be at least 1";
+    return false;
+  }
+  if (o.ckptEvery > 0 && o.ckptDir.empty()) {
+    error = "--ckpt-every needs --ckpt-dir";
+    return false;
+  }
+  if (!o.ckptDir.empty() && o.ckptEvery == 0) {
+    error = "--ckpt-dir needs --ckpt-every K (K >= 1)";
+    return false;
+  }
+  if (!o.resume.empty() && (o.firstStepGiven || !o.params.empty())) {
+    error = "--resume takes the step and parameters from the checkpoint; "
+            "drop --first-step and --params";
     return false;
   }
   if (o.threads == 0) {

@@ -11,7 +11,11 @@ namespace tandem::run {
 
 struct Options {
   std::string dir, data, params, saveParams, trace, mpirun = "mpirun";
+  /// Checkpoints: where to write them and how often, where to resume from.
+  std::string ckptDir, resume;
+  uint64_t ckptEvery = 0, ckptKeep = 2;
   uint64_t seed = 0, steps = 1, firstStep = 0, threads = 1;
+  bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
   bool printCommand = false;
   /// The arguments passed on to the ranks (all but the launch-only ones).

@@ -4,6 +4,7 @@
 #include "Launch.h"
 #include "StepTimer.h"
 
+#include "tandem/Runtime/Checkpoint.h"
 #include "tandem/Runtime/MPITransport.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
@@ -213,11 +214,28 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     if (!file || !loadParameters(*program, *file, o.params, error))
       return abortJob(error);
   }
+  uint64_t firstStep = o.firstStep, seed = o.seed;
+  if (!o.resume.empty()) {
+    // Every rank checks every rank's files, so all fall back alike.
+    std::optional<CheckpointInfo> info =
+        loadRankCheckpoint(o.resume, *program, error);
+    if (!info)
+      return abortJob("cannot resume: " + error);
+    if (rank == 0 && !info->warning.empty())
+      std::fprintf(stderr, "tandem-run: warning: %s\n", info->warning.c_str());
+    if (rank == 0)
+      std::printf("resuming from %s/%s (step %llu, seed %llu)\n",
+                  o.resume.c_str(), checkpointName(info->step).c_str(),
+                  static_cast<unsigned long long>(info->step),
+                  static_cast<unsigned long long>(info->seed));
+    firstStep = info->step;
+    seed = info->seed;
+  }
   std::optional<std::vector<int32_t>> tokens = data::readTokens(o.data, error);
   if (!tokens)
     return abortJob(error);
   StepInputOptions inputOptions;
-  inputOptions.seed = o.seed;
+  inputOptions.seed = seed;
   inputOptions.heldOutFraction = o.heldOutFraction;
   inputOptions.dataName = o.data;
   std::optional<StepInputs> inputs = StepInputs::create(
@@ -243,7 +261,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   std::vector<double> bubbles(size), busy(size, 0.0), total(size, 0.0);
   double stepSum = 0, waitSum = 0;
   MPI_Barrier(MPI_COMM_WORLD);
-  for (uint64_t step = o.firstStep; step < o.firstStep + o.steps; ++step) {
+  for (uint64_t step = firstStep; step < firstStep + o.steps; ++step) {
     status.set("step " + std::to_string(step));
     if (shouldKill(rank, step))
       raise(SIGKILL);
@@ -254,6 +272,19 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       return abortJob("step " + std::to_string(step) + ": " + error);
     program->applyUpdates(result);
     timer.endStep();
+    if (o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0) {
+      // Each rank writes its part; the checkpoint becomes current only
+      // once rank 0 has seen every part.
+      CheckpointInfo info;
+      info.step = info.dataPosition = step + 1;
+      info.seed = seed;
+      if (!writeRankCheckpoint(o.ckptDir, step + 1, *program, info, error))
+        return abortJob("step " + std::to_string(step) + ": " + error);
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank == 0 && !commitCheckpoint(o.ckptDir, step + 1, size, error,
+                                         static_cast<int64_t>(o.ckptKeep)))
+        return abortJob("step " + std::to_string(step) + ": " + error);
+    }
     stepSum += timer.stepSeconds();
     waitSum += timer.waitSeconds();
     double bubble = timer.bubble();
