@@ -163,11 +163,13 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
     }
     data::Split parts = data::splitHeldOut(tokens, options.heldOutFraction);
     int64_t batch = tokenShape->stepShape[0], seq = tokenShape->stepShape[1];
-    std::optional<data::BatchSampler> sampler =
-        data::BatchSampler::create(std::move(parts.train), batch, seq,
-                                   options.seed, /*shuffle=*/true, error);
+    std::optional<data::BatchSampler> sampler = data::BatchSampler::create(
+        std::move(options.heldOut ? parts.heldOut : parts.train), batch, seq,
+        options.seed, /*shuffle=*/!options.heldOut, error);
     if (!sampler) {
-      error = options.dataName + " (training part): " + error;
+      error = options.dataName +
+              (options.heldOut ? " (held-out part): " : " (training part): ") +
+              error;
       return std::nullopt;
     }
     result.sampler = std::move(sampler);

@@ -66,11 +66,13 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--resume") {
       if (!value(o.resume))
         return false;
-    } else if (arg == "--ckpt-every" || arg == "--ckpt-keep") {
-      if (!value(text) ||
-          !parseUnsigned(arg, text,
-                         arg == "--ckpt-every" ? o.ckptEvery : o.ckptKeep,
-                         error))
+    } else if (arg == "--ckpt-every" || arg == "--ckpt-keep" ||
+               arg == "--eval-every" || arg == "--eval-batches") {
+      uint64_t &out = arg == "--ckpt-every"   ? o.ckptEvery
+                      : arg == "--ckpt-keep"  ? o.ckptKeep
+                      : arg == "--eval-every" ? o.evalEvery
+                                              : o.evalBatches;
+      if (!value(text) || !parseUnsigned(arg, text, out, error))
         return false;
     } else if (arg == "--trace") {
       if (!value(o.trace))
@@ -151,6 +153,14 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
   if (!o.resume.empty() && (o.firstStepGiven || !o.params.empty())) {
     error = "--resume takes the step and parameters from the checkpoint; "
             "drop --first-step and --params";
+    return false;
+  }
+  if (o.evalEvery > 0 && o.evalBatches == 0) {
+    error = "--eval-batches must be at least 1";
+    return false;
+  }
+  if (o.evalEvery > 0 && o.evalBatches == 0) {
+    error = "--eval-batches must be at least 1";
     return false;
   }
   if (o.threads == 0) {

@@ -14,6 +14,9 @@ struct Options {
   /// Checkpoints: where to write them and how often, where to resume from.
   std::string ckptDir, resume;
   uint64_t ckptEvery = 0, ckptKeep = 2;
+  /// Held-out loss every `evalEvery` steps (0: never) over `evalBatches`
+  /// batches of the eval program in DIR/eval (tandemc --target cpu).
+  uint64_t evalEvery = 0, evalBatches = 4;
   uint64_t seed = 0, steps = 1, firstStep = 0, threads = 1;
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;

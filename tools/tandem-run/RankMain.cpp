@@ -169,6 +169,71 @@ bool shouldKill(int rank, uint64_t step) {
          r == static_cast<unsigned long long>(rank) && s == step;
 }
 
+/// The held-out evaluation: the forward-only program of DIR/eval on the
+/// held-out tail, with the training program's current parameters.
+class HeldOut {
+public:
+  /// Loads DIR/eval/rank<r>.json; fails when it is missing (compile with
+  /// tandemc --target cpu, which writes it) or cannot take the data.
+  static std::unique_ptr<HeldOut> create(const Options &o, int rank,
+                                         uint64_t seed,
+                                         const std::vector<int32_t> &tokens,
+                                         std::string &error) {
+    std::string path = o.dir + "/eval/rank" + std::to_string(rank) + ".json";
+    std::unique_ptr<RankProgram> program = RankProgram::load(path, error);
+    if (!program) {
+      error += " (--eval-every needs the forward-only program tandemc "
+               "--target cpu writes to DIR/eval)";
+      return nullptr;
+    }
+    StepInputOptions options;
+    options.seed = seed;
+    options.heldOutFraction = o.heldOutFraction;
+    options.dataName = o.data;
+    options.heldOut = true;
+    std::optional<StepInputs> inputs =
+        StepInputs::create(program->manifest().inputs, tokens, options, error);
+    if (!inputs)
+      return nullptr;
+    std::unique_ptr<HeldOut> result(new HeldOut);
+    result->program = std::move(program);
+    result->inputs = std::move(*inputs);
+    return result;
+  }
+
+  /// The mean loss over batches 0..batches-1 (on the rank holding it; 0
+  /// elsewhere).
+  bool run(const RankProgram &train, uint64_t batches, Transport &transport,
+           double &mean, std::string &error) {
+    for (const ParameterInfo &p : program->manifest().parameters) {
+      const Buffer *value = train.parameter(p.name);
+      if (!value) {
+        error = "the eval program reads parameter '" + p.name +
+                "', which the training program's rank does not hold "
+                "(compiled with another partition?)";
+        return false;
+      }
+      if (!program->setParameter(p.name, value->data(), value->size(), error))
+        return false;
+    }
+    double sum = 0;
+    for (uint64_t k = 0; k < batches; ++k) {
+      StepResult result;
+      if (!program->runStep(inputs->get(k), transport, result, error))
+        return false;
+      if (std::optional<double> loss = lossOf(*program, result))
+        sum += *loss;
+    }
+    mean = sum / static_cast<double>(batches);
+    return true;
+  }
+
+private:
+  HeldOut() = default;
+  std::unique_ptr<RankProgram> program;
+  std::optional<StepInputs> inputs;
+};
+
 } // namespace
 
 int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
@@ -256,11 +321,37 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   MPI_Allreduce(&tokensPerStep, &allTokens, 1, MPI_INT64_T, MPI_MAX,
                 MPI_COMM_WORLD);
 
+  std::unique_ptr<HeldOut> heldOut;
+  if (o.evalEvery > 0) {
+    heldOut = HeldOut::create(o, rank, seed, *tokens, error);
+    if (!heldOut)
+      return abortJob(error);
+  }
+
   MPITransport transport(MPI_COMM_WORLD, o.timeout);
+  std::optional<double> firstHeldOut, lastHeldOut;
+  auto evaluate = [&](uint64_t step) {
+    transport.setContext("held-out loss at step " + std::to_string(step) +
+                         ": ");
+    double mean = 0;
+    if (!heldOut->run(*program, o.evalBatches, transport, mean, error))
+      return false;
+    if (rank == lossRank) {
+      std::printf("held-out loss at step %llu: %.6f\n",
+                  static_cast<unsigned long long>(step), mean);
+      std::fflush(stdout);
+      if (!firstHeldOut)
+        firstHeldOut = mean;
+      lastHeldOut = mean;
+    }
+    return true;
+  };
   StepTimer timer(transport, program->manifest());
   std::vector<double> bubbles(size), busy(size, 0.0), total(size, 0.0);
   double stepSum = 0, waitSum = 0;
   MPI_Barrier(MPI_COMM_WORLD);
+  if (heldOut && !evaluate(firstStep))
+    return abortJob(error);
   for (uint64_t step = firstStep; step < firstStep + o.steps; ++step) {
     status.set("step " + std::to_string(step));
     if (shouldKill(rank, step))
@@ -290,20 +381,26 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     double bubble = timer.bubble();
     MPI_Gather(&bubble, 1, MPI_DOUBLE, bubbles.data(), 1, MPI_DOUBLE, lossRank,
                MPI_COMM_WORLD);
-    if (rank != lossRank)
-      continue;
-    std::optional<double> loss = lossOf(*program, result);
+    bool last = step + 1 == firstStep + o.steps;
+    bool evalNow =
+        heldOut && ((step + 1 - firstStep) % o.evalEvery == 0 || last);
+    std::optional<double> loss =
+        rank == lossRank ? lossOf(*program, result) : std::nullopt;
     std::string perRank;
     char number[32];
     for (double b : bubbles) {
       std::snprintf(number, sizeof number, " %.2f", b);
       perRank += number;
     }
-    std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f bubble%s\n",
-                static_cast<unsigned long long>(step),
-                loss ? *loss : std::nan(""), timer.stepSeconds(),
-                allTokens / timer.stepSeconds(), perRank.c_str());
-    std::fflush(stdout);
+    if (rank == lossRank) {
+      std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f bubble%s\n",
+                  static_cast<unsigned long long>(step),
+                  loss ? *loss : std::nan(""), timer.stepSeconds(),
+                  allTokens / timer.stepSeconds(), perRank.c_str());
+      std::fflush(stdout);
+    }
+    if (evalNow && !evaluate(step + 1))
+      return abortJob(error);
   }
   status.set("finishing");
 
@@ -320,6 +417,15 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                 stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0,
                 peakResidentBytes() / 1048576.0);
   std::vector<std::string> lines = gatherText(line, 0, rank, size);
+  if (rank == lossRank && firstHeldOut)
+    std::printf("held-out loss %.6f at step %llu -> %.6f at step %llu: "
+                "relative drop %.2f%%\n",
+                *firstHeldOut, static_cast<unsigned long long>(firstStep),
+                *lastHeldOut,
+                static_cast<unsigned long long>(firstStep + o.steps),
+                100.0 * (*firstHeldOut - *lastHeldOut) / *firstHeldOut);
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     std::printf("summary: %llu steps on %d processes\n",
                 static_cast<unsigned long long>(o.steps), size);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <numeric>
 
+using namespace tandem;
 using namespace tandem::runtime;
 
 namespace {
@@ -130,4 +131,21 @@ TEST(StepInputs, Errors) {
   EXPECT_FALSE(StepInputs::create({a, b}, stream(100, 64), {}, error));
   EXPECT_NE(error.find("described differently by two ranks"), std::string::npos)
       << error;
+}
+
+TEST(StepInputs, HeldOutBatchesAreTheTailInOrder) {
+  std::vector<int32_t> stream(1000);
+  std::iota(stream.begin(), stream.end(), 0);
+  StepInputOptions options;
+  options.heldOut = true;
+  std::string error;
+  auto inputs = StepInputs::create({tokenInput(0, InputRole::Tokens, 2, 4,
+                                               std::nullopt)},
+                                   stream, options, error);
+  ASSERT_TRUE(inputs) << error;
+  auto heldOut = data::splitHeldOut(stream, 0.1).heldOut;
+  // Batch 1 holds windows 2 and 3 of the tail, unshuffled.
+  std::vector<int32_t> tokens = values(inputs->get(1).at(0));
+  for (size_t i = 0; i < tokens.size(); ++i)
+    EXPECT_EQ(tokens[i], heldOut[2 * 4 + i]) << i;
 }

@@ -32,6 +32,9 @@ struct StepInputOptions {
   double heldOutFraction = 0.1;
   /// What errors call the token stream (usually its file name).
   std::string dataName = "token data";
+  /// Draw from the held-out tail instead, in order (no shuffling), as
+  /// tandem-eval's held-out loss does: batch k is windows k·B .. k·B+B-1.
+  bool heldOut = false;
 };
 
 class StepInputs {
