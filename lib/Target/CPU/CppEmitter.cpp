@@ -1,8 +1,9 @@
 //===- CppEmitter.cpp - C++ source for the CPU target ---------------------===//
 //
 // Emission runs in three steps per function: classify every op and group
-// the elementwise ones (formGroups), give every value that needs memory a
-// buffer (assignStorage), then write the body in program order (emitBody).
+// the fusible ones (formGroups, FusionGroups.cpp), give every value that
+// needs memory a buffer (assignStorage), then write the body in program
+// order (emitBody), fused groups through FusedKernels.cpp.
 //
 // Numerics follow the evaluator (lib/Eval): each op computes from its
 // operands in double and rounds once to the result type, so for elementwise
@@ -13,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Target/CPU/CppEmitter.h"
+
+#include "FunctionEmitter.h"
 
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
@@ -28,12 +31,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
 
 #include <cmath>
-#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -41,234 +41,9 @@ namespace nn = tandem::nn;
 using tandem::cpu::EmitResult;
 using tandem::cpu::EmittedFunction;
 
-namespace {
+using namespace tandem::cpu::detail;
 
-//===----------------------------------------------------------------------===//
-// Types and literals
-//===----------------------------------------------------------------------===//
-
-/// The C++ storage type of `type`'s elements, or nullopt when the emitter
-/// does not support it yet.
-std::optional<StringRef> cType(Type type) {
-  if (type.isF32())
-    return StringRef("float");
-  if (type.isF64())
-    return StringRef("double");
-  if (type.isInteger(32))
-    return StringRef("int32_t");
-  if (type.isInteger(64))
-    return StringRef("int64_t");
-  return std::nullopt;
-}
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-StringRef cTypeOf(Value value) {
-  return *cType(tensorType(value).getElementType());
-}
-
-int64_t numElements(Value value) { return tensorType(value).getNumElements(); }
-
-/// Elements of a tensor of `shape` (1 for rank 0).
-int64_t numElementsOf(llvm::ArrayRef<int64_t> shape) {
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
-  return count;
-}
-
-/// Bytes of `value`'s elements.
-int64_t byteSize(Value value) {
-  Type element = tensorType(value).getElementType();
-  return numElements(value) * ((element.getIntOrFloatBitWidth() + 7) / 8);
-}
-
-/// A C++ expression of type double with exactly `value`.
-std::string doubleLiteral(double value) {
-  if (std::isnan(value))
-    return "(double)NAN";
-  if (std::isinf(value))
-    return value > 0 ? "(double)INFINITY" : "(-(double)INFINITY)";
-  // Hexadecimal floating-point literals are exact.
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::format("%a", value);
-  return "(" + text + ")";
-}
-
-/// A C++ expression of the element's storage type with exactly the
-/// constant's `index`th element.
-std::string elementLiteral(DenseElementsAttr value, int64_t index,
-                           StringRef type) {
-  if (isa<FloatType>(value.getElementType())) {
-    llvm::APFloat x = value.getValues<llvm::APFloat>()[index];
-    bool losesInfo = false;
-    x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
-              &losesInfo);
-    return "(" + type.str() + ")" + doubleLiteral(x.convertToDouble());
-  }
-  int64_t x = value.getValues<llvm::APInt>()[index].getSExtValue();
-  return "(" + type.str() + ")INT64_C(" + std::to_string(x) + ")";
-}
-
-llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
-  llvm::SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-/// Strides of a tensor of `inShape` read at the indices of `outShape` under
-/// NumPy broadcasting: aligned from the right, 0 for a size-1 dimension.
-llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> inShape,
-                                            llvm::ArrayRef<int64_t> outShape) {
-  int64_t rank = outShape.size(), lead = rank - inShape.size();
-  llvm::SmallVector<int64_t> in = rowMajorStrides(inShape);
-  llvm::SmallVector<int64_t> strides(rank, 0);
-  for (int64_t d = lead; d < rank; ++d)
-    strides[d] = inShape[d - lead] == 1 ? 0 : in[d - lead];
-  return strides;
-}
-
-/// "d0 * 64 + d1" for loop variables d0.. and `strides` (terms with stride 0
-/// dropped), plus `base`; "0" when nothing remains.
-std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base = 0) {
-  std::string text;
-  for (auto [d, stride] : llvm::enumerate(strides)) {
-    if (stride == 0)
-      continue;
-    if (!text.empty())
-      text += " + ";
-    text += "d" + std::to_string(d);
-    if (stride != 1)
-      text += " * " + std::to_string(stride);
-  }
-  if (base != 0 || text.empty())
-    text += (text.empty() ? "" : " + ") + std::to_string(base);
-  return text;
-}
-
-/// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
-/// and returns the number of braces to close. Rank 0 opens one block.
-int openLoops(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> shape,
-              StringRef indent, bool parallel = false) {
-  if (shape.empty()) {
-    os << indent << "{\n";
-    return 1;
-  }
-  std::string pad = indent.str();
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    if (d == 0 && parallel)
-      os << pad << "#pragma omp parallel for if (" << numElementsOf(shape)
-         << " >= 32768)\n";
-    os << pad << "for (int64_t d" << d << " = 0; d" << d << " < " << size
-       << "; ++d" << d << ") {\n";
-    pad += "  ";
-  }
-  return shape.size();
-}
-
-void closeLoops(llvm::raw_ostream &os, int count, StringRef indent) {
-  for (int i = count - 1; i >= 0; --i)
-    os << indent << std::string(2 * i, ' ') << "}\n";
-}
-
-//===----------------------------------------------------------------------===//
-// Op classes
-//===----------------------------------------------------------------------===//
-
-/// Ops that compute each result element from the operand elements at the
-/// same (broadcast) index: these fuse.
-bool isElementwise(Operation *op) {
-  return isa<nn::NegOp, nn::ExpOp, nn::LogOp, nn::TanhOp, nn::SqrtOp,
-             nn::RsqrtOp, nn::ReluOp, nn::GeluOp, nn::SiluOp, nn::SinOp,
-             nn::CosOp, nn::PowOp, nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
-             nn::MaximumOp, nn::MinimumOp, nn::GreaterEqualOp, nn::SelectOp,
-             nn::BroadcastToOp, nn::CastOp>(op);
-}
-
-/// Elementwise ops whose results may hold integers (pure data movement).
-bool allowsIntegerResult(Operation *op) {
-  return isa<nn::BroadcastToOp, nn::ReshapeOp, nn::TransposeOp, nn::ConcatOp,
-             nn::SliceOp, nn::SplitOp, nn::StageEndOp, nn::ConstantOp>(op);
-}
-
-//===----------------------------------------------------------------------===//
-// Translation unit
-//===----------------------------------------------------------------------===//
-
-/// The parts of the translation unit shared by every function: constants
-/// and deduplicated fused-group functions.
-struct Unit {
-  std::string constants;
-  std::string groups;
-  /// Group body text (without its name) -> function name.
-  llvm::StringMap<std::string> groupByBody;
-  llvm::StringSet<> groupNames;
-  unsigned numConstants = 0;
-  unsigned numGroupCalls = 0;
-};
-
-/// A fused group: elementwise ops with one iteration shape.
-struct Group {
-  llvm::SmallVector<Operation *> members;
-  llvm::SmallVector<int64_t> shape;
-  /// Program position of the first member.
-  unsigned first = 0;
-  /// A value of the group was used outside it: the group cannot grow.
-  bool sealed = false;
-};
-
-class FunctionEmitter {
-public:
-  FunctionEmitter(Operation *function, Unit &unit)
-      : function(function), unit(unit) {}
-
-  FailureOr<EmittedFunction> emit(llvm::raw_ostream &os);
-
-private:
-  LogicalResult checkOp(Operation *op);
-  void formGroups();
-  LogicalResult assignStorage();
-  LogicalResult emitBody(llvm::raw_ostream &os);
-  std::string newName() { return "v" + std::to_string(counter++); }
-  std::string allocate(int64_t bytes);
-  /// The pointer expression of `value`'s buffer.
-  std::string ptr(Value value) { return pointers.lookup(value); }
-  bool inGroup(Operation *op, int group) {
-    auto it = groupOf.find(op);
-    return it != groupOf.end() && it->second == group;
-  }
-
-  void emitGroup(llvm::raw_ostream &os, int group);
-  std::string groupExpr(Operation *op, llvm::ArrayRef<std::string> operands);
-  LogicalResult emitKernel(llvm::raw_ostream &os, Operation *op);
-  void emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op);
-  void emitReduce(llvm::raw_ostream &os, Operation *op, bool mean, bool max);
-  void emitSoftmax(llvm::raw_ostream &os, Operation *op, int64_t axis,
-                   bool log);
-  void emitStrided(llvm::raw_ostream &os, Value in, Value out,
-                   llvm::ArrayRef<int64_t> strides, int64_t base);
-
-  Operation *function;
-  Unit &unit;
-  Block *body = nullptr;
-  EmittedFunction info;
-  unsigned counter = 0;
-  uint64_t scratch = 0;
-  llvm::DenseMap<Value, std::string> pointers;
-  /// Declarations at the top of the entry point.
-  std::string declarations;
-  llvm::DenseMap<Operation *, unsigned> position;
-  llvm::DenseMap<Operation *, int> groupOf;
-  std::vector<Group> groups;
-  /// Splat constants: their one element as a literal.
-  llvm::DenseMap<Value, std::string> splats;
-  /// Values written directly into their result slot.
-  llvm::DenseSet<Value> inPlace;
-};
+namespace tandem::cpu::detail {
 
 std::string FunctionEmitter::allocate(int64_t bytes) {
   uint64_t offset = scratch;
@@ -312,69 +87,6 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
       return op->emitError("'nn.cast' to an integer type is not supported by "
                            "the CPU emitter yet");
   return success();
-}
-
-/// Greedy fusion in program order. An elementwise op joins the group of one
-/// of its operands when (1) its result has the group's shape, (2) the group
-/// is not sealed (no op outside it has read its values yet), and (3) every
-/// operand it reads from outside the group was defined before the group's
-/// first op. Then the group can run at its last op's position: everything
-/// it reads exists before its first op, and nothing outside it reads its
-/// values before its last op.
-void FunctionEmitter::formGroups() {
-  unsigned index = 0;
-  for (Operation &op : body->getOperations())
-    position[&op] = ++index; // Arguments are at position 0.
-  // Where a value's data comes into existence: parameters and constants
-  // exist from the start, views when their source does.
-  std::function<unsigned(Value)> definedAt = [&](Value value) -> unsigned {
-    Operation *def = value.getDefiningOp();
-    if (!def || isa<nn::ParamOp, nn::ConstantOp>(def))
-      return 0;
-    if (isa<nn::ReshapeOp, nn::StageEndOp>(def))
-      return definedAt(
-          def->getOperand(cast<OpResult>(value).getResultNumber()));
-    return position[def];
-  };
-  for (Operation &op : body->getOperations()) {
-    int joined = -1;
-    if (isElementwise(&op)) {
-      llvm::ArrayRef<int64_t> shape = tensorType(op.getResult(0)).getShape();
-      for (Value operand : op.getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        auto it = def ? groupOf.find(def) : groupOf.end();
-        if (it == groupOf.end())
-          continue;
-        Group &group = groups[it->second];
-        if (group.sealed || llvm::ArrayRef<int64_t>(group.shape) != shape)
-          continue;
-        bool inputsBefore = llvm::all_of(op.getOperands(), [&](Value other) {
-          return inGroup(other.getDefiningOp(), it->second) ||
-                 definedAt(other) < group.first;
-        });
-        if (inputsBefore) {
-          joined = it->second;
-          break;
-        }
-      }
-      if (joined < 0) {
-        joined = groups.size();
-        Group group;
-        group.shape.assign(shape.begin(), shape.end());
-        group.first = position[&op];
-        groups.push_back(std::move(group));
-      }
-      groups[joined].members.push_back(&op);
-      groupOf[&op] = joined;
-    }
-    // Reading a group's value from outside seals that group.
-    for (Value operand : op.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      auto it = def ? groupOf.find(def) : groupOf.end();
-      if (it != groupOf.end() && it->second != joined)
-        groups[it->second].sealed = true;
-    }
-  }
 }
 
 LogicalResult FunctionEmitter::assignStorage() {
@@ -440,6 +152,9 @@ LogicalResult FunctionEmitter::assignStorage() {
       pointers[constant.getResult()] = "((" + type.str() + " *)" + name + ")";
       continue;
     }
+    if (llvm::any_of(groups,
+                     [&](const Group &group) { return group.gemm == &op; }))
+      continue; // Writes into its epilogue's output, resolved below.
     auto it = groupOf.find(&op);
     for (OpResult result : op.getResults()) {
       if (it != groupOf.end()) {
@@ -467,165 +182,33 @@ LogicalResult FunctionEmitter::assignStorage() {
       pointers[result] = name;
     }
   }
+  // A GEMM with an epilogue writes into the first group output of its
+  // element type; without one (every output a cast) it keeps its own
+  // buffer and the group reads it as before.
+  for (Group &group : groups) {
+    if (!group.gemm)
+      continue;
+    Value product = group.gemm->getResult(0);
+    for (Operation *member : group.members) {
+      Value result = member->getResult(0);
+      if (pointers.count(result) && tensorType(result).getElementType() ==
+                                        tensorType(product).getElementType()) {
+        group.gemmOutput = result;
+        break;
+      }
+    }
+    if (group.gemmOutput) {
+      pointers[product] = ptr(group.gemmOutput);
+      continue;
+    }
+    group.gemm = nullptr;
+    std::string name = newName();
+    StringRef type = cTypeOf(product);
+    declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
+                    " *)" + allocate(byteSize(product)) + ";\n";
+    pointers[product] = name;
+  }
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Fused groups
-//===----------------------------------------------------------------------===//
-
-std::string FunctionEmitter::groupExpr(Operation *op,
-                                       llvm::ArrayRef<std::string> in) {
-  StringRef t = cTypeOf(op->getResult(0));
-  std::string type = t.str();
-  auto unaryDouble = [&](StringRef fn) {
-    return "(" + type + ")" + fn.str() + "((double)" + in[0] + ")";
-  };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](nn::NegOp) { return "(" + type + ")(-" + in[0] + ")"; })
-      .Case([&](nn::ExpOp) { return unaryDouble("std::exp"); })
-      .Case([&](nn::LogOp) { return unaryDouble("std::log"); })
-      .Case([&](nn::TanhOp) { return unaryDouble("std::tanh"); })
-      .Case([&](nn::SqrtOp) { return unaryDouble("std::sqrt"); })
-      .Case([&](nn::RsqrtOp) { return unaryDouble("tk_rsqrt"); })
-      .Case([&](nn::ReluOp) { return unaryDouble("tk_relu"); })
-      .Case([&](nn::GeluOp) { return unaryDouble("tk_gelu"); })
-      .Case([&](nn::SiluOp) { return unaryDouble("tk_silu"); })
-      .Case([&](nn::SinOp) { return unaryDouble("std::sin"); })
-      .Case([&](nn::CosOp) { return unaryDouble("std::cos"); })
-      .Case([&](nn::PowOp pow) {
-        return "(" + type + ")std::pow((double)" + in[0] + ", " +
-               doubleLiteral(pow.getExponent().convertToDouble()) + ")";
-      })
-      // +, -, *, / of two floats rounded once to float equal the double
-      // operation rounded to float (double has more than 2p+2 bits), so
-      // they run in the storage type and vectorize at full width.
-      .Case([&](nn::AddOp) { return "(" + in[0] + " + " + in[1] + ")"; })
-      .Case([&](nn::SubOp) { return "(" + in[0] + " - " + in[1] + ")"; })
-      .Case([&](nn::MulOp) { return "(" + in[0] + " * " + in[1] + ")"; })
-      .Case([&](nn::DivOp) { return "(" + in[0] + " / " + in[1] + ")"; })
-      .Case([&](nn::MaximumOp) {
-        return "tk_maximum(" + in[0] + ", " + in[1] + ")";
-      })
-      .Case([&](nn::MinimumOp) {
-        return "tk_minimum(" + in[0] + ", " + in[1] + ")";
-      })
-      .Case([&](nn::GreaterEqualOp) {
-        return "(" + in[0] + " >= " + in[1] + " ? (" + type + ")1 : (" + type +
-               ")0)";
-      })
-      .Case([&](nn::SelectOp) {
-        return "(" + in[0] + " != 0 ? " + in[1] + " : " + in[2] + ")";
-      })
-      .Case([&](nn::BroadcastToOp) { return in[0]; })
-      // Through double, as the evaluator: an i64 operand rounds to double
-      // first.
-      .Case([&](nn::CastOp) { return "(" + type + ")(double)" + in[0]; })
-      .Default([](Operation *) { return std::string(); });
-}
-
-void FunctionEmitter::emitGroup(llvm::raw_ostream &os, int groupIndex) {
-  Group &group = groups[groupIndex];
-  llvm::ArrayRef<int64_t> shape = group.shape;
-  int64_t count = numElementsOf(shape);
-  // Inputs in order of first use, outputs in member order: the body text
-  // then depends only on the group's structure, shapes and types.
-  llvm::SmallVector<Value> inputs, outputs;
-  llvm::DenseMap<Value, std::string> local;
-  for (Operation *member : group.members)
-    for (Value operand : member->getOperands())
-      if (!inGroup(operand.getDefiningOp(), groupIndex) &&
-          !splats.count(operand) && !llvm::is_contained(inputs, operand))
-        inputs.push_back(operand);
-  for (Operation *member : group.members)
-    if (pointers.count(member->getResult(0)))
-      outputs.push_back(member->getResult(0));
-
-  bool flat = llvm::all_of(inputs, [&](Value input) {
-    return tensorType(input).getShape() == shape || numElements(input) == 1;
-  });
-  std::string bodyText;
-  llvm::raw_string_ostream b(bodyText);
-  b << "(";
-  for (auto [i, output] : llvm::enumerate(outputs))
-    b << (i ? ", " : "") << cTypeOf(output) << " *__restrict o" << i;
-  for (auto [i, input] : llvm::enumerate(inputs))
-    b << (outputs.empty() && i == 0 ? "" : ", ") << "const " << cTypeOf(input)
-      << " *__restrict i" << i;
-  b << ") {\n  // ";
-  for (auto [i, member] : llvm::enumerate(group.members))
-    b << (i ? ", " : "") << member->getName();
-  b << "\n";
-  int depth = 1;
-  std::string indent = "  ";
-  if (flat) {
-    b << "  #pragma omp parallel for if (" << count << " >= 32768)\n";
-    b << "  for (int64_t i = 0; i < " << count << "; ++i) {\n";
-    indent = "    ";
-  } else {
-    depth = openLoops(b, shape, "  ", /*parallel=*/true);
-    indent = std::string(2 + 2 * depth, ' ');
-  }
-  llvm::SmallVector<int64_t> flatStrides = rowMajorStrides(shape);
-  for (auto [i, input] : llvm::enumerate(inputs)) {
-    std::string index;
-    if (numElements(input) == 1)
-      index = "0";
-    else if (flat)
-      index = "i";
-    else
-      index = offsetExpr(broadcastStrides(tensorType(input).getShape(), shape));
-    local[input] = "t_i" + std::to_string(i);
-    b << indent << "const " << cTypeOf(input) << " t_i" << i << " = i" << i
-      << "[" << index << "];\n";
-  }
-  for (auto [k, member] : llvm::enumerate(group.members)) {
-    llvm::SmallVector<std::string> operands;
-    for (Value operand : member->getOperands())
-      operands.push_back(splats.count(operand) ? splats.lookup(operand)
-                                               : local.lookup(operand));
-    std::string name = "t" + std::to_string(k);
-    b << indent << "const " << cTypeOf(member->getResult(0)) << " " << name
-      << " = " << groupExpr(member, operands) << ";\n";
-    local[member->getResult(0)] = name;
-  }
-  std::string flatIndex = flat ? "i" : offsetExpr(flatStrides);
-  for (auto [i, output] : llvm::enumerate(outputs))
-    b << indent << "o" << i << "[" << flatIndex << "] = " << local[output]
-      << ";\n";
-  if (flat)
-    b << "  }\n";
-  else
-    closeLoops(b, depth, "  ");
-  b << "}\n";
-
-  std::string &name = unit.groupByBody[bodyText];
-  if (name.empty()) {
-    uint64_t hash = llvm::xxh3_64bits(bodyText);
-    name = "tk_fused_" + llvm::utohexstr(hash, /*LowerCase=*/true);
-    while (!unit.groupNames.insert(name).second)
-      name += "_";
-    unit.groups += "void " + name + bodyText + "\n";
-  }
-  ++unit.numGroupCalls;
-  ++info.numFusedGroups;
-  ++info.numKernels;
-  info.numFusedOps += group.members.size();
-
-  os << "  // fused group of " << group.members.size() << " ops:";
-  for (Operation *member : group.members)
-    os << " " << member->getName().stripDialect();
-  os << "\n  " << name << "(";
-  bool firstArg = true;
-  for (Value output : outputs) {
-    os << (firstArg ? "" : ", ") << ptr(output);
-    firstArg = false;
-  }
-  for (Value input : inputs) {
-    os << (firstArg ? "" : ", ") << ptr(input);
-    firstArg = false;
-  }
-  os << ");\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,45 +259,6 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
      << ");\n";
 }
 
-void FunctionEmitter::emitReduce(llvm::raw_ostream &os, Operation *op,
-                                 bool mean, bool max) {
-  Value input = op->getOperand(0), result = op->getResult(0);
-  llvm::ArrayRef<int64_t> shape = tensorType(input).getShape();
-  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-  llvm::SmallVector<int64_t> kept;
-  for (auto [d, size] : llvm::enumerate(shape))
-    kept.push_back(llvm::is_contained(axes, (int64_t)d) ? 1 : size);
-  llvm::SmallVector<int64_t> keptStrides = rowMajorStrides(kept), strides;
-  for (auto [d, size] : llvm::enumerate(shape))
-    strides.push_back(llvm::is_contained(axes, (int64_t)d) ? 0
-                                                           : keptStrides[d]);
-  int64_t count = numElements(result);
-  double divisor = 1.0;
-  for (int64_t axis : axes)
-    divisor *= static_cast<double>(shape[axis]);
-  // Accumulate in double over the input in row-major order, as the
-  // evaluator: each output sums its inputs in increasing index.
-  std::string acc = "(double *)" + allocate(count * 8);
-  os << "  {\n    double *acc = " << acc << ";\n";
-  os << "    for (int64_t j = 0; j < " << count
-     << "; ++j)\n      acc[j] = " << (max ? "-(double)INFINITY" : "0.0")
-     << ";\n";
-  int depth = openLoops(os, shape, "    ");
-  std::string indent(4 + 2 * depth, ' ');
-  os << indent << "const double x = (double)" << ptr(input) << "["
-     << offsetExpr(rowMajorStrides(shape)) << "];\n";
-  os << indent << "double &a = acc[" << offsetExpr(strides) << "];\n";
-  if (max)
-    os << indent << "a = (std::isnan(x) || std::isnan(a)) ? (double)NAN : "
-       << "std::fmax(a, x);\n";
-  else
-    os << indent << "a += x;\n";
-  closeLoops(os, depth, "    ");
-  os << "    for (int64_t j = 0; j < " << count << "; ++j)\n      "
-     << ptr(result) << "[j] = (" << cTypeOf(result) << ")(acc[j]"
-     << (mean ? " / " + doubleLiteral(divisor) : "") << ");\n  }\n";
-}
-
 void FunctionEmitter::emitSoftmax(llvm::raw_ostream &os, Operation *op,
                                   int64_t axis, bool log) {
   Value input = op->getOperand(0), result = op->getResult(0);
@@ -763,18 +307,6 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](nn::MatmulOp matmul) {
         emitMatmul(os, matmul);
-        return success();
-      })
-      .Case([&](nn::ReduceSumOp) {
-        emitReduce(os, op, false, false);
-        return success();
-      })
-      .Case([&](nn::ReduceMeanOp) {
-        emitReduce(os, op, true, false);
-        return success();
-      })
-      .Case([&](nn::ReduceMaxOp) {
-        emitReduce(os, op, false, true);
         return success();
       })
       .Case([&](nn::SoftmaxOp softmax) {
@@ -1104,7 +636,7 @@ template <typename T> inline T tk_minimum(T a, T b) {
 } // namespace
 )cpp";
 
-} // namespace
+} // namespace tandem::cpu::detail
 
 std::string tandem::cpu::entrySymbol(llvm::StringRef name) {
   std::string symbol = "tandem_";
@@ -1114,7 +646,8 @@ std::string tandem::cpu::entrySymbol(llvm::StringRef name) {
 }
 
 FailureOr<EmitResult>
-tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions) {
+tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
+                     const EmitOptions &options) {
   Unit unit;
   EmitResult result;
   std::string entries;
@@ -1124,7 +657,7 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions) {
     if (!isa<FunctionOpInterface>(function))
       return function->emitError("the CPU emitter expects a function or an "
                                  "mpmd.fragment");
-    FunctionEmitter emitter(function, unit);
+    FunctionEmitter emitter(function, unit, options);
     FailureOr<EmittedFunction> info = emitter.emit(os);
     if (failed(info))
       return failure();

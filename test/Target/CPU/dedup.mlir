@@ -2,18 +2,21 @@
 
 // Two layers with the same structure, shapes and types, in two fragments
 // and a function: one group function serves every call. A group that
-// differs only in a constant is a different function.
+// differs only in a constant is a different function, and so is the same
+// chain run as a matmul's in-place epilogue.
 
-// CHECK: // tandem-cpu: 3 function(s), 2 fused group function(s) for 4 group call(s)
+// CHECK: // tandem-cpu: 3 function(s), 3 fused group function(s) for 4 group call(s)
 // CHECK: void [[$SAME:tk_fused_[0-9a-f]+]](
 // CHECK-NEXT: // nn.mul, nn.add, nn.relu
+// CHECK: void [[$EPILOGUE:tk_fused_[0-9a-f]+]](
+// CHECK-NEXT: // epilogue of nn.matmul: nn.mul, nn.add, nn.relu
 // CHECK: void [[$OTHER:tk_fused_[0-9a-f]+]](
 // CHECK-NEXT: // nn.mul, nn.add, nn.relu
 // CHECK-NOT: void tk_fused_
 
 // CHECK-LABEL: extern "C" int tandem_s0_fwd(
 // CHECK: [[$SAME]](
-// CHECK: [[$SAME]](
+// CHECK: [[$EPILOGUE]](
 // CHECK: return 0;
 // CHECK-LABEL: extern "C" int tandem_s1_fwd(
 // CHECK: [[$SAME]](

@@ -100,11 +100,11 @@ const tandem::cpu::EmittedFunction *Compiled::find(llvm::StringRef name) const {
 }
 
 llvm::Expected<Compiled> tandem::cpu::testing::emitAndCompile(
-    llvm::ArrayRef<mlir::Operation *> functions) {
+    llvm::ArrayRef<mlir::Operation *> functions, const EmitOptions &options) {
   if (functions.empty())
     return llvm::createStringError("nothing to emit");
   DiagnosticCollector diagnostics(*functions.front()->getContext());
-  mlir::FailureOr<EmitResult> emitted = emitCpp(functions);
+  mlir::FailureOr<EmitResult> emitted = emitCpp(functions, options);
   if (mlir::failed(emitted))
     return llvm::createStringError("emission failed:\n" + diagnostics.text);
   llvm::Expected<CompiledLibrary> library = compileSource(emitted->source, {});
@@ -269,4 +269,39 @@ llvm::Expected<std::vector<double>> tandem::cpu::testing::compareWithEvaluator(
   for (auto [a, b] : llvm::zip(*actual, *expected))
     errors.push_back(relativeError(a, b));
   return errors;
+}
+
+llvm::Expected<unsigned> tandem::cpu::testing::countDifferingResults(
+    const Compiled &a, const Compiled &b, llvm::StringRef name,
+    const eval::ParameterMap &parameters, std::mt19937 &rng,
+    const InputRange &range) {
+  const EmittedFunction *first = a.find(name), *second = b.find(name);
+  if (!first || !second)
+    return llvm::createStringError("'" + name + "' was not emitted");
+  std::vector<Tensor> inputs;
+  for (mlir::RankedTensorType type : first->argumentTypes)
+    inputs.push_back(randomTensor(type, rng, range));
+  for (const auto &[param, type] : first->parameters) {
+    auto it = parameters.find(param);
+    if (it == parameters.end())
+      return llvm::createStringError("no value for parameter '" + param + "'");
+    inputs.push_back(it->second);
+  }
+  llvm::Expected<std::vector<Tensor>> x = runCompiled(a, *first, inputs);
+  if (!x)
+    return x.takeError();
+  llvm::Expected<std::vector<Tensor>> y = runCompiled(b, *second, inputs);
+  if (!y)
+    return y.takeError();
+  if (x->size() != y->size())
+    return llvm::createStringError("result counts differ");
+  unsigned differing = 0;
+  for (auto [p, q] : llvm::zip(*x, *y)) {
+    // Bitwise: NaNs compare by their bits too, so memcmp, not ==.
+    bool same = p.data.size() == q.data.size() &&
+                std::memcmp(p.data.data(), q.data.data(),
+                            p.data.size() * sizeof(double)) == 0;
+    differing += same ? 0 : 1;
+  }
+  return differing;
 }

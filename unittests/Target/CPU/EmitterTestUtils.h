@@ -52,7 +52,8 @@ struct Compiled {
 /// Emits `functions` as one translation unit, compiles and loads it.
 /// Emitter diagnostics become the error's message.
 llvm::Expected<Compiled>
-emitAndCompile(llvm::ArrayRef<mlir::Operation *> functions);
+emitAndCompile(llvm::ArrayRef<mlir::Operation *> functions,
+               const EmitOptions &options = {});
 
 /// Calls the compiled `function` on `inputs` (its arguments, then its
 /// parameter slots) and returns its results.
@@ -83,6 +84,15 @@ llvm::Expected<std::vector<double>>
 compareWithEvaluator(mlir::ModuleOp module, const Compiled &compiled,
                      llvm::StringRef name, const eval::ParameterMap &parameters,
                      std::mt19937 &rng, const InputRange &range);
+
+/// Runs `name` from two compilations (e.g. fused and unfused) on the same
+/// random arguments and `parameters`; returns how many results are not
+/// bitwise equal.
+llvm::Expected<unsigned>
+countDifferingResults(const Compiled &a, const Compiled &b,
+                      llvm::StringRef name,
+                      const eval::ParameterMap &parameters, std::mt19937 &rng,
+                      const InputRange &range);
 
 } // namespace tandem::cpu::testing
 

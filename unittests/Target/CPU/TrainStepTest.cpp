@@ -96,6 +96,33 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
     for (auto [a, b] : llvm::zip(outputs[t], *reference))
       EXPECT_EQ(a.data, b.data) << "thread " << t;
   }
+
+  // Fusing reductions and GEMM epilogues saves kernels and changes no bit.
+  EmitOptions unfusedOptions;
+  unfusedOptions.fuseReductions = false;
+  unfusedOptions.fuseGemmEpilogues = false;
+  auto unfused = emitAndCompile({step.getOperation()}, unfusedOptions);
+  ASSERT_TRUE(static_cast<bool>(unfused))
+      << llvm::toString(unfused.takeError());
+  const EmittedFunction *plain = unfused->find("train_step");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_GT(info->numGemmEpilogues, 0u);
+  EXPECT_GT(info->numFusedReductions, 0u);
+  EXPECT_EQ(plain->numGemmEpilogues + plain->numFusedReductions, 0u);
+  EXPECT_LT(info->numKernels, plain->numKernels);
+  EXPECT_LT(info->scratchBytes, plain->scratchBytes);
+  std::cout << "[ emitter ] train_step unfused: " << plain->numKernels
+            << " kernels, " << plain->scratchBytes
+            << " scratch bytes; fused: " << info->numKernels << " kernels ("
+            << info->numGemmEpilogues << " GEMM epilogues, "
+            << info->numFusedReductions << " fused reductions), "
+            << info->scratchBytes << " scratch bytes\n";
+  auto differing =
+      countDifferingResults(*compiled, *unfused, "train_step", *parameters,
+                            inputRng, {-1.0, 1.0, 10});
+  ASSERT_TRUE(static_cast<bool>(differing))
+      << llvm::toString(differing.takeError());
+  EXPECT_EQ(*differing, 0u) << "fused and unfused steps differ";
 }
 
 /// The same step partitioned into 2 stages: every fragment (forward,

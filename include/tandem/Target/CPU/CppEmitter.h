@@ -41,29 +41,47 @@ struct EmittedFunction {
   /// generated `<symbol>_scratch_bytes()`).
   uint64_t scratchBytes = 0;
   /// Loop nests and library calls the body runs, fused groups counted once
-  /// per call.
+  /// per call; a GEMM and its epilogue count as one.
   unsigned numKernels = 0;
-  /// Fused elementwise groups called by the body (before deduplication).
+  /// Calls of fused functions that fold elementwise ops (elementwise groups,
+  /// reductions with a prologue or epilogue, GEMM epilogues), before
+  /// deduplication.
   unsigned numFusedGroups = 0;
   /// Elementwise ops folded into those groups.
   unsigned numFusedOps = 0;
+  /// Reductions whose elementwise producers (prologue) or consumers
+  /// (epilogue) run inside the reduction's loop nest.
+  unsigned numFusedReductions = 0;
+  /// Matmuls whose elementwise consumers (bias, activation, residual) run as
+  /// one in-place pass over the GEMM's output right after the BLAS call.
+  unsigned numGemmEpilogues = 0;
+};
+
+/// Which fusions the emitter applies. Turning one off gives the unfused
+/// code path, which computes bitwise the same values (tests compare both).
+struct EmitOptions {
+  /// Fold elementwise producers and consumers into reductions.
+  bool fuseReductions = true;
+  /// Run elementwise consumers of a matmul in place over its output.
+  bool fuseGemmEpilogues = true;
 };
 
 /// The emitted translation unit and what it contains.
 struct EmitResult {
   std::string source;
   std::vector<EmittedFunction> functions;
-  /// Distinct fused-group functions written (identical groups share one).
+  /// Distinct kernel functions written (elementwise groups, reductions, GEMM
+  /// epilogues; identical ones share one).
   unsigned numUniqueGroups = 0;
-  /// Calls to fused-group functions over all entry points.
+  /// Calls to those functions over all entry points.
   unsigned numGroupCalls = 0;
 };
 
 /// Emits one translation unit for `functions` (each an mpmd.fragment with a
 /// body or a func.func). Reports unsupported ops and types as errors at the
 /// op and fails; never emits code it cannot stand behind.
-mlir::FailureOr<EmitResult>
-emitCpp(llvm::ArrayRef<mlir::Operation *> functions);
+mlir::FailureOr<EmitResult> emitCpp(llvm::ArrayRef<mlir::Operation *> functions,
+                                    const EmitOptions &options = {});
 
 /// The ops the emitter writes code for, sorted ("nn.add", ...).
 std::vector<std::string> supportedOps();

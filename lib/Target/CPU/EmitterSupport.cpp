@@ -1,0 +1,180 @@
+//===- EmitterSupport.cpp - types, literals and loops for the CPU emitter -===//
+//
+// Small pieces every part of the emitter uses: C++ storage types, exact
+// literals, strides and index expressions, loop nests, op classes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionEmitter.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace nn = tandem::nn;
+
+namespace tandem::cpu::detail {
+
+//===----------------------------------------------------------------------===//
+// Types and literals
+//===----------------------------------------------------------------------===//
+
+/// The C++ storage type of `type`'s elements, or nullopt when the emitter
+/// does not support it yet.
+std::optional<StringRef> cType(Type type) {
+  if (type.isF32())
+    return StringRef("float");
+  if (type.isF64())
+    return StringRef("double");
+  if (type.isInteger(32))
+    return StringRef("int32_t");
+  if (type.isInteger(64))
+    return StringRef("int64_t");
+  return std::nullopt;
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+StringRef cTypeOf(Value value) {
+  return *cType(tensorType(value).getElementType());
+}
+
+int64_t numElements(Value value) { return tensorType(value).getNumElements(); }
+
+/// Elements of a tensor of `shape` (1 for rank 0).
+int64_t numElementsOf(llvm::ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+/// Bytes of `value`'s elements.
+int64_t byteSize(Value value) {
+  Type element = tensorType(value).getElementType();
+  return numElements(value) * ((element.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// A C++ expression of type double with exactly `value`.
+std::string doubleLiteral(double value) {
+  if (std::isnan(value))
+    return "(double)NAN";
+  if (std::isinf(value))
+    return value > 0 ? "(double)INFINITY" : "(-(double)INFINITY)";
+  // Hexadecimal floating-point literals are exact.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%a", value);
+  return "(" + text + ")";
+}
+
+/// A C++ expression of the element's storage type with exactly the
+/// constant's `index`th element.
+std::string elementLiteral(DenseElementsAttr value, int64_t index,
+                           StringRef type) {
+  if (isa<FloatType>(value.getElementType())) {
+    llvm::APFloat x = value.getValues<llvm::APFloat>()[index];
+    bool losesInfo = false;
+    x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return "(" + type.str() + ")" + doubleLiteral(x.convertToDouble());
+  }
+  int64_t x = value.getValues<llvm::APInt>()[index].getSExtValue();
+  return "(" + type.str() + ")INT64_C(" + std::to_string(x) + ")";
+}
+
+llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Strides of a tensor of `inShape` read at the indices of `outShape` under
+/// NumPy broadcasting: aligned from the right, 0 for a size-1 dimension.
+llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> inShape,
+                                            llvm::ArrayRef<int64_t> outShape) {
+  int64_t rank = outShape.size(), lead = rank - inShape.size();
+  llvm::SmallVector<int64_t> in = rowMajorStrides(inShape);
+  llvm::SmallVector<int64_t> strides(rank, 0);
+  for (int64_t d = lead; d < rank; ++d)
+    strides[d] = inShape[d - lead] == 1 ? 0 : in[d - lead];
+  return strides;
+}
+
+/// "d0 * 64 + d1" for loop variables d0.. (or `names`, one per stride) and
+/// `strides` (terms with stride 0 dropped), plus `base`; "0" when nothing
+/// remains.
+std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base,
+                       llvm::ArrayRef<std::string> names) {
+  std::string text;
+  for (auto [d, stride] : llvm::enumerate(strides)) {
+    if (stride == 0)
+      continue;
+    if (!text.empty())
+      text += " + ";
+    text += names.empty() ? "d" + std::to_string(d) : names[d];
+    if (stride != 1)
+      text += " * " + std::to_string(stride);
+  }
+  if (base != 0 || text.empty())
+    text += (text.empty() ? "" : " + ") + std::to_string(base);
+  return text;
+}
+
+/// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
+/// and returns the number of braces to close. Rank 0 opens one block.
+int openLoops(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> shape,
+              StringRef indent, bool parallel) {
+  if (shape.empty()) {
+    os << indent << "{\n";
+    return 1;
+  }
+  std::string pad = indent.str();
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (d == 0 && parallel)
+      os << pad << "#pragma omp parallel for if (" << numElementsOf(shape)
+         << " >= 32768)\n";
+    os << pad << "for (int64_t d" << d << " = 0; d" << d << " < " << size
+       << "; ++d" << d << ") {\n";
+    pad += "  ";
+  }
+  return shape.size();
+}
+
+void closeLoops(llvm::raw_ostream &os, int count, StringRef indent) {
+  for (int i = count - 1; i >= 0; --i)
+    os << indent << std::string(2 * i, ' ') << "}\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Op classes
+//===----------------------------------------------------------------------===//
+
+/// Ops that compute each result element from the operand elements at the
+/// same (broadcast) index: these fuse.
+bool isElementwise(Operation *op) {
+  return isa<nn::NegOp, nn::ExpOp, nn::LogOp, nn::TanhOp, nn::SqrtOp,
+             nn::RsqrtOp, nn::ReluOp, nn::GeluOp, nn::SiluOp, nn::SinOp,
+             nn::CosOp, nn::PowOp, nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
+             nn::MaximumOp, nn::MinimumOp, nn::GreaterEqualOp, nn::SelectOp,
+             nn::BroadcastToOp, nn::CastOp>(op);
+}
+
+/// Reductions over axes: they fuse with elementwise producers of their input
+/// and consumers of their result.
+bool isReduction(Operation *op) {
+  return isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::ReduceMaxOp>(op);
+}
+
+/// Elementwise ops whose results may hold integers (pure data movement).
+bool allowsIntegerResult(Operation *op) {
+  return isa<nn::BroadcastToOp, nn::ReshapeOp, nn::TransposeOp, nn::ConcatOp,
+             nn::SliceOp, nn::SplitOp, nn::StageEndOp, nn::ConstantOp>(op);
+}
+
+} // namespace tandem::cpu::detail

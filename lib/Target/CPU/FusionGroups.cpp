@@ -1,0 +1,150 @@
+//===- FusionGroups.cpp - what the CPU emitter fuses ----------------------===//
+//
+// Greedy grouping in program order: elementwise ops into groups of one
+// iteration shape, reductions with the groups producing their input
+// (prologue) and consuming their result (epilogue), and groups that are
+// the only reader of a matmul as its in-place epilogue. docs/cpu-backend.md
+// ("Fusion") states the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionEmitter.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+namespace nn = tandem::nn;
+
+namespace tandem::cpu::detail {
+
+/// Where a value's data comes into existence: parameters and constants exist
+/// from the start, views when their source does.
+unsigned FunctionEmitter::definedAt(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || isa<nn::ParamOp, nn::ConstantOp>(def))
+    return 0;
+  if (isa<nn::ReshapeOp, nn::StageEndOp>(def))
+    return definedAt(def->getOperand(cast<OpResult>(value).getResultNumber()));
+  return position[def];
+}
+
+/// Whether elementwise `op` may join group `groupIndex` (through one of its
+/// operands defined there): (1) its result has the group's shape, (2) the
+/// group is not sealed, and (3) every operand it reads from outside the
+/// group was defined before the group's first op. In a group with a
+/// reduction only the epilogue grows: `op` may read the reduction's result
+/// and epilogue values, not prologue values (those exist only inside the
+/// reduction's inner loop).
+bool FunctionEmitter::canJoin(Operation *op, int groupIndex) {
+  Group &group = groups[groupIndex];
+  if (group.sealed || llvm::ArrayRef<int64_t>(group.shape) !=
+                          tensorType(op->getResult(0)).getShape())
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    Operation *def = operand.getDefiningOp();
+    if (inGroup(def, groupIndex))
+      return !group.reduction || def == group.reduction ||
+             position[def] > position[group.reduction];
+    return definedAt(operand) < group.first;
+  });
+}
+
+/// Greedy fusion in program order. An elementwise op joins the group of one
+/// of its operands when canJoin allows it. Then the group can run at its
+/// last op's position: everything it reads exists before its first op, and
+/// nothing outside it reads its values before its last op.
+///
+/// A reduction takes the group of its input as its prologue when that group
+/// is not sealed (the reduction is the first op outside it to read its
+/// values, so values others read later can be stored from inside the
+/// reduction's loop, which visits every input element once) and iterates
+/// over the input's shape; later elementwise ops of the result's shape join
+/// as its epilogue.
+void FunctionEmitter::formGroups() {
+  unsigned index = 0;
+  for (Operation &op : body->getOperations())
+    position[&op] = ++index; // Arguments are at position 0.
+  auto groupOfValue = [&](Value value) -> int {
+    Operation *def = value.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    return it == groupOf.end() ? -1 : it->second;
+  };
+  auto newGroup = [&](Operation *op, llvm::ArrayRef<int64_t> shape) {
+    Group group;
+    group.shape.assign(shape.begin(), shape.end());
+    group.first = position[op];
+    groups.push_back(std::move(group));
+    return static_cast<int>(groups.size()) - 1;
+  };
+  for (Operation &op : body->getOperations()) {
+    int joined = -1;
+    if (isReduction(&op)) {
+      Value input = op.getOperand(0);
+      int prologue = options.fuseReductions ? groupOfValue(input) : -1;
+      if (prologue >= 0 && !groups[prologue].sealed &&
+          !groups[prologue].reduction &&
+          llvm::ArrayRef<int64_t>(groups[prologue].shape) ==
+              tensorType(input).getShape())
+        joined = prologue;
+      else
+        joined = newGroup(&op, tensorType(op.getResult(0)).getShape());
+      Group &group = groups[joined];
+      llvm::ArrayRef<int64_t> shape = tensorType(op.getResult(0)).getShape();
+      group.shape.assign(shape.begin(), shape.end());
+      group.reduction = &op;
+      group.members.push_back(&op);
+      groupOf[&op] = joined;
+    } else if (isElementwise(&op)) {
+      for (Value operand : op.getOperands()) {
+        int candidate = groupOfValue(operand);
+        if (candidate < 0)
+          continue;
+        if (groups[candidate].reduction && !options.fuseReductions)
+          continue;
+        if (canJoin(&op, candidate)) {
+          joined = candidate;
+          break;
+        }
+      }
+      if (joined < 0)
+        joined = newGroup(&op, tensorType(op.getResult(0)).getShape());
+      groups[joined].members.push_back(&op);
+      groupOf[&op] = joined;
+    }
+    // Reading a group's value from outside seals that group.
+    for (Value operand : op.getOperands()) {
+      int group = groupOfValue(operand);
+      if (group >= 0 && group != joined)
+        groups[group].sealed = true;
+    }
+  }
+  if (options.fuseGemmEpilogues)
+    attachGemmEpilogues();
+}
+
+/// A matmul whose result is read by one elementwise op only, in a group of
+/// the result's shape without a reduction, gets that group as its epilogue:
+/// BLAS writes straight into one of the group's outputs, which the group
+/// then updates in place (assignStorage picks the output). The group's
+/// members compute exactly what they computed from a separate buffer.
+void FunctionEmitter::attachGemmEpilogues() {
+  for (Operation &op : body->getOperations()) {
+    auto matmul = dyn_cast<nn::MatmulOp>(op);
+    if (!matmul || matmul.getResult().use_empty())
+      continue;
+    Operation *user = *matmul.getResult().getUsers().begin();
+    if (!llvm::all_equal(matmul.getResult().getUsers()))
+      continue;
+    auto it = groupOf.find(user);
+    if (it == groupOf.end())
+      continue;
+    Group &group = groups[it->second];
+    if (group.reduction || group.gemm ||
+        llvm::ArrayRef<int64_t>(group.shape) !=
+            tensorType(matmul.getResult()).getShape())
+      continue;
+    group.gemm = matmul;
+  }
+}
+
+} // namespace tandem::cpu::detail
