@@ -18,8 +18,12 @@ using namespace tandem::cpu;
 std::vector<std::string> tandem::cpu::defaultCompileFlags() {
   // -ffp-contract=off: a fused multiply-add would round differently from
   // the evaluator and make results depend on how ops were fused.
-  return {"-std=c++17",        "-O2",     "-fPIC", "-shared", "-fno-fast-math",
-          "-ffp-contract=off", "-fopenmp"};
+  // -z nodelete: dlclose must not unload the library, and with it libgomp,
+  // while OpenMP's worker threads from a parallel loop still run its code.
+  return {"-std=c++17",     "-O2",
+          "-fPIC",          "-shared",
+          "-fno-fast-math", "-ffp-contract=off",
+          "-fopenmp",       "-Wl,-z,nodelete"};
 }
 
 namespace {
