@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilePipeline.h"
+#include "EvalProgram.h"
 #include "ModelsCommand.h"
 #include "NativeCompile.h"
 #include "ScheduleCommand.h"
@@ -247,6 +248,8 @@ static int compile(const mlir::DialectRegistry &registry) {
     output->keep();
     return true;
   };
+  // The trained module before partitioning, for the eval program.
+  mlir::OwningOpRef<mlir::ModuleOp> trained;
   for (const tandem::tandemc::PhasePipeline &phase : *phases) {
     if (phase.phase == Phase::Native) {
       mlir::TimingScope scope = root.nest(phaseName(Phase::Native));
@@ -255,8 +258,13 @@ static int compile(const mlir::DialectRegistry &registry) {
       native.jobs = jobs;
       if (failed(tandem::tandemc::compileNative(*module, native, scope)))
         return 1;
+      if (trained && failed(tandem::tandemc::compileEvalProgram(
+                         *trained, options, native, scope)))
+        return 1;
       continue;
     }
+    if (phase.phase == Phase::Partition && last == Phase::Native)
+      trained = module->clone();
     if (phase.pipeline.empty())
       continue;
     if (phase.phase == Phase::Split) {
