@@ -1,86 +1,56 @@
 #!/usr/bin/env bash
-# The main job. Until the native backend and the MPI runtime land this sets
-# everything up, generates the example models, trains the tiny GPT in the
-# reference evaluator, then compiles it into a 4-stage 1F1B pipeline and
-# trains that with every rank on its own thread, and prints what it did.
+# The main job: set up and build, generate the `small` GPT, compile it into a
+# 4-stage 1F1B pipeline with 8 microbatches for the CPU backend, and train it
+# on the shipped corpus as 4 MPI processes with tandem-run: per-step loss,
+# held-out loss, a summary per rank, a merged trace and a timeline.
+#
+#   scripts/demo.sh [--steps N]      (default 300; TANDEM_DEMO_DIR=... for the outputs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"
+STEPS=300
+if [[ "${1:-}" == "--steps" ]]; then STEPS="$2"; fi
 bash "$ROOT/scripts/setup.sh"
 
 BIN="$BUILD_DIR/bin"
 OUT="${TANDEM_DEMO_DIR:-$BUILD_DIR/demo}"
+rm -rf "$OUT"
 mkdir -p "$OUT"
+export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$BUILD_DIR/cpu-cache}"
 
-count_ops() { grep -oE '\bnn\.[a-z_]+' "$1" | sort | uniq -c | sort -rn | awk '{printf "%s×%s ", $2, $1} END {print ""}'; }
-
-echo "== The checked-in example models (examples/tiny-gpt.mlir, examples/tiny-mlp.mlir)"
-cp "$ROOT/examples/tiny-gpt.mlir" "$ROOT/examples/tiny-mlp.mlir" "$OUT/"
-"$BIN/tandemc" "$OUT/tiny-gpt.mlir" --emit=nn -o /dev/null && echo "tiny-gpt.mlir verifies"
-"$BIN/tandemc" "$OUT/tiny-mlp.mlir" --emit=nn -o /dev/null && echo "tiny-mlp.mlir verifies"
+echo "== 1. The model: the small GPT (4 layers, width 256, 4 heads, byte-level vocabulary,"
+echo "      sequence 64, a stage marker after every layer; 1 sequence per microbatch)"
+"$BIN/tandemc" models gpt --config small --stage-every 1 --batch 1 --summary -o "$OUT/small.mlir" 2>&1 | sed 's/^/   /'
 
 echo
-echo "== Generating larger models into $OUT"
-echo "-- small-gpt: tandemc models gpt --config small --stage-every 1"
-"$BIN/tandemc" models gpt --config small --stage-every 1 --summary -o "$OUT/small-gpt.mlir"
-echo "-- gpt2-124m (sequence 128): tandemc models gpt --config gpt2-124m --seq 128"
-"$BIN/tandemc" models gpt --config gpt2-124m --seq 128 --summary -o "$OUT/gpt2-124m-seq128.mlir"
+echo "== 2. tandemc: autodiff, AdamW (warmup-cosine), 4 stages, 1F1B, 8 microbatches, CPU code"
+"$BIN/tandemc" "$OUT/small.mlir" -o "$OUT/small.pipeline" --stages 4 --microbatches 8 \
+  --schedule 1f1b --target cpu --memory --timing \
+  --optimizer "optimizer=adamw lr=0.003 schedule=warmup-cosine warmup-steps=20 total-steps=$STEPS min-lr=0.0003 clip-norm=1.0" \
+  > "$OUT/compile.log" 2>&1
+grep -E '^ +[0-9.]+ +\( *[0-9.]+%\) +(parse|grad|train|partition|schedule|lowered|verified|split|native|emit C\+\+|C\+\+ compile|eval program)$' "$OUT/compile.log" | sed 's/^/   /'
+grep -E 'remark: tandemc: C\+\+:' "$OUT/compile.log" | sed 's/^.*remark: /   /'
+echo "   per-rank libraries and manifests: $(cd "$OUT/small.pipeline" && ls rank*.so rank*.json | tr '\n' ' ')"
+echo "   the forward-only program for the held-out loss: $(cd "$OUT/small.pipeline" && ls eval/*.so | tr '\n' ' ')"
+echo "-- predicted memory per rank (mpmd-memory):"
+grep -E 'remark: rank [0-9]+: peak' "$OUT/compile.log" | sed 's/^.*remark: /   /' | sort -u
+echo "-- the schedule simulated on this machine's cost model (devices/cpu-2core.json):"
+"$BIN/tandem-opt" "$OUT/small.pipeline/pipeline.mlir" \
+  --mpmd-simulate="device=cpu-2core svg=$OUT/timeline.svg" -o /dev/null 2>&1 |
+  grep -E 'remark: simulated' | sed 's/^.*remark: /   /' | sort -u
 
 echo
-echo "== Running the passes that exist: nn-decompose-attention, canonicalize, cse"
-for model in tiny-gpt small-gpt tiny-mlp; do
-  in="$OUT/$model.mlir"
-  out="$OUT/$model.decomposed.mlir"
-  "$BIN/tandem-opt" "$in" --nn-decompose-attention --canonicalize --cse -o "$out"
-  echo "$model: $(grep -c '' "$in") lines -> $(grep -c '' "$out") lines"
-  echo "  before: $(count_ops "$in")"
-  echo "  after:  $(count_ops "$out")"
-done
+echo "== 3. tandem-run: $STEPS steps on data/corpus.txt as 4 MPI processes (one OpenMP/BLAS thread each)"
+"$BIN/tandem-run" "$OUT/small.pipeline" --data "$ROOT/data/corpus.txt" --steps "$STEPS" \
+  --eval-every 100 --eval-batches 4 --ckpt-dir "$OUT/checkpoints" --ckpt-every 100 \
+  --trace "$OUT/trace.json" --save-params "$OUT/small.trained.safetensors" |
+  awk -v last=$((STEPS - 1)) '/^step/ && ($2 + 0) % 25 != 0 && ($2 + 0) != last {next} {print "   " $0}'
 
 echo
-echo "== Stage markers in tiny-gpt (the pipeline cuts the partitioner will use)"
-grep -n 'nn.stage_end' "$OUT/tiny-gpt.mlir" | sed 's/^/  line /'
-
-echo
-echo "== Reference evaluator: the untrained tiny GPT's loss (ln 256 = 5.545 for uniform predictions)"
-echo "random inputs:            $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0)"
-echo "a batch of README.md:     $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0 --data "$ROOT/README.md" --batch-index 0)"
-echo "same, evaluated in f64:   $("$BIN/tandem-eval" "$ROOT/examples/tiny-gpt.mlir" --seed 0 --data "$ROOT/README.md" --batch-index 0 --f64)"
-echo "tiny MLP (ln 10 = 2.303): $("$BIN/tandem-eval" "$ROOT/examples/tiny-mlp.mlir" --seed 0)"
-
-echo
-echo "== Training the tiny GPT in the reference evaluator (300 AdamW steps on data/corpus.txt)"
-"$BIN/tandem-opt" "$ROOT/examples/tiny-gpt.mlir" --nn-autodiff \
-  --nn-optimizer="optimizer=adamw lr=0.003" -o "$OUT/tiny-gpt.train.mlir"
-echo "training step: $OUT/tiny-gpt.train.mlir ($(grep -c 'nn.grad<B' "$OUT/tiny-gpt.train.mlir") B ops, $(grep -c 'nn.grad<W' "$OUT/tiny-gpt.train.mlir") W ops, $(grep -c 'nn.optimizer' "$OUT/tiny-gpt.train.mlir") optimizer ops)"
-"$BIN/tandem-eval" "$OUT/tiny-gpt.train.mlir" --train --steps 300 --eval-every 50 \
-  --eval-batches 8 --data "$ROOT/data/corpus.txt" \
-  --save-params "$OUT/tiny-gpt.trained.safetensors" |
-  awk '/^step/ && ($2 + 0) % 25 != 0 && ($2 + 0) != 299 {next} {print}'
-echo "trained parameters and optimizer state: $OUT/tiny-gpt.trained.safetensors"
-
-echo
-echo "== The tiny GPT as a pipeline: 4 stages, 1F1B, 8 microbatches (tandemc)"
-rm -rf "$OUT/tiny-gpt.pipeline"
-"$BIN/tandemc" "$ROOT/examples/tiny-gpt.mlir" -o "$OUT/tiny-gpt.pipeline" \
-  --stages 4 --microbatches 8 --schedule 1f1b \
-  --optimizer "optimizer=adamw lr=0.003" --timing 2>&1 | grep -E '^ +[0-9.]+ +\( *[0-9.]+%\) +[a-z]+$' | sed 's/^/  /'
-echo "per-rank programs: $(ls "$OUT/tiny-gpt.pipeline" | tr '\n' ' ')"
-for rank in 0 1 2 3; do
-  f="$OUT/tiny-gpt.pipeline/rank$rank.mlir"
-  echo "  rank $rank: $(grep -c 'mpmd.run' "$f") runs, $(grep -c 'mpmd.send' "$f") sends, $(grep -c 'mpmd.recv' "$f") receives"
-done
-echo "-- simulated on an H100 (cost model, docs/cost-model.md), and its memory per rank"
-"$BIN/tandem-opt" "$OUT/tiny-gpt.pipeline/pipeline.mlir" --mpmd-simulate="device=h100 svg=$OUT/tiny-gpt-1f1b-4x8.svg" --mpmd-memory -o /dev/null 2>&1 |
-  grep -E 'remark: (simulated|rank [0-9]:)' | sed 's/^.*remark: /  /' | sort -u
-echo "timeline: $OUT/tiny-gpt-1f1b-4x8.svg"
-echo "-- training it for 20 steps, every rank on its own thread (tandem-eval --program)"
-"$BIN/tandem-eval" "$OUT/tiny-gpt.pipeline/pipeline.mlir" --train --program pipeline \
-  --steps 20 --eval-every 10 --eval-batches 4 --data "$ROOT/data/corpus.txt" \
-  --save-params "$OUT/tiny-gpt.pipeline.safetensors" |
-  awk '/^step/ && ($2 + 0) % 5 != 0 && ($2 + 0) != 19 {next} {print}'
-echo "The one-stage program with the same 8 microbatches gives the same losses bit for bit (test/Pipeline)."
-
-echo
-echo "Demo done. Models and pass outputs are in $OUT."
+echo "== Where things are"
+echo "   trace (chrome://tracing or ui.perfetto.dev): $OUT/trace.json"
+echo "   simulated timeline (SVG):                    $OUT/timeline.svg"
+echo "   checkpoints (tandem-run --resume):           $OUT/checkpoints"
+echo "   trained parameters and optimizer state:      $OUT/small.trained.safetensors"
+echo "   compile log (tandemc --timing --memory):     $OUT/compile.log"
