@@ -73,7 +73,7 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
       return op->emitError("'")
              << op->getName() << "' on " << element
              << " is not supported by the CPU emitter yet (supported element "
-                "types: f32, f64, i32, i64)";
+                "types: f32, f64, bf16, f16, i32, i64)";
   }
   for (Value result : op->getResults())
     if (isa<IntegerType>(tensorType(result).getElementType()) &&
@@ -233,6 +233,27 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
        << ");\n";
     return;
   }
+  // bf16 and f16: BLAS multiplies float copies of the operands (exact) into
+  // a float product, rounded once to the result type per element.
+  bool lowPrecision = type == "tk_bf16" || type == "tk_f16";
+  std::string lhsData = ptr(op.getLhs()), rhsData = ptr(op.getRhs());
+  std::string product = out;
+  if (lowPrecision) {
+    f32 = true;
+    auto widen = [&](Value value) {
+      std::string name = newName();
+      os << "  float *" << name << " = (float *)"
+         << allocate(numElements(value) * 4) << ";\n";
+      os << "  for (int64_t i = 0; i < " << numElements(value) << "; ++i)\n"
+         << "    " << name << "[i] = (float)(double)" << ptr(value) << "[i];\n";
+      return name;
+    };
+    lhsData = widen(op.getLhs());
+    rhsData = widen(op.getRhs());
+    product = newName();
+    os << "  float *" << product << " = (float *)"
+       << allocate(numElements(op.getResult()) * 4) << ";\n";
+  }
   // A rhs shared by every batch of an untransposed lhs: the batches are
   // rows of one tall matrix, one call.
   if (sharedRhs && !transLhs) {
@@ -242,7 +263,7 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
   int64_t lda = transLhs ? m : k, ldb = transRhs ? k : n;
   std::string call = f32 ? "cblas_sgemm" : "cblas_dgemm";
   std::string one = f32 ? "1.0f" : "1.0", zero = f32 ? "0.0f" : "0.0";
-  std::string lhsAt = ptr(op.getLhs()), rhsAt = ptr(op.getRhs()), outAt = out;
+  std::string lhsAt = lhsData, rhsAt = rhsData, outAt = product;
   std::string indent = "  ";
   if (batches > 1) {
     os << "  for (int64_t b = 0; b < " << batches << "; ++b)\n";
@@ -257,6 +278,10 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
      << ", " << k << ", " << one << ", " << lhsAt << ", " << lda << ", "
      << rhsAt << ", " << ldb << ", " << zero << ", " << outAt << ", " << n
      << ");\n";
+  if (lowPrecision)
+    os << "  for (int64_t i = 0; i < " << numElements(op.getResult())
+       << "; ++i)\n    " << out << "[i] = (" << type << ")(double)" << product
+       << "[i];\n";
 }
 
 void FunctionEmitter::emitSoftmax(llvm::raw_ostream &os, Operation *op,
@@ -619,6 +644,78 @@ extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
 
 namespace {
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+// Round-to-nearest-even of a double into a binary format with `precision`
+// significant bits, smallest normal 2^minExponent and overflow to infinity:
+// the evaluator's roundBinary (lib/Eval/Rounding.cpp), so bf16/f16 results
+// are its values bit for bit.
+inline double tk_round_binary(double v, int precision, int minExponent,
+                              double largest) {
+  if (std::isnan(v) || std::isinf(v) || v == 0.0)
+    return v;
+  int e;
+  std::frexp(v, &e);
+  int ulp = (e - 1 > minExponent ? e - 1 : minExponent) - (precision - 1);
+  double r = std::ldexp(std::nearbyint(std::ldexp(v, -ulp)), ulp);
+  return std::fabs(r) > largest ? std::copysign(HUGE_VAL, v) : r;
+}
+// bf16 and f16 storage: the bits in a uint16_t. Values read as double
+// exactly; constructing from double rounds once. Arithmetic runs in double
+// and rounds once, as every evaluator op.
+struct tk_bf16 {
+  uint16_t bits;
+  tk_bf16() = default;
+  explicit tk_bf16(double v) {
+    // Exact: a bf16 value is a float with a shorter significand.
+    float f = (float)tk_round_binary(v, 8, -126, 0x1.fep127);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    bits = (uint16_t)(u >> 16);
+  }
+  operator double() const {
+    uint32_t u = (uint32_t)bits << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+struct tk_f16 {
+  uint16_t bits;
+  tk_f16() = default;
+  explicit tk_f16(double v) {
+    double r = tk_round_binary(v, 11, -14, 65504.0), a = std::fabs(r);
+    uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+    if (std::isnan(r)) {
+      bits = sign | 0x7e00;
+    } else if (std::isinf(r)) {
+      bits = sign | 0x7c00;
+    } else if (a < 0x1p-14) { // Subnormal (or zero): a multiple of 2^-24.
+      bits = sign | (uint16_t)(a * 0x1p24);
+    } else {
+      int e;
+      double m = std::frexp(a, &e); // a = m 2^e, m in [0.5, 1)
+      bits = sign | (uint16_t)((e + 14) << 10) |
+             (uint16_t)((m * 2.0 - 1.0) * 1024.0);
+    }
+  }
+  operator double() const {
+    double s = (bits & 0x8000) ? -1.0 : 1.0;
+    int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+    if (e == 0x1f)
+      return m ? (double)NAN : s * HUGE_VAL;
+    if (e == 0)
+      return s * std::ldexp((double)m, -24);
+    return s * std::ldexp(1024.0 + m, e - 25);
+  }
+};
+#define TK_ARITHMETIC(T)                                                       \
+  inline T operator+(T a, T b) { return T((double)a + (double)b); }            \
+  inline T operator-(T a, T b) { return T((double)a - (double)b); }            \
+  inline T operator*(T a, T b) { return T((double)a * (double)b); }            \
+  inline T operator/(T a, T b) { return T((double)a / (double)b); }            \
+  inline T operator-(T a) { return T(-(double)a); }
+TK_ARITHMETIC(tk_bf16)
+TK_ARITHMETIC(tk_f16)
+#undef TK_ARITHMETIC
 // The evaluator's definitions (lib/Eval/ElementwiseKernels.cpp), in double.
 inline double tk_rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline double tk_relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }

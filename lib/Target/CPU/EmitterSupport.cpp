@@ -28,6 +28,12 @@ std::optional<StringRef> cType(Type type) {
     return StringRef("float");
   if (type.isF64())
     return StringRef("double");
+  // 16-bit floats: the bits in a uint16_t inside a wrapper (the prelude)
+  // that converts exactly to double and rounds once from double.
+  if (type.isBF16())
+    return StringRef("tk_bf16");
+  if (type.isF16())
+    return StringRef("tk_f16");
   if (type.isInteger(32))
     return StringRef("int32_t");
   if (type.isInteger(64))

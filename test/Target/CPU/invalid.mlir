@@ -1,18 +1,18 @@
 // RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null -split-input-file -verify-diagnostics
 
 // Types the emitter does not handle yet are errors at the op, never code.
-func.func @bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
-  // expected-error @below {{'nn.exp' on 'bf16' is not supported by the CPU emitter yet (supported element types: f32, f64, i32, i64)}}
-  %y = nn.exp %x : tensor<4xbf16>
-  return %y : tensor<4xbf16>
+func.func @f8(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @below {{'nn.exp' on 'f8E4M3FN' is not supported by the CPU emitter yet (supported element types: f32, f64, bf16, f16, i32, i64)}}
+  %y = nn.exp %x : tensor<4xf8E4M3FN>
+  return %y : tensor<4xf8E4M3FN>
 }
 
 // -----
 
-func.func @f16_cast(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{'nn.cast' on 'f16' is not supported by the CPU emitter yet}}
-  %h = nn.cast %x : tensor<4xf32> to tensor<4xf16>
-  %y = nn.cast %h : tensor<4xf16> to tensor<4xf32>
+func.func @f8_cast(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'nn.cast' on 'f8E5M2' is not supported by the CPU emitter yet}}
+  %h = nn.cast %x {saturate = false} : tensor<4xf32> to tensor<4xf8E5M2>
+  %y = nn.cast %h : tensor<4xf8E5M2> to tensor<4xf32>
   return %y : tensor<4xf32>
 }
 

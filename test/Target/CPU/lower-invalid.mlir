@@ -94,13 +94,13 @@ mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 2 {
 // -----
 
 // Types the emitter does not handle are its errors, at the op.
-nn.parameter @w : tensor<4xbf16> = zeros
+nn.parameter @w : tensor<4xf8E4M3FN> = zeros
 mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
   mpmd.fragment @f stage 0 chunk 0 kind fwd
-      (%w: tensor<4xbf16> {mpmd.param = @w}) -> tensor<4xbf16> {
-    // expected-error @below {{'nn.exp' on 'bf16' is not supported by the CPU emitter yet}}
-    %y = nn.exp %w : tensor<4xbf16>
-    mpmd.yield %y : tensor<4xbf16>
+      (%w: tensor<4xf8E4M3FN> {mpmd.param = @w}) -> tensor<4xf8E4M3FN> {
+    // expected-error @below {{'nn.exp' on 'f8E4M3FN' is not supported by the CPU emitter yet}}
+    %y = nn.exp %w : tensor<4xf8E4M3FN>
+    mpmd.yield %y : tensor<4xf8E4M3FN>
   }
   mpmd.rank 0 {
     mpmd.run @f microbatch 0

@@ -11,6 +11,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -41,6 +42,27 @@ using ScratchBytes = uint64_t (*)();
 
 size_t elementBytes(mlir::Type type) {
   return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+const llvm::fltSemantics &halfSemantics(mlir::Type type) {
+  return type.isBF16() ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf();
+}
+
+/// The bf16/f16 bit pattern of `x` (already a value of the type).
+uint16_t halfBits(double x, mlir::Type type) {
+  llvm::APFloat value(x);
+  bool losesInfo = false;
+  value.convert(halfSemantics(type), llvm::APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
+}
+
+double halfValue(uint16_t bits, mlir::Type type) {
+  llvm::APFloat value(halfSemantics(type), llvm::APInt(16, bits));
+  bool losesInfo = false;
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToDouble();
 }
 
 } // namespace
@@ -152,6 +174,9 @@ tandem::cpu::testing::runCompiled(const Compiled &compiled,
       } else if (type.isInteger(64)) {
         int64_t v = static_cast<int64_t>(x);
         std::memcpy(&bytes[i * 8], &v, 8);
+      } else if (type.isBF16() || type.isF16()) {
+        uint16_t v = halfBits(x, type);
+        std::memcpy(&bytes[i * 2], &v, 2);
       } else {
         return llvm::createStringError("unsupported input type");
       }
@@ -191,6 +216,10 @@ tandem::cpu::testing::runCompiled(const Compiled &compiled,
         int32_t v;
         std::memcpy(&v, &bytes[i * 4], 4);
         result.data[i] = v;
+      } else if (type.isBF16() || type.isF16()) {
+        uint16_t v;
+        std::memcpy(&v, &bytes[i * 2], 2);
+        result.data[i] = halfValue(v, type);
       } else {
         int64_t v;
         std::memcpy(&v, &bytes[i * 8], 8);

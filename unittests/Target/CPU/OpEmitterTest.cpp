@@ -408,6 +408,80 @@ TEST_F(OpEmitter, EveryOpForwardAndBackwardMatchesTheEvaluator) {
   }
 }
 
+/// The same cases with every f32 tensor in bf16, then in f16 (storage as
+/// 16-bit patterns). Every op computes in double and rounds once, as the
+/// evaluator, so everything but matmul matches it bit for bit. Matmuls
+/// multiply float copies with BLAS and round the float product once more:
+/// elements may differ by one unit in the last place of the type.
+TEST(OpEmitterLowPrecision, EveryOpInBf16AndF16MatchesTheEvaluator) {
+  for (auto [type, precision] :
+       {std::pair<std::string, int>{"bf16", 8}, {"f16", 11}}) {
+    SCOPED_TRACE(type);
+    auto context = makeContext();
+    std::vector<OpCase> cases = opCases();
+    std::string text = caseModule(cases);
+    for (size_t pos = 0; (pos = text.find("f32>", pos)) != std::string::npos;)
+      text.replace(pos, 3, type);
+    auto module = parseModule(*context, text);
+    ASSERT_TRUE(static_cast<bool>(module))
+        << llvm::toString(module.takeError());
+    for (const OpCase &c : cases) {
+      if (!c.grad)
+        continue;
+      llvm::Error error =
+          runPipeline(**module, "nn-autodiff{function=" + c.name + "_loss}");
+      ASSERT_FALSE(static_cast<bool>(error))
+          << c.name << ": " << llvm::toString(std::move(error));
+    }
+    std::vector<mlir::Operation *> functions;
+    for (auto fn : (**module).getOps<mlir::func::FuncOp>())
+      if (!fn.getName().ends_with("_loss"))
+        functions.push_back(fn);
+    auto compiled = emitAndCompile(functions);
+    ASSERT_TRUE(static_cast<bool>(compiled))
+        << llvm::toString(compiled.takeError());
+
+    // Two units in the last place, relative: a bound only a wrong product
+    // (not a second rounding) exceeds.
+    const double matmulBound = std::ldexp(2.0, 1 - precision);
+    std::mt19937 rng(2025);
+    double worstMatmul = 0.0;
+    for (const OpCase &c : cases) {
+      tandem::eval::ParameterMap parameters;
+      for (auto fn : (**module).getOps<mlir::func::FuncOp>())
+        fn.walk([&](tandem::nn::ParamOp param) {
+          std::string name = param.getName().str();
+          if (!parameters.count(name))
+            parameters[name] = randomTensor(
+                llvm::cast<mlir::RankedTensorType>(param.getType()), rng,
+                c.range);
+        });
+      bool matmul = llvm::StringRef(c.name).starts_with("matmul");
+      std::vector<std::string> names = {c.name};
+      if (c.grad)
+        names.push_back(c.name + "_loss_grad");
+      for (const std::string &name : names) {
+        SCOPED_TRACE(name);
+        auto errors = compareWithEvaluator(**module, *compiled, name,
+                                           parameters, rng, c.range);
+        ASSERT_TRUE(static_cast<bool>(errors))
+            << llvm::toString(errors.takeError());
+        for (double error : *errors) {
+          if (matmul) {
+            EXPECT_LE(error, matmulBound);
+            worstMatmul = std::max(worstMatmul, error);
+          } else {
+            EXPECT_EQ(error, 0.0) << "not bitwise the evaluator's";
+          }
+        }
+      }
+    }
+    std::cout << "[ emitter ] " << type << ": " << cases.size()
+              << " op cases, all but matmul bitwise; matmul max relative error "
+              << worstMatmul << " (bound " << matmulBound << ")\n";
+  }
+}
+
 /// The cases exercise every op the emitter claims, forward or through the
 /// backward ops nn-autodiff produced (so a new op in supportedOps() without
 /// a case fails here).
