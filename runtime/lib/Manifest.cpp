@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 
 using namespace tandem::runtime;
 using json = nlohmann::json;
@@ -168,6 +171,243 @@ private:
 
 std::string at(const char *list, size_t index) {
   return std::string(list) + "[" + std::to_string(index) + "]";
+}
+
+std::string slotText(const SlotRef &slot) {
+  std::string text = slot.fragment + "[" + std::to_string(slot.result) + "]";
+  if (slot.microbatch >= 0)
+    text += " microbatch " + std::to_string(slot.microbatch);
+  return text;
+}
+
+std::string bufferText(const PlanBufferInfo &buffer) {
+  switch (buffer.kind) {
+  case PlanBufferKind::Slot:
+    return "slot " + slotText(buffer.slot);
+  case PlanBufferKind::Accumulator:
+    return "accumulator of argument " + std::to_string(buffer.argument) +
+           " of actions[" + std::to_string(buffer.action) + "]";
+  case PlanBufferKind::Scratch:
+    return "scratch of actions[" + std::to_string(buffer.action) + "]";
+  }
+  return "?";
+}
+
+/// Reads the "memory" object and checks it against the action list: a
+/// corrupt plan must be an error here, never memory corruption in a step.
+/// The liveness walk is this reader's own (the compiler's planner is not
+/// linked into the runtime), so the two implementations check each other.
+void parseMemory(const json &root, const Reader &r, Manifest &m) {
+  const json &memory = r.field(root, "", "memory");
+  MemoryPlanInfo &plan = m.memory;
+  int64_t alignment = r.integer(memory, "memory", "alignment");
+  if (alignment < 64 || (alignment & (alignment - 1)) != 0)
+    r.fail("memory", "alignment " + std::to_string(alignment) +
+                         " is not a power of two of at least 64 (the ABI "
+                         "needs 64-byte aligned buffers)");
+  plan.alignment = static_cast<uint64_t>(alignment);
+  int64_t arena = r.integer(memory, "memory", "arena_bytes");
+  int64_t naive = r.integer(memory, "memory", "naive_bytes");
+  if (arena < 0 || naive < 0)
+    r.fail("memory", "negative arena_bytes or naive_bytes");
+  plan.arenaBytes = static_cast<uint64_t>(arena);
+  plan.naiveBytes = static_cast<uint64_t>(naive);
+
+  const int64_t end = static_cast<int64_t>(m.actions.size());
+  std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slots;
+  std::map<std::pair<int64_t, int64_t>, size_t> accumulators;
+  std::map<int64_t, size_t> scratches;
+  const json &buffers = r.array(memory, "memory", "buffers");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    std::string where = "memory: " + at("buffers", i);
+    const json &b = buffers[i];
+    PlanBufferInfo info;
+    std::string kind = r.string(b, where, "kind");
+    bool inserted = true;
+    if (kind == "slot") {
+      info.kind = PlanBufferKind::Slot;
+      info.slot.fragment = r.string(b, where, "fragment");
+      info.slot.result = r.integer(b, where, "result");
+      if (b.contains("microbatch"))
+        info.slot.microbatch = r.integer(b, where, "microbatch");
+      inserted = slots
+                     .insert({{info.slot.fragment, info.slot.result,
+                               info.slot.microbatch},
+                              i})
+                     .second;
+    } else if (kind == "accumulator" || kind == "scratch") {
+      info.kind = kind == "scratch" ? PlanBufferKind::Scratch
+                                    : PlanBufferKind::Accumulator;
+      info.action = r.integer(b, where, "action");
+      if (info.action < 0 || info.action >= end ||
+          m.actions[info.action].op != ActionKind::Run)
+        r.fail(where, "field 'action' names no run");
+      if (kind == "scratch") {
+        inserted = scratches.insert({info.action, i}).second;
+      } else {
+        info.argument = r.integer(b, where, "argument");
+        inserted =
+            accumulators.insert({{info.action, info.argument}, i}).second;
+      }
+    } else {
+      r.fail(where, "unknown buffer kind '" + kind + "'");
+    }
+    if (!inserted)
+      r.fail(where, "a second buffer for the " + bufferText(info));
+    int64_t offset = r.integer(b, where, "offset");
+    int64_t bytes = r.integer(b, where, "bytes");
+    info.first = r.integer(b, where, "first");
+    info.last = r.integer(b, where, "last");
+    if (offset < 0 || bytes < 0)
+      r.fail(where, "negative offset or bytes");
+    info.offset = static_cast<uint64_t>(offset);
+    info.bytes = static_cast<uint64_t>(bytes);
+    if (info.offset % plan.alignment != 0)
+      r.fail(where, "offset " + std::to_string(offset) + " is not " +
+                        std::to_string(alignment) + "-byte aligned");
+    if (info.bytes > plan.arenaBytes ||
+        info.offset > plan.arenaBytes - info.bytes)
+      r.fail(where, "bytes [" + std::to_string(offset) + ", " +
+                        std::to_string(info.offset + info.bytes) +
+                        ") do not fit the arena of " + std::to_string(arena) +
+                        " bytes");
+    if (info.first < 0 || info.first > info.last || info.last > end)
+      r.fail(where, "live interval [" + std::to_string(info.first) + ", " +
+                        std::to_string(info.last) +
+                        "] is not inside the action list [0, " +
+                        std::to_string(end) + "]");
+    plan.buffers.push_back(std::move(info));
+  }
+
+  // Every buffer the list touches is planned with the right size and is
+  // live whenever it is touched. Sends read until, and receives write from,
+  // the ends of their group (consecutive sends and receives posted
+  // together); update/output results are read at the end of the step.
+  std::vector<char> touched(plan.buffers.size(), 0);
+  auto touch = [&](size_t index, uint64_t bytes, bool atLeast, int64_t from,
+                   int64_t to, size_t action) {
+    PlanBufferInfo &buffer = plan.buffers[index];
+    std::string where = "memory: " + at("buffers", index);
+    if (atLeast ? buffer.bytes < bytes : buffer.bytes != bytes)
+      r.fail(where, "the " + bufferText(buffer) + " has " +
+                        std::to_string(buffer.bytes) + " bytes, " +
+                        at("actions", action) + " needs " +
+                        std::to_string(bytes));
+    if (from < buffer.first || to > buffer.last)
+      r.fail(where, "the " + bufferText(buffer) + " is live over actions [" +
+                        std::to_string(buffer.first) + ", " +
+                        std::to_string(buffer.last) + "], but " +
+                        at("actions", action) + " uses it over [" +
+                        std::to_string(from) + ", " + std::to_string(to) + "]");
+    touched[index] = 1;
+  };
+  auto missing = [&](const std::string &what, size_t action) {
+    r.fail("memory",
+           "no buffer for the " + what + " (" + at("actions", action) + ")");
+  };
+  auto slotIndex = [&](const SlotRef &slot) -> int64_t {
+    auto it = slots.find({slot.fragment, slot.result, slot.microbatch});
+    return it == slots.end() ? -1 : static_cast<int64_t>(it->second);
+  };
+  for (int64_t i = 0; i < end;) {
+    const ActionInfo &action = m.actions[i];
+    if (action.op == ActionKind::Run) {
+      const FragmentInfo &f = m.fragments[m.findFragment(action.fragment)];
+      for (size_t a = 0; a < f.arguments.size(); ++a) {
+        const ArgumentInfo &arg = f.arguments[a];
+        if (arg.kind != BindingKind::Slot)
+          continue;
+        std::vector<int64_t> microbatches;
+        if (arg.rule == SlotRule::SameMicrobatch)
+          microbatches.push_back(action.microbatch);
+        else if (arg.rule == SlotRule::StepValue)
+          microbatches.push_back(-1);
+        else
+          for (int64_t k = 0; k < m.grid.microbatches; ++k)
+            microbatches.push_back(k);
+        // A slot nobody defines is reported by the step ("not held").
+        for (int64_t k : microbatches) {
+          SlotRef slot = arg.slot;
+          slot.microbatch = k;
+          int64_t index = slotIndex(slot);
+          if (index >= 0)
+            touch(index, arg.bytes, false, i, i, i);
+        }
+        if (arg.rule == SlotRule::SumMicrobatches) {
+          auto it = accumulators.find({i, static_cast<int64_t>(a)});
+          if (it == accumulators.end())
+            missing("sum of argument " + std::to_string(a) + " of " + f.name,
+                    i);
+          touch(it->second, arg.bytes, false, i, i, i);
+        }
+      }
+      if (f.scratchBytes) {
+        auto it = scratches.find(i);
+        if (it == scratches.end())
+          missing("scratch of " + f.name, i);
+        touch(it->second, f.scratchBytes, true, i, i, i);
+      } else if (scratches.count(i)) {
+        touched[scratches[i]] = 1; // More scratch than needed is harmless.
+      }
+      for (size_t k = 0; k < f.results.size(); ++k) {
+        SlotRef slot{f.name, static_cast<int64_t>(k), action.microbatch};
+        int64_t index = slotIndex(slot);
+        if (index < 0)
+          missing("result slot " + slotText(slot), i);
+        const ResultInfo &res = f.results[k];
+        touch(index, res.bytes, false, i, res.update || res.output ? end : i,
+              i);
+      }
+      ++i;
+      continue;
+    }
+    int64_t last = i;
+    while (last + 1 < end && m.actions[last + 1].op != ActionKind::Run)
+      ++last;
+    for (int64_t k = i; k <= last; ++k) {
+      const ActionInfo &a = m.actions[k];
+      int64_t index = slotIndex(a.slot);
+      if (a.op == ActionKind::Recv) {
+        if (index < 0)
+          missing("received slot " + slotText(a.slot), k);
+        touch(index, a.bytes, false, i, last, k);
+      } else if (index >= 0) {
+        touch(index, a.bytes, false, k, last, k);
+      }
+    }
+    i = last + 1;
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (!touched[i])
+      r.fail("memory: " + at("buffers", i),
+             "the " + bufferText(plan.buffers[i]) + " is used by no action");
+
+  // Buffers live together never share a byte: a sweep in offset order, where
+  // only buffers starting inside another's bytes can collide with it.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].bytes)
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return plan.buffers[a].offset < plan.buffers[b].offset;
+  });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PlanBufferInfo &a = plan.buffers[order[i]];
+    for (size_t j = i + 1;
+         j < order.size() && plan.buffers[order[j]].offset < a.offset + a.bytes;
+         ++j) {
+      const PlanBufferInfo &b = plan.buffers[order[j]];
+      if (a.first <= b.last && b.first <= a.last) {
+        size_t lo = std::min(order[i], order[j]);
+        size_t hi = std::max(order[i], order[j]);
+        r.fail("memory", at("buffers", lo) + " (" +
+                             bufferText(plan.buffers[lo]) + ") and " +
+                             at("buffers", hi) + " (" +
+                             bufferText(plan.buffers[hi]) +
+                             ") are live together but share bytes");
+      }
+    }
+  }
 }
 
 Manifest parse(const json &root, const Reader &r) {
@@ -392,6 +632,7 @@ Manifest parse(const json &root, const Reader &r) {
         (a.peer < 0 || a.peer >= m.grid.stages * m.grid.replicas))
       r.fail(at("actions", i), "peer outside the grid");
   }
+  parseMemory(root, r, m);
   return m;
 }
 

@@ -28,8 +28,21 @@ RankProgram::~RankProgram() {
     dlclose(handle);
 }
 
+RankProgramOptions RankProgramOptions::fromEnvironment() {
+  RankProgramOptions options;
+  const char *value = std::getenv("TANDEM_SEPARATE_BUFFERS");
+  options.separateBuffers = value && std::string(value) == "1";
+  return options;
+}
+
 std::unique_ptr<RankProgram> RankProgram::load(const std::string &path,
                                                std::string &error) {
+  return load(path, RankProgramOptions::fromEnvironment(), error);
+}
+
+std::unique_ptr<RankProgram>
+RankProgram::load(const std::string &path, const RankProgramOptions &options,
+                  std::string &error) {
   std::optional<Manifest> manifest = readManifest(path, error);
   if (!manifest)
     return nullptr;
@@ -73,11 +86,70 @@ std::unique_ptr<RankProgram> RankProgram::load(const std::string &path,
       return nullptr;
     }
     program->functions.push_back(reinterpret_cast<Fn>(fn));
-    uint64_t bytes = reinterpret_cast<ScratchFn>(scratch)();
-    if (bytes > program->scratchBytes)
-      program->scratchBytes = bytes;
+    program->scratchBytes.push_back(reinterpret_cast<ScratchFn>(scratch)());
   }
+  if (!program->bindBuffers(options, error))
+    return nullptr;
   return program;
+}
+
+bool RankProgram::bindBuffers(const RankProgramOptions &options,
+                              std::string &error) {
+  const Manifest &m = info;
+  const MemoryPlanInfo &plan = m.memory;
+  // The library's own scratch needs against the plan (the manifest reader
+  // checked the plan against the manifest's scratch_bytes only).
+  for (size_t i = 0; i < m.actions.size(); ++i) {
+    if (m.actions[i].op != ActionKind::Run)
+      continue;
+    int64_t f = m.findFragment(m.actions[i].fragment);
+    uint64_t planned = 0;
+    for (const PlanBufferInfo &b : plan.buffers)
+      if (b.kind == PlanBufferKind::Scratch &&
+          b.action == static_cast<int64_t>(i))
+        planned = b.bytes;
+    if (scratchBytes[f] > planned) {
+      error = m.path + ": memory: actions[" + std::to_string(i) + "] runs '" +
+              m.fragments[f].name + "', whose library function needs " +
+              std::to_string(scratchBytes[f]) +
+              " scratch bytes, but the plan gives it " +
+              std::to_string(planned);
+      return false;
+    }
+  }
+
+  separateBuffers = options.separateBuffers;
+  bufferData.assign(plan.buffers.size(), nullptr);
+  if (separateBuffers) {
+    for (const PlanBufferInfo &b : plan.buffers) {
+      separate.emplace_back(b.bytes);
+      allocatedBytes += b.bytes;
+    }
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      bufferData[i] = static_cast<uint8_t *>(separate[i].data());
+  } else {
+    arena = Buffer(plan.arenaBytes);
+    allocatedBytes = plan.arenaBytes;
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      bufferData[i] =
+          static_cast<uint8_t *>(arena.data()) + plan.buffers[i].offset;
+  }
+  scratchData.assign(m.actions.size(), noScratch.data());
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBufferInfo &b = plan.buffers[i];
+    switch (b.kind) {
+    case PlanBufferKind::Slot:
+      slotBuffers[{b.slot.fragment, b.slot.result, b.slot.microbatch}] = i;
+      break;
+    case PlanBufferKind::Accumulator:
+      accumulatorBuffers[{b.action, b.argument}] = i;
+      break;
+    case PlanBufferKind::Scratch:
+      scratchData[b.action] = bufferData[i];
+      break;
+    }
+  }
+  return true;
 }
 
 bool RankProgram::initParameters(uint64_t seed, std::string &error) {
@@ -174,19 +246,25 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                   std::to_string(in.microbatchBytes * microbatches));
   }
 
-  std::map<SlotKey, std::shared_ptr<Buffer>> slots;
-  Buffer scratch(scratchBytes);
+  // Which planned buffers hold this step's value. The manifest reader
+  // proved that no buffer is touched outside its live interval and that
+  // buffers live together do not share bytes, so a held buffer's bytes are
+  // still its own whenever the list reads it.
+  std::vector<char> held(m.memory.buffers.size(), 0);
   auto findSlot = [&](const std::string &fragment, int64_t r,
-                      int64_t mb) -> std::shared_ptr<Buffer> {
-    auto it = slots.find(SlotKey{fragment, r, mb});
-    return it == slots.end() ? nullptr : it->second;
+                      int64_t mb) -> int64_t {
+    auto it = slotBuffers.find(SlotKey{fragment, r, mb});
+    if (it == slotBuffers.end() || !held[it->second])
+      return -1;
+    return static_cast<int64_t>(it->second);
   };
+  auto sizeOf = [&](int64_t index) { return m.memory.buffers[index].bytes; };
 
   size_t pc = 0;
   while (pc < m.actions.size()) {
     const ActionInfo &action = m.actions[pc];
     if (action.op == ActionKind::Run) {
-      ++pc;
+      const size_t at = pc++;
       int64_t fi = m.findFragment(action.fragment);
       const FragmentInfo &f = m.fragments[fi];
       int64_t mb = action.microbatch;
@@ -196,7 +274,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       if (f.perMicrobatch != (mb >= 0) || mb >= microbatches)
         return fail(where + ": microbatch does not fit the fragment");
       std::vector<const void *> args;
-      std::vector<std::shared_ptr<Buffer>> keep;
       for (size_t a = 0; a < f.arguments.size(); ++a) {
         const ArgumentInfo &arg = f.arguments[a];
         switch (arg.kind) {
@@ -217,61 +294,59 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
             if (arg.dtype != ElementType::F32 && arg.dtype != ElementType::F64)
               return fail(where + ": accumulating " +
                           elementTypeName(arg.dtype) + " is not supported");
-            auto acc = std::make_shared<Buffer>(arg.bytes);
+            uint8_t *acc = bufferData[accumulatorBuffers.at(
+                {static_cast<int64_t>(at), static_cast<int64_t>(a)})];
             for (int64_t k = 0; k < microbatches; ++k) {
-              std::shared_ptr<Buffer> s =
-                  findSlot(arg.slot.fragment, arg.slot.result, k);
-              if (!s)
+              int64_t s = findSlot(arg.slot.fragment, arg.slot.result, k);
+              if (s < 0)
                 return fail(where + ": argument " + std::to_string(a) +
                             ": slot " +
                             describe(arg.slot.fragment, arg.slot.result, k) +
                             " is not held");
-              if (s->size() != arg.bytes)
+              if (sizeOf(s) != arg.bytes)
                 return fail(where + ": slot size mismatch");
               if (k == 0)
-                std::memcpy(acc->data(), s->data(), arg.bytes);
+                std::memcpy(acc, bufferData[s], arg.bytes);
               else if (arg.dtype == ElementType::F32)
-                accumulate<float>(acc->data(), s->data(), arg.bytes);
+                accumulate<float>(acc, bufferData[s], arg.bytes);
               else
-                accumulate<double>(acc->data(), s->data(), arg.bytes);
+                accumulate<double>(acc, bufferData[s], arg.bytes);
             }
-            keep.push_back(acc);
-            args.push_back(acc->data());
+            args.push_back(acc);
             break;
           }
           int64_t slotMb = arg.rule == SlotRule::SameMicrobatch ? mb : -1;
-          std::shared_ptr<Buffer> s =
-              findSlot(arg.slot.fragment, arg.slot.result, slotMb);
-          if (!s)
+          int64_t s = findSlot(arg.slot.fragment, arg.slot.result, slotMb);
+          if (s < 0)
             return fail(where + ": argument " + std::to_string(a) + ": slot " +
                         describe(arg.slot.fragment, arg.slot.result, slotMb) +
                         " is not held");
-          if (s->size() != arg.bytes)
+          if (sizeOf(s) != arg.bytes)
             return fail(where + ": slot size mismatch");
-          args.push_back(s->data());
+          args.push_back(bufferData[s]);
           break;
         }
         }
       }
       std::vector<void *> results;
-      std::vector<std::shared_ptr<Buffer>> produced;
-      for (const ResultInfo &r : f.results) {
-        produced.push_back(std::make_shared<Buffer>(r.bytes));
-        results.push_back(produced.back()->data());
+      std::vector<size_t> produced;
+      for (size_t r = 0; r < f.results.size(); ++r) {
+        produced.push_back(
+            slotBuffers.at(SlotKey{f.name, static_cast<int64_t>(r), mb}));
+        results.push_back(bufferData[produced.back()]);
       }
-      int status = functions[fi](args.data(), results.data(), scratch.data());
+      int status = functions[fi](args.data(), results.data(), scratchData[at]);
       if (status != 0)
         return fail(where + ": the fragment returned " +
                     std::to_string(status) + " (an index out of range)");
-      for (size_t r = 0; r < produced.size(); ++r)
-        slots[SlotKey{f.name, static_cast<int64_t>(r), mb}] = produced[r];
+      for (size_t index : produced)
+        held[index] = 1;
       continue;
     }
 
     // A group: the maximal run of consecutive sends and receives.
     std::vector<TransportOp> group;
-    std::vector<std::pair<SlotKey, std::shared_ptr<Buffer>>> received;
-    std::vector<std::shared_ptr<Buffer>> sent;
+    std::vector<size_t> received;
     for (; pc < m.actions.size() && m.actions[pc].op != ActionKind::Run; ++pc) {
       const ActionInfo &a = m.actions[pc];
       TransportOp op;
@@ -285,20 +360,17 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           std::string(op.send ? "send of " : "recv of ") +
           describe(a.slot.fragment, a.slot.result, a.slot.microbatch);
       if (op.send) {
-        std::shared_ptr<Buffer> s =
-            findSlot(a.slot.fragment, a.slot.result, a.slot.microbatch);
-        if (!s)
+        int64_t s = findSlot(a.slot.fragment, a.slot.result, a.slot.microbatch);
+        if (s < 0)
           return fail(op.description + ": the slot is not held");
-        if (s->size() != a.bytes)
+        if (sizeOf(s) != a.bytes)
           return fail(op.description + ": slot size mismatch");
-        op.sendData = s->data();
-        sent.push_back(s);
+        op.sendData = bufferData[s];
       } else {
-        auto buffer = std::make_shared<Buffer>(a.bytes);
-        op.recvData = buffer->data();
-        received.push_back(
-            {SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch},
-             buffer});
+        size_t index = slotBuffers.at(
+            SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch});
+        op.recvData = bufferData[index];
+        received.push_back(index);
       }
       group.push_back(std::move(op));
     }
@@ -311,21 +383,23 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       transport.abort(error);
       return false;
     }
-    for (auto &[key, buffer] : received)
-      slots[key] = buffer;
+    for (size_t index : received)
+      held[index] = 1;
   }
 
+  // Copied out: the arena is the next step's.
   StepResult step;
   for (const FragmentInfo &f : m.fragments)
     for (size_t r = 0; r < f.results.size(); ++r) {
       const ResultInfo &res = f.results[r];
       if (!res.update && !res.output)
         continue;
-      std::shared_ptr<Buffer> value =
-          findSlot(f.name, static_cast<int64_t>(r), -1);
-      if (!value)
+      int64_t s = findSlot(f.name, static_cast<int64_t>(r), -1);
+      if (s < 0)
         return fail("result " + describe(f.name, static_cast<int64_t>(r), -1) +
                     " was not produced");
+      auto value = std::make_shared<Buffer>(sizeOf(s));
+      std::memcpy(value->data(), bufferData[s], sizeOf(s));
       if (res.update)
         step.updates[*res.update] = value;
       if (res.output)
@@ -346,9 +420,10 @@ void RankProgram::applyUpdates(const StepResult &result) {
 
 bool tandem::runtime::loadRanks(
     const std::string &directory,
-    std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error) {
+    std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,
+    const RankProgramOptions &options) {
   ranks.clear();
-  auto first = RankProgram::load(directory + "/rank0.json", error);
+  auto first = RankProgram::load(directory + "/rank0.json", options, error);
   if (!first)
     return false;
   const GridInfo grid = first->manifest().grid;
@@ -356,7 +431,7 @@ bool tandem::runtime::loadRanks(
   ranks.push_back(std::move(first));
   for (int64_t r = 1; r < count; ++r) {
     auto program = RankProgram::load(
-        directory + "/rank" + std::to_string(r) + ".json", error);
+        directory + "/rank" + std::to_string(r) + ".json", options, error);
     if (!program)
       return false;
     ranks.push_back(std::move(program));

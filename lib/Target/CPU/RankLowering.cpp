@@ -13,6 +13,7 @@
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Target/CPU/CppEmitter.h"
+#include "tandem/Target/CPU/MemoryPlan.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
@@ -214,6 +215,8 @@ public:
   RankLowering(RankUnit unit) : unit(unit), table(unit.program) {}
 
   LogicalResult analyze();
+  /// The rank's memory plan (docs/cpu-backend.md, "Memory plan").
+  LogicalResult planMemory(const tandem::cpu::EmitResult &emitted);
   void writeManifest(llvm::raw_ostream &os, StringRef library, StringRef source,
                      const tandem::cpu::EmitResult &emitted);
 
@@ -235,6 +238,7 @@ private:
   void noteInputUses(BlockArgument argument, int64_t input);
   void writeAction(llvm::json::OStream &out, Operation &action);
   void writeActionLine(llvm::json::OStream &j, Operation &action);
+  void writeMemory(llvm::json::OStream &j);
 
   RankUnit unit;
   SymbolTable table;
@@ -254,6 +258,7 @@ private:
   /// channel) and of collectives per member set.
   std::map<std::tuple<bool, int64_t, int64_t>, int64_t> p2pCount;
   std::map<std::vector<int64_t>, int64_t> collectiveCount;
+  tandem::cpu::MemoryPlan memory;
 };
 
 LogicalResult RankLowering::checkRun(mpmd::RunOp run,
@@ -455,6 +460,123 @@ void RankLowering::writeActionLine(llvm::json::OStream &j, Operation &action) {
   });
 }
 
+LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
+  namespace cpu = tandem::cpu;
+  std::map<std::string, uint64_t> scratch;
+  for (const cpu::EmittedFunction &function : emitted.functions)
+    scratch[function.name] = function.scratchBytes;
+  cpu::RankDescription rank;
+  rank.microbatches = unit.program.getMicrobatches();
+  for (mpmd::FragmentOp fragment : fragments) {
+    cpu::PlanFragment planned;
+    planned.name = fragment.getSymName().str();
+    planned.perMicrobatch = fragment.isPerMicrobatch();
+    planned.scratchBytes = scratch[planned.name];
+    for (unsigned arg = 0; arg < fragment.getNumArguments(); ++arg) {
+      cpu::PlanArgument argument;
+      argument.bytes =
+          tensorBytes(cast<RankedTensorType>(fragment.getArgumentTypes()[arg]));
+      if (mpmd::TransferOp transfer =
+              transferInto(fragment.getSymName(), arg)) {
+        auto producer = table.lookup<mpmd::FragmentOp>(transfer.getSrc());
+        argument.isSlot = true;
+        argument.fragment = transfer.getSrc().str();
+        argument.result = transfer.getResult();
+        argument.rule = !producer.isPerMicrobatch() ? cpu::SlotRule::StepValue
+                        : fragment.isPerMicrobatch()
+                            ? cpu::SlotRule::SameMicrobatch
+                            : cpu::SlotRule::SumMicrobatches;
+      }
+      planned.arguments.push_back(argument);
+    }
+    for (unsigned i = 0; i < fragment.getNumResults(); ++i)
+      planned.results.push_back(
+          {tensorBytes(cast<RankedTensorType>(fragment.getResultTypes()[i])),
+           fragment.getUpdateBinding(i) ||
+               fragment.getOutputBinding(i).has_value()});
+    rank.fragments.push_back(std::move(planned));
+  }
+  if (unit.list) {
+    for (Operation &op : unit.list.getBodyBlock()) {
+      cpu::PlanAction action;
+      auto slotOf = [&](auto transfer, cpu::PlanActionKind kind) {
+        action.kind = kind;
+        action.fragment = transfer.getFragment().str();
+        action.result = transfer.getResult();
+        action.microbatch =
+            transfer.getMicrobatch()
+                ? static_cast<int64_t>(*transfer.getMicrobatch())
+                : kStepSlot;
+        action.bytes = tensorBytes(cast<RankedTensorType>(transfer.getType()));
+      };
+      if (auto run = dyn_cast<mpmd::RunOp>(op)) {
+        action.kind = cpu::PlanActionKind::Run;
+        action.fragment = run.getFragment().str();
+        action.microbatch = run.getMicrobatch()
+                                ? static_cast<int64_t>(*run.getMicrobatch())
+                                : kStepSlot;
+      } else if (auto send = dyn_cast<mpmd::SendOp>(op)) {
+        slotOf(send, cpu::PlanActionKind::Send);
+      } else if (auto recv = dyn_cast<mpmd::RecvOp>(op)) {
+        slotOf(recv, cpu::PlanActionKind::Recv);
+      } else if (auto reduce = dyn_cast<mpmd::AllReduceOp>(op)) {
+        slotOf(reduce, cpu::PlanActionKind::Collective);
+      } else if (auto broadcast = dyn_cast<mpmd::BroadcastOp>(op)) {
+        slotOf(broadcast, cpu::PlanActionKind::Collective);
+      } else {
+        continue;
+      }
+      rank.actions.push_back(std::move(action));
+    }
+  }
+  llvm::Expected<cpu::MemoryPlan> plan = cpu::planRankMemory(rank);
+  if (!plan)
+    return unit.program.emitError()
+           << kPassName << ": rank " << unit.rank
+           << ": memory plan: " << llvm::toString(plan.takeError());
+  memory = std::move(*plan);
+  return success();
+}
+
+void RankLowering::writeMemory(llvm::json::OStream &j) {
+  namespace cpu = tandem::cpu;
+  j.attributeObject("memory", [&] {
+    j.attribute("alignment", static_cast<int64_t>(cpu::kArenaAlignment));
+    j.attribute("arena_bytes", static_cast<int64_t>(memory.arenaBytes));
+    j.attribute("naive_bytes", static_cast<int64_t>(memory.naiveBytes));
+    j.attributeArray("buffers", [&] {
+      for (const cpu::PlannedBuffer &buffer : memory.buffers) {
+        writeCompact(j, [&](llvm::json::OStream &j) {
+          j.object([&] {
+            switch (buffer.kind) {
+            case cpu::BufferKind::Slot:
+              j.attribute("kind", "slot");
+              j.attribute("fragment", buffer.fragment);
+              j.attribute("result", buffer.result);
+              if (buffer.microbatch != kStepSlot)
+                j.attribute("microbatch", buffer.microbatch);
+              break;
+            case cpu::BufferKind::Accumulator:
+              j.attribute("kind", "accumulator");
+              j.attribute("action", buffer.action);
+              j.attribute("argument", buffer.argument);
+              break;
+            case cpu::BufferKind::Scratch:
+              j.attribute("kind", "scratch");
+              j.attribute("action", buffer.action);
+              break;
+            }
+            j.attribute("offset", static_cast<int64_t>(buffer.offset));
+            j.attribute("bytes", static_cast<int64_t>(buffer.bytes));
+            j.attribute("first", buffer.first);
+            j.attribute("last", buffer.last);
+          });
+        });
+      }
+    });
+  });
+}
+
 void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
                                  StringRef source,
                                  const tandem::cpu::EmitResult &emitted) {
@@ -609,6 +731,7 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
         for (Operation &action : unit.list.getBodyBlock())
           writeAction(j, action);
     });
+    writeMemory(j);
   });
   os << "\n";
 }
@@ -646,7 +769,7 @@ tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
     if (failed(rank.analyze()))
       return failure();
     FailureOr<EmitResult> emitted = emitCpp(rank.fragmentOps());
-    if (failed(emitted))
+    if (failed(emitted) || failed(rank.planMemory(*emitted)))
       return failure();
 
     std::string stem = "rank" + std::to_string(unit.rank);

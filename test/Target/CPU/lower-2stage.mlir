@@ -12,6 +12,8 @@
 // RUN: FileCheck %s --check-prefix=SRC1 --input-file=%t/out/rank1.cpp
 // RUN: %python %S/Inputs/check_manifest.py %t/out 0 llvm-nm | FileCheck %s --check-prefix=SYMS0
 // RUN: %python %S/Inputs/check_manifest.py %t/out 1 llvm-nm | FileCheck %s --check-prefix=SYMS1
+// RUN: %python %S/Inputs/check_memory_plan.py %t/out 0 | FileCheck %s --check-prefix=PLAN0
+// RUN: %python %S/Inputs/check_memory_plan.py %t/out 1 | FileCheck %s --check-prefix=PLAN1
 //
 // The split form gives the same files; the second lowering finds both
 // libraries in the cache.
@@ -87,7 +89,35 @@
 // RANK0-NEXT:   {"op":"recv","slot":{"fragment":"s1.bwd","result":0,"microbatch":1},"peer":1,"channel":1,"sequence":1,"dtype":"f32","shape":[4,16],"bytes":256,"wire":"f32"},
 // RANK0-NEXT:   {"op":"run","fragment":"s0.bwd","microbatch":1},
 // RANK0-NEXT:   {"op":"run","fragment":"s0.opt"}
-// RANK0-NEXT: ]
+// RANK0-NEXT: ],
+
+// The memory plan: one arena, each buffer live from the action defining it
+// to its last reader (docs/cpu-backend.md, "Memory plan"). The sends at 1
+// and 3 end their slots' lives (3 is one group with the receive at 4); the
+// stashed s0.fwd[1] lives until its backward; the gradients of both
+// microbatches until s0.opt sums them (the accumulator at 8); s0.opt's
+// result, which nothing reads here, only during its run. Microbatch 1's
+// activation and microbatch 0's gradient reuse microbatch 0's activation's
+// bytes at offset 0.
+// RANK0-NEXT: "memory": {
+// RANK0-NEXT:   "alignment": 64,
+// RANK0-NEXT:   "arena_bytes": 2048,
+// RANK0-NEXT:   "naive_bytes": 4352,
+// RANK0-NEXT:   "buffers": [
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":0,"offset":0,"bytes":256,"first":0,"last":1},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":1,"microbatch":0,"offset":896,"bytes":256,"first":0,"last":5},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":1,"offset":0,"bytes":256,"first":2,"last":4},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":1,"microbatch":1,"offset":1408,"bytes":256,"first":2,"last":7},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s1.bwd","result":0,"microbatch":0,"offset":1152,"bytes":256,"first":3,"last":5},
+// RANK0-NEXT:     {"kind":"scratch","action":5,"offset":512,"bytes":384,"first":5,"last":5},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.bwd","result":0,"microbatch":0,"offset":0,"bytes":512,"first":5,"last":8},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s1.bwd","result":0,"microbatch":1,"offset":1664,"bytes":256,"first":6,"last":7},
+// RANK0-NEXT:     {"kind":"scratch","action":7,"offset":1024,"bytes":384,"first":7,"last":7},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.bwd","result":0,"microbatch":1,"offset":512,"bytes":512,"first":7,"last":8},
+// RANK0-NEXT:     {"kind":"accumulator","action":8,"argument":0,"offset":1024,"bytes":512,"first":8,"last":8},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.opt","result":0,"offset":1536,"bytes":512,"first":8,"last":8}
+// RANK0-NEXT:   ]
+// RANK0-NEXT: }
 // RANK0-NEXT: }
 
 // RANK1:      "rank": 1,
@@ -119,6 +149,9 @@
 // SRC1: extern "C" int tandem_s1_bwd(
 // SRC1: extern "C" int tandem_s1_opt(
 // SRC1-NOT: tandem_s0_
+
+// PLAN0: rank 0: arena 2048, naive 4352, stash 2
+// PLAN1: rank 1: arena {{[0-9]+}}, naive {{[0-9]+}}, stash {{[0-9]+}}
 
 // SYMS0: rank 0: 3 fragments, 1 parameters, 9 actions, symbols ok
 // SYMS1: rank 1: 3 fragments, 1 parameters, 9 actions, symbols ok

@@ -117,6 +117,30 @@ struct ActionInfo {
   uint64_t bytes = 0;
 };
 
+enum class PlanBufferKind { Slot, Accumulator, Scratch };
+
+/// One buffer of the memory plan. Slot: `slot` (microbatch -1 once per
+/// step). Accumulator: the sum for argument `argument` of the run at
+/// actions[`action`]. Scratch: the scratch of the run at actions[`action`].
+/// Live over actions [first, last]; last == actions.size() is the end of
+/// the step.
+struct PlanBufferInfo {
+  PlanBufferKind kind = PlanBufferKind::Slot;
+  SlotRef slot;
+  int64_t action = -1, argument = -1;
+  uint64_t offset = 0, bytes = 0;
+  int64_t first = 0, last = 0;
+};
+
+/// The "memory" object: one arena per rank (docs/cpu-backend.md, "Memory
+/// plan"). Checked when read: every buffer aligned and inside the arena,
+/// buffers live together never share a byte, and every buffer the action
+/// list defines or reads is planned and live whenever it is touched.
+struct MemoryPlanInfo {
+  uint64_t alignment = 64, arenaBytes = 0, naiveBytes = 0;
+  std::vector<PlanBufferInfo> buffers;
+};
+
 struct Manifest {
   /// The manifest's own path and the directory it lives in.
   std::string path, directory;
@@ -127,6 +151,7 @@ struct Manifest {
   std::vector<OutputInfo> outputs;
   std::vector<FragmentInfo> fragments;
   std::vector<ActionInfo> actions;
+  MemoryPlanInfo memory;
 
   /// Index into `fragments`, or -1.
   int64_t findFragment(const std::string &name) const;

@@ -6,7 +6,10 @@
 // result, microbatch), step inputs cut into microbatches along dim 0,
 // accumulation in increasing microbatch order rounding after every add,
 // send/recv groups through a `Transport`, and the `update` results replacing
-// parameters only once the whole step has succeeded. No MLIR dependency.
+// parameters only once the whole step has succeeded. Every slot,
+// accumulator, receive buffer and scratch lives at its offset in one arena
+// that the manifest's memory plan lays out, allocated once at load and
+// reused by every step. No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tandem::runtime {
@@ -50,6 +54,16 @@ struct StepResult {
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
 };
 
+struct RankProgramOptions {
+  /// Allocates every planned buffer on its own instead of at its offset in
+  /// the arena: the debug mode for comparing against the plan. Results are
+  /// the same either way.
+  bool separateBuffers = false;
+
+  /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1.
+  static RankProgramOptions fromEnvironment();
+};
+
 class RankProgram {
 public:
   ~RankProgram();
@@ -60,8 +74,15 @@ public:
   /// scratch symbol.
   static std::unique_ptr<RankProgram> load(const std::string &manifestPath,
                                            std::string &error);
+  static std::unique_ptr<RankProgram> load(const std::string &manifestPath,
+                                           const RankProgramOptions &options,
+                                           std::string &error);
 
   const Manifest &manifest() const { return info; }
+  /// Bytes allocated for the step's buffers: the arena, or the sum of the
+  /// separate buffers.
+  uint64_t stepBufferBytes() const { return allocatedBytes; }
+  bool usesSeparateBuffers() const { return separateBuffers; }
 
   /// Initializes every parameter from its init spec, exactly as tandem-eval
   /// does (rng::initFill keyed by the parameter name).
@@ -84,18 +105,35 @@ private:
   using Fn = int (*)(const void *const *, void *const *, void *);
   using ScratchFn = uint64_t (*)();
 
+  bool bindBuffers(const RankProgramOptions &options, std::string &error);
+
   Manifest info;
   void *handle = nullptr;
   std::vector<Fn> functions;
-  uint64_t scratchBytes = 0;
+  /// Per fragment: the scratch bytes its library function asks for.
+  std::vector<uint64_t> scratchBytes;
   std::map<std::string, Buffer> parameters;
+
+  bool separateBuffers = false;
+  uint64_t allocatedBytes = 0;
+  Buffer arena;
+  std::vector<Buffer> separate;
+  /// Per buffer of the plan: where it lives.
+  std::vector<uint8_t *> bufferData;
+  std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slotBuffers;
+  std::map<std::pair<int64_t, int64_t>, size_t> accumulatorBuffers;
+  /// Per action: the scratch pointer of a run.
+  std::vector<void *> scratchData;
+  /// The scratch of runs that need none (a valid, aligned pointer).
+  Buffer noScratch{0};
 };
 
 /// Loads rank0.json ... rank<N-1>.json from `directory` (N = stages x
 /// replicas of rank 0's grid).
-bool loadRanks(const std::string &directory,
-               std::vector<std::unique_ptr<RankProgram>> &ranks,
-               std::string &error);
+bool loadRanks(
+    const std::string &directory,
+    std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,
+    const RankProgramOptions &options = RankProgramOptions::fromEnvironment());
 
 /// Runs one step of every rank on its own thread over an
 /// InProcessTransport. On success applies every rank's updates and returns

@@ -1,0 +1,333 @@
+//===- MemoryPlanTest.cpp - the per-rank memory planner -------------------===//
+//
+// The interval allocator (alignment, reuse when lifetimes are disjoint,
+// best fit, and a randomized property: buffers live together never share a
+// byte, by a brute-force checker independent of checkAssignment) and the
+// liveness walk over synthetic action lists (GPipe keeps every
+// microbatch's activation, 1F1B at most two on the first of two stages).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Target/CPU/MemoryPlan.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <random>
+
+using namespace tandem::cpu;
+
+namespace {
+
+/// Brute force: every pair of buffers live together has disjoint bytes,
+/// every offset is aligned and every buffer inside the arena.
+void expectValid(const std::vector<BufferInterval> &buffers,
+                 const ArenaAssignment &plan) {
+  ASSERT_EQ(plan.offsets.size(), buffers.size());
+  EXPECT_EQ(plan.arenaBytes % kArenaAlignment, 0u);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    EXPECT_EQ(plan.offsets[i] % kArenaAlignment, 0u) << "buffer " << i;
+    EXPECT_LE(plan.offsets[i] + buffers[i].bytes, plan.arenaBytes)
+        << "buffer " << i;
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      bool together = buffers[i].first <= buffers[j].last &&
+                      buffers[j].first <= buffers[i].last;
+      bool shareBytes = buffers[i].bytes && buffers[j].bytes &&
+                        plan.offsets[i] < plan.offsets[j] + buffers[j].bytes &&
+                        plan.offsets[j] < plan.offsets[i] + buffers[i].bytes;
+      EXPECT_FALSE(together && shareBytes)
+          << "buffers " << i << " and " << j << " are live together at "
+          << plan.offsets[i] << " and " << plan.offsets[j];
+    }
+  }
+}
+
+TEST(MemoryPlanAllocator, DisjointLifetimesReuseBytes) {
+  std::vector<BufferInterval> buffers = {{100, 0, 1}, {100, 2, 3}};
+  ArenaAssignment plan = assignOffsets(buffers);
+  expectValid(buffers, plan);
+  EXPECT_EQ(plan.offsets[0], 0u);
+  EXPECT_EQ(plan.offsets[1], 0u);
+  EXPECT_EQ(plan.arenaBytes, 128u);
+  EXPECT_EQ(plan.naiveBytes, 256u);
+}
+
+TEST(MemoryPlanAllocator, TouchingIntervalsAreLiveTogether) {
+  // A run's last argument read and its result are at the same action.
+  std::vector<BufferInterval> buffers = {{64, 0, 2}, {64, 2, 4}};
+  ArenaAssignment plan = assignOffsets(buffers);
+  expectValid(buffers, plan);
+  EXPECT_NE(plan.offsets[0], plan.offsets[1]);
+  EXPECT_EQ(plan.arenaBytes, 128u);
+}
+
+TEST(MemoryPlanAllocator, OffsetsAreAligned) {
+  std::vector<BufferInterval> buffers = {
+      {1, 0, 5}, {65, 0, 5}, {3, 1, 2}, {129, 2, 3}, {0, 0, 5}};
+  ArenaAssignment plan = assignOffsets(buffers);
+  expectValid(buffers, plan);
+  for (uint64_t offset : plan.offsets)
+    EXPECT_EQ(offset % 64, 0u);
+  EXPECT_EQ(plan.naiveBytes, 64u + 128 + 64 + 192 + 0);
+}
+
+TEST(MemoryPlanAllocator, BestFitTakesTheSmallestGap) {
+  // At actions 1..9 only B1 [128, 192) and B2 [256, 320) are live: gaps of
+  // 128 bytes at 0 and of 64 at 192. The last buffer (64 bytes) takes the
+  // smaller one, leaving the large gap to larger buffers; first fit would
+  // take offset 0.
+  std::vector<BufferInterval> buffers = {
+      {128, 0, 0}, {64, 0, 9}, {64, 0, 0}, {64, 0, 9}, {64, 1, 9}};
+  ArenaAssignment plan = assignOffsets(buffers);
+  expectValid(buffers, plan);
+  EXPECT_EQ(plan.offsets[0], 0u);
+  EXPECT_EQ(plan.offsets[1], 128u);
+  EXPECT_EQ(plan.offsets[2], 192u);
+  EXPECT_EQ(plan.offsets[3], 256u);
+  EXPECT_EQ(plan.offsets[4], 192u);
+  EXPECT_EQ(plan.arenaBytes, 320u);
+}
+
+TEST(MemoryPlanAllocator, RandomPlansNeverShareLiveBytes) {
+  std::mt19937_64 rng(1234);
+  for (int trial = 0; trial < 300; ++trial) {
+    size_t count = 1 + rng() % 60;
+    int64_t horizon = 1 + static_cast<int64_t>(rng() % 40);
+    std::vector<BufferInterval> buffers;
+    for (size_t i = 0; i < count; ++i) {
+      int64_t a = static_cast<int64_t>(rng() % horizon);
+      int64_t b = static_cast<int64_t>(rng() % horizon);
+      // Mostly small sizes, a few zero and a few large, so that sizes tie.
+      uint64_t bytes =
+          rng() % 8 == 0 ? 0 : (rng() % 4 == 0 ? 4096 : 0) + rng() % 300;
+      buffers.push_back({bytes, std::min(a, b), std::max(a, b)});
+    }
+    ArenaAssignment plan = assignOffsets(buffers);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expectValid(buffers, plan);
+    EXPECT_EQ(checkAssignment(buffers, plan), "");
+    EXPECT_LE(plan.arenaBytes, plan.naiveBytes);
+    // No plan beats the largest set of rounded sizes live at one action.
+    uint64_t peak = 0;
+    for (int64_t t = 0; t < horizon; ++t) {
+      uint64_t live = 0;
+      for (const BufferInterval &b : buffers)
+        if (b.first <= t && t <= b.last)
+          live += (b.bytes + 63) / 64 * 64;
+      peak = std::max(peak, live);
+    }
+    EXPECT_GE(plan.arenaBytes, peak);
+    // Deterministic.
+    EXPECT_EQ(assignOffsets(buffers).offsets, plan.offsets);
+  }
+}
+
+TEST(MemoryPlanAllocator, CheckerFindsCorruptPlans) {
+  std::vector<BufferInterval> buffers = {{100, 0, 3}, {100, 2, 5}};
+  ArenaAssignment plan = assignOffsets(buffers);
+  ASSERT_EQ(checkAssignment(buffers, plan), "");
+  ArenaAssignment shared = plan;
+  shared.offsets[1] = shared.offsets[0];
+  EXPECT_EQ(checkAssignment(buffers, shared),
+            "buffers 0 and 1 are live together and share bytes");
+  ArenaAssignment unaligned = plan;
+  unaligned.offsets[1] = 8;
+  EXPECT_NE(checkAssignment(buffers, unaligned).find("is not 64-byte aligned"),
+            std::string::npos);
+  ArenaAssignment small = plan;
+  small.arenaBytes = 150;
+  EXPECT_EQ(checkAssignment(buffers, small), "buffer 1 ends past the arena");
+}
+
+//===----------------------------------------------------------------------===//
+// Liveness
+//===----------------------------------------------------------------------===//
+
+/// Stage 0 of a two-stage pipeline: fwd stashes a 4096-byte activation
+/// (result 0) and sends a 256-byte one (result 1); bwd reads the stash and
+/// the received gradient and makes a 512-byte weight gradient; opt sums the
+/// gradients over the microbatches and writes the new weight.
+RankDescription stageZero(int64_t m) {
+  RankDescription rank;
+  rank.microbatches = m;
+  PlanFragment fwd{"fwd", true, 128, {{}}, {{4096, false}, {256, false}}};
+  PlanArgument stash{true, "fwd", 0, SlotRule::SameMicrobatch, 4096};
+  PlanArgument grad{true, "s1.bwd", 0, SlotRule::SameMicrobatch, 256};
+  PlanFragment bwd{"bwd", true, 0, {stash, grad, {}}, {{512, false}}};
+  PlanArgument sum{true, "bwd", 0, SlotRule::SumMicrobatches, 512};
+  PlanFragment opt{"opt", false, 64, {{}, sum}, {{512, true}}};
+  rank.fragments = {fwd, bwd, opt};
+  return rank;
+}
+
+void forward(RankDescription &rank, int64_t k) {
+  rank.actions.push_back({PlanActionKind::Run, "fwd", 0, k, 0});
+  rank.actions.push_back({PlanActionKind::Send, "fwd", 1, k, 256});
+}
+
+void backward(RankDescription &rank, int64_t k) {
+  rank.actions.push_back({PlanActionKind::Recv, "s1.bwd", 0, k, 256});
+  rank.actions.push_back({PlanActionKind::Run, "bwd", 0, k, 0});
+}
+
+RankDescription gpipe(int64_t m) {
+  RankDescription rank = stageZero(m);
+  for (int64_t k = 0; k < m; ++k)
+    forward(rank, k);
+  for (int64_t k = 0; k < m; ++k)
+    backward(rank, k);
+  rank.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
+  return rank;
+}
+
+/// 1F1B on stage 0 of 2: two warm-up forwards, then one backward and one
+/// forward in turn.
+RankDescription oneFOneB(int64_t m) {
+  RankDescription rank = stageZero(m);
+  int64_t f = 0, b = 0;
+  for (; f < std::min<int64_t>(2, m); ++f)
+    forward(rank, f);
+  while (b < m) {
+    backward(rank, b++);
+    if (f < m)
+      forward(rank, f++);
+  }
+  rank.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
+  return rank;
+}
+
+const PlannedBuffer *findSlot(const MemoryPlan &plan, const std::string &f,
+                              int64_t result, int64_t mb) {
+  for (const PlannedBuffer &b : plan.buffers)
+    if (b.kind == BufferKind::Slot && b.fragment == f && b.result == result &&
+        b.microbatch == mb)
+      return &b;
+  return nullptr;
+}
+
+/// The largest number of stashed activations live at one action.
+int64_t maxStash(const MemoryPlan &plan, int64_t actions) {
+  int64_t most = 0;
+  for (int64_t t = 0; t < actions; ++t) {
+    int64_t live = 0;
+    for (const PlannedBuffer &b : plan.buffers)
+      if (b.kind == BufferKind::Slot && b.fragment == "fwd" && b.result == 0 &&
+          b.first <= t && t <= b.last)
+        ++live;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
+  RankDescription rank = gpipe(2);
+  // 0 fwd0, 1 send, 2 fwd1, 3 send, 4 recv, 5 bwd0, 6 recv, 7 bwd1, 8 opt
+  llvm::Expected<MemoryPlan> plan = planRankMemory(rank);
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  const PlannedBuffer *stash0 = findSlot(*plan, "fwd", 0, 0);
+  ASSERT_NE(stash0, nullptr);
+  EXPECT_EQ(stash0->first, 0);
+  EXPECT_EQ(stash0->last, 5);
+  const PlannedBuffer *sent1 = findSlot(*plan, "fwd", 1, 1);
+  ASSERT_NE(sent1, nullptr);
+  EXPECT_EQ(sent1->first, 2);
+  // The send at 3 and the receive at 4 are one group: in flight until 4.
+  EXPECT_EQ(sent1->last, 4);
+  const PlannedBuffer *received0 = findSlot(*plan, "s1.bwd", 0, 0);
+  ASSERT_NE(received0, nullptr);
+  EXPECT_EQ(received0->first, 3);
+  EXPECT_EQ(received0->last, 5);
+  const PlannedBuffer *grad1 = findSlot(*plan, "bwd", 0, 1);
+  ASSERT_NE(grad1, nullptr);
+  EXPECT_EQ(grad1->last, 8); // Summed right before opt.
+  const PlannedBuffer *update = findSlot(*plan, "opt", 0, -1);
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->first, 8);
+  EXPECT_EQ(update->last, 9); // The end of the step.
+  int accumulators = 0, scratches = 0;
+  for (const PlannedBuffer &b : plan->buffers) {
+    if (b.kind == BufferKind::Accumulator) {
+      ++accumulators;
+      EXPECT_EQ(b.action, 8);
+      EXPECT_EQ(b.argument, 1);
+      EXPECT_EQ(b.bytes, 512u);
+      EXPECT_EQ(b.first, 8);
+      EXPECT_EQ(b.last, 8);
+    }
+    if (b.kind == BufferKind::Scratch) {
+      ++scratches;
+      EXPECT_EQ(b.first, b.action);
+      EXPECT_EQ(b.last, b.action);
+    }
+  }
+  EXPECT_EQ(accumulators, 1);
+  EXPECT_EQ(scratches, 3); // fwd twice and opt; bwd needs none.
+  // The first stash is dead when the optimizer runs: its bytes are reused.
+  EXPECT_LT(plan->arenaBytes, plan->naiveBytes);
+}
+
+TEST(MemoryPlanLiveness, GroupsKeepSendAndRecvBuffersApart) {
+  // A send whose slot is read for the last time and a receive posted in the
+  // same group are in flight together: they must not share bytes, even
+  // though the receive comes after the send in the list.
+  RankDescription rank;
+  rank.fragments = {
+      {"a", false, 0, {}, {{256, false}}},
+      {"b", false, 0, {{true, "x", 0, SlotRule::StepValue, 256}}, {{4, true}}}};
+  rank.actions = {{PlanActionKind::Run, "a", 0, -1, 0},
+                  {PlanActionKind::Send, "a", 0, -1, 256},
+                  {PlanActionKind::Recv, "x", 0, -1, 256},
+                  {PlanActionKind::Run, "b", 0, -1, 0}};
+  llvm::Expected<MemoryPlan> plan = planRankMemory(rank);
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  const PlannedBuffer *sent = findSlot(*plan, "a", 0, -1);
+  const PlannedBuffer *received = findSlot(*plan, "x", 0, -1);
+  ASSERT_TRUE(sent && received);
+  EXPECT_EQ(sent->last, 2);
+  EXPECT_EQ(received->first, 1);
+  EXPECT_EQ(received->last, 3);
+  EXPECT_NE(sent->offset, received->offset);
+}
+
+TEST(MemoryPlanLiveness, OneFOneBStashesLessThanGPipe) {
+  const int64_t m = 8;
+  RankDescription g = gpipe(m), o = oneFOneB(m);
+  llvm::Expected<MemoryPlan> gp = planRankMemory(g);
+  llvm::Expected<MemoryPlan> op = planRankMemory(o);
+  ASSERT_TRUE(gp && op);
+  EXPECT_EQ(maxStash(*gp, static_cast<int64_t>(g.actions.size())), m);
+  EXPECT_EQ(maxStash(*op, static_cast<int64_t>(o.actions.size())), 2);
+  EXPECT_LT(op->arenaBytes, gp->arenaBytes);
+  // Same buffers, so the same total without reuse.
+  EXPECT_EQ(op->naiveBytes, gp->naiveBytes);
+  EXPECT_LT(gp->arenaBytes, gp->naiveBytes);
+  // The weight gradients of every microbatch wait for opt in both.
+  EXPECT_GE(op->arenaBytes, static_cast<uint64_t>(m) * 512 + 512 + 512);
+}
+
+TEST(MemoryPlanLiveness, Errors) {
+  RankDescription unknown = gpipe(1);
+  unknown.actions.push_back({PlanActionKind::Run, "nope", 0, -1, 0});
+  EXPECT_EQ(llvm::toString(planRankMemory(unknown).takeError()),
+            "action 5 runs unknown fragment 'nope'");
+
+  RankDescription early = stageZero(1);
+  early.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
+  EXPECT_EQ(llvm::toString(planRankMemory(early).takeError()),
+            "action 0 reads slot bwd[0] microbatch 0, which no earlier "
+            "action defines");
+
+  RankDescription twice = gpipe(1);
+  twice.actions.insert(twice.actions.begin() + 1,
+                       {PlanActionKind::Run, "fwd", 0, 0, 0});
+  EXPECT_EQ(llvm::toString(planRankMemory(twice).takeError()),
+            "action 1 defines slot fwd[0] microbatch 0 a second time");
+
+  RankDescription noMicrobatch = stageZero(1);
+  noMicrobatch.actions.push_back({PlanActionKind::Run, "fwd", 0, -1, 0});
+  EXPECT_EQ(llvm::toString(planRankMemory(noMicrobatch).takeError()),
+            "action 0 runs 'fwd' without a microbatch, but the fragment is "
+            "per-microbatch");
+}
+
+} // namespace
