@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <tuple>
 
@@ -121,14 +122,26 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
   separateBuffers = options.separateBuffers;
   bufferData.assign(plan.buffers.size(), nullptr);
   if (separateBuffers) {
-    for (const PlanBufferInfo &b : plan.buffers) {
-      separate.emplace_back(b.bytes);
-      allocatedBytes += b.bytes;
+    try {
+      for (const PlanBufferInfo &b : plan.buffers) {
+        separate.emplace_back(b.bytes);
+        allocatedBytes += b.bytes;
+      }
+    } catch (const std::bad_alloc &) {
+      error = m.path + ": memory: cannot allocate the step's " +
+              std::to_string(plan.buffers.size()) + " separate buffers";
+      return false;
     }
     for (size_t i = 0; i < plan.buffers.size(); ++i)
       bufferData[i] = static_cast<uint8_t *>(separate[i].data());
   } else {
-    arena = Buffer(plan.arenaBytes);
+    try {
+      arena = Buffer(plan.arenaBytes);
+    } catch (const std::bad_alloc &) {
+      error = m.path + ": memory: cannot allocate an arena of " +
+              std::to_string(plan.arenaBytes) + " bytes";
+      return false;
+    }
     allocatedBytes = plan.arenaBytes;
     for (size_t i = 0; i < plan.buffers.size(); ++i)
       bufferData[i] =

@@ -476,8 +476,13 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
       cpu::PlanArgument argument;
       argument.bytes =
           tensorBytes(cast<RankedTensorType>(fragment.getArgumentTypes()[arg]));
-      if (mpmd::TransferOp transfer =
-              transferInto(fragment.getSymName(), arg)) {
+      // As the manifest binds it: parameters and inputs live outside the
+      // arena, whatever else names the argument.
+      mpmd::TransferOp transfer =
+          fragment.getParamBinding(arg) || fragment.getInputBinding(arg)
+              ? nullptr
+              : transferInto(fragment.getSymName(), arg);
+      if (transfer) {
         auto producer = table.lookup<mpmd::FragmentOp>(transfer.getSrc());
         argument.isSlot = true;
         argument.fragment = transfer.getSrc().str();

@@ -8,6 +8,8 @@ runtime's error tests:
   short      ends a stashed slot's interval before its last reader
   drop       removes the first buffer
   missing    removes the "memory" object
+  huge       claims an arena of 2^60 bytes (valid, but not allocatable:
+             only TANDEM_SEPARATE_BUFFERS=1 runs it)
 """
 
 import json
@@ -43,6 +45,8 @@ def main():
                 break
     elif mode == "drop":
         del buffers[0]
+    elif mode == "huge":
+        plan["arena_bytes"] = 1 << 60
     elif mode == "missing":
         del manifest["memory"]
     with open(path, "w") as f:
