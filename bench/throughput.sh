@@ -4,7 +4,17 @@
 # compiled with tandemc --target cpu (1 stage, 1 microbatch, AdamW) and
 # trained on data/corpus.txt with tandem-run-inproc. Prints tokens/s and the
 # matmul FLOP rate of a step as a fraction of OpenBLAS's sgemm rate measured
-# in the same run (the step's largest GEMM shape, and 1024^3).
+# in the same run (the step's largest GEMM shape, and 1024^3), then the same
+# model and step written in JAX (bench/jax_throughput.py: python/tandem_ref,
+# jit, CPU, float32, AdamW) in the same run: its tokens/s and the ratio
+# Tandem/JAX (the goal is >= 1.0).
+#
+# Threads: with OMP_NUM_THREADS unset both sides use all cores (Tandem's
+# OpenMP/OpenBLAS default, XLA's CPU thread pool default). With
+# OMP_NUM_THREADS=1 the JAX run is made single-threaded too (XLA_FLAGS
+# --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1); XLA
+# has no flag for other counts, so other values leave JAX on all cores.
+# Needs build/venv (scripts/test.sh creates it from python/requirements.txt).
 #
 #   bench/throughput.sh [--steps N] [--configs "small gpt2-124m"] [--build DIR]
 #
@@ -24,15 +34,28 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 BIN="$BUILD/bin"
+PYTHON="$BUILD/venv/bin/python"
+if [[ ! -x "$PYTHON" ]]; then
+  echo "throughput.sh: $PYTHON is missing; the JAX comparison needs it." >&2
+  echo "  Run scripts/test.sh (it creates the venv), or:" >&2
+  echo "  python3 -m venv $BUILD/venv && $BUILD/venv/bin/pip install -r $ROOT/python/requirements.txt" >&2
+  exit 1
+fi
+JAX_XLA_FLAGS="${XLA_FLAGS:-}"
+if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then
+  JAX_XLA_FLAGS="$JAX_XLA_FLAGS --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$WORK/cache}"
 
 c++ -O2 -o "$WORK/sgemm_rate" "$ROOT/bench/sgemm_rate.cpp" -lopenblas
 square=$("$WORK/sgemm_rate" 1024 1024 1024 5)
-echo "threads: ${OMP_NUM_THREADS:-all cores ($(nproc))}; OpenBLAS sgemm 1024^3: $square GFLOP/s"
-printf '%-10s %10s %12s %10s %12s %14s %10s %10s\n' config params "step (s)" tokens/s \
-  "GEMM GF/s" "sgemm shape" "GF/s" fraction
+if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then jax_threads=1; else jax_threads="all cores ($(nproc))"; fi
+echo "threads: Tandem ${OMP_NUM_THREADS:-all cores ($(nproc))}, JAX $jax_threads;" \
+  "OpenBLAS sgemm 1024^3: $square GFLOP/s"
+printf '%-10s %10s %12s %10s %12s %14s %10s %10s %12s %10s\n' config params "step (s)" tokens/s \
+  "GEMM GF/s" "sgemm shape" "GF/s" fraction "JAX tok/s" Tandem/JAX
 
 for config in $CONFIGS; do
   "$BIN/tandemc" models gpt --config "$config" --batch 4 --seq 64 -o "$WORK/$config.mlir"
@@ -56,16 +79,26 @@ print(next(p["shape"][0] for p in m["parameters"] if p["name"].endswith("mlp.c_f
 PY
 )
   shape_rate=$("$WORK/sgemm_rate" 256 $((4 * dim)) "$dim" 5)
-  python3 - "$WORK/$config.log" "$config" "$params" "$flops" "$shape_rate" "$square" "$dim" <<'PY'
+  # The same model in JAX, after Tandem's run (one step of warm-up/compile,
+  # then STEPS - 1 timed steps, like Tandem's median over steps 1..N-1).
+  XLA_FLAGS="$JAX_XLA_FLAGS" "$PYTHON" "$ROOT/bench/jax_throughput.py" "$config" \
+    $((STEPS > 1 ? STEPS - 1 : 1)) > "$WORK/$config.jax" 2> "$WORK/$config.jax.err" || {
+    cat "$WORK/$config.jax.err" >&2; echo "throughput.sh: the JAX run failed" >&2; exit 1; }
+  python3 - "$WORK/$config.log" "$config" "$params" "$flops" "$shape_rate" "$square" "$dim" \
+    "$WORK/$config.jax" <<'PY'
 import statistics, sys
-log, config, params, flops, shape_rate, square, dim = sys.argv[1:]
+log, config, params, flops, shape_rate, square, dim, jax_out = sys.argv[1:]
+jax = open(jax_out).read().split()
+assert jax[0] == "jax" and jax[3] == params, \
+    "JAX model has %s parameters, Tandem's %s" % (jax[3], params)
+jax_tokens = float(jax[7])
 times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")]
 step = statistics.median(times[1:] if len(times) > 1 else times)
 tokens = 4 * 64
 gemm = float(flops) / step / 1e9
-print("%-10s %10s %12.3f %10.0f %12.2f %14s %10s %9.1f%%" % (
+print("%-10s %10s %12.3f %10.0f %12.2f %14s %10s %9.1f%% %12.0f %10.2f" % (
     config, params, step, tokens / step, gemm, "256x%dx%s" % (4 * int(dim), dim),
-    shape_rate, 100 * gemm / float(shape_rate)))
+    shape_rate, 100 * gemm / float(shape_rate), jax_tokens, tokens / step / jax_tokens))
 print("%-10s %10s %12s %10s %12s %14s %10s %9.1f%%" % ("", "", "", "", "", "1024^3", square, 100 * gemm / float(square)))
 PY
 done
