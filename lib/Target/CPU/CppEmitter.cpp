@@ -142,13 +142,12 @@ LogicalResult FunctionEmitter::assignStorage() {
         pointers[constant.getResult()] = name;
         continue;
       }
-      std::string name = "tk_const" + std::to_string(unit.numConstants++);
-      llvm::raw_string_ostream os(unit.constants);
-      os << "alignas(64) const " << type << " " << name << "["
-         << numElements(constant) << "] = {";
-      for (int64_t i = 0; i < numElements(constant); ++i)
-        os << (i % 4 ? " " : "\n    ") << elementLiteral(value, i, type) << ",";
-      os << "\n};\n";
+      std::string &name =
+          unit.constantNames[{value.getAsOpaquePointer(), type.str()}];
+      if (name.empty()) {
+        name = "tk_const" + std::to_string(unit.numConstants++);
+        emitDenseConstant(unit.constants, name, value, type);
+      }
       pointers[constant.getResult()] = "((" + type.str() + " *)" + name + ")";
       continue;
     }

@@ -93,6 +93,50 @@ std::string elementLiteral(DenseElementsAttr value, int64_t index,
   return "(" + type.str() + ")INT64_C(" + std::to_string(x) + ")";
 }
 
+void emitDenseConstant(std::string &out, StringRef name,
+                       DenseElementsAttr value, StringRef type) {
+  int64_t count = value.getNumElements();
+  // Run starts, found by comparing the stored bits (no formatting).
+  std::vector<int64_t> starts;
+  if (isa<FloatType>(value.getElementType())) {
+    auto values = value.getValues<llvm::APFloat>();
+    for (int64_t i = 0; i < count; ++i)
+      if (i == 0 || !values[i].bitwiseIsEqual(values[i - 1]))
+        starts.push_back(i);
+  } else {
+    auto values = value.getValues<llvm::APInt>();
+    for (int64_t i = 0; i < count; ++i)
+      if (i == 0 || values[i] != values[i - 1])
+        starts.push_back(i);
+  }
+  llvm::raw_string_ostream os(out);
+  if (static_cast<int64_t>(starts.size()) * 8 > count) {
+    os << "alignas(64) const " << type << " " << name << "[" << count
+       << "] = {";
+    for (int64_t i = 0; i < count; ++i)
+      os << (i % 4 ? " " : "\n    ") << elementLiteral(value, i, type) << ",";
+    os << "\n};\n";
+    return;
+  }
+  // Written once, when the library loads, and only read afterwards: the
+  // generated functions stay reentrant.
+  os << "alignas(64) " << type << " " << name << "[" << count << "];\n";
+  os << "const struct { int64_t count; " << type << " value; } " << name
+     << "_runs[" << starts.size() << "] = {";
+  for (size_t r = 0; r < starts.size(); ++r) {
+    int64_t end = r + 1 < starts.size() ? starts[r + 1] : count;
+    os << (r % 4 ? " " : "\n    ") << "{" << end - starts[r] << ", "
+       << elementLiteral(value, starts[r], type) << "},";
+  }
+  os << "\n};\n";
+  os << "__attribute__((constructor)) void " << name << "_expand() {\n"
+     << "  int64_t i = 0;\n"
+     << "  for (const auto &run : " << name << "_runs)\n"
+     << "    for (int64_t k = 0; k < run.count; ++k)\n"
+     << "      " << name << "[i++] = run.value;\n"
+     << "}\n";
+}
+
 llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)

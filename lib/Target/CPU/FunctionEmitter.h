@@ -21,7 +21,9 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 #include <optional>
 #include <string>
@@ -57,6 +59,13 @@ int64_t byteSize(Value value);
 std::string doubleLiteral(double value);
 /// A C++ expression of the element's storage type with exactly the
 /// constant's `index`th element.
+/// Appends array `name` of `value`'s elements (C type `type`) to `out`: an
+/// initializer list, or, when runs of equal elements make it at least 8
+/// times shorter (a causal mask has two runs per row), run lengths that a
+/// load-time constructor expands, so the compiler never parses a
+/// million-element initializer.
+void emitDenseConstant(std::string &out, llvm::StringRef name,
+                       DenseElementsAttr value, llvm::StringRef type);
 std::string elementLiteral(DenseElementsAttr value, int64_t index,
                            StringRef type);
 llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
@@ -96,6 +105,9 @@ struct Unit {
   /// Group body text (without its name) -> function name.
   llvm::StringMap<std::string> groupByBody;
   llvm::StringSet<> groupNames;
+  /// Dense constants already emitted (attribute and C type) -> array name:
+  /// the same mask on every layer is one array.
+  std::map<std::pair<const void *, std::string>, std::string> constantNames;
   unsigned numConstants = 0;
   unsigned numGroupCalls = 0;
 };
