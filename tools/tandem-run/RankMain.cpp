@@ -108,13 +108,15 @@ std::vector<std::string> gatherText(const std::string &text, int root, int rank,
   return texts;
 }
 
-/// The process's peak resident memory (VmHWM), in bytes.
-uint64_t peakResidentBytes() {
+/// A field of /proc/self/status in bytes: "VmHWM:" (the peak resident
+/// memory) or "VmRSS:" (the current one).
+uint64_t statusBytes(const char *field) {
   std::ifstream status("/proc/self/status");
   std::string line;
+  size_t length = std::strlen(field);
   while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0)
-      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+    if (line.compare(0, length, field) == 0)
+      return std::strtoull(line.c_str() + length, nullptr, 10) * 1024;
   return 0;
 }
 
@@ -268,6 +270,9 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                     " processes, but the program has " +
                     std::to_string(grid.stages * grid.replicas) +
                     " ranks (start one process per rank)");
+  // What the process holds before the rank's library, buffers and
+  // parameters: the runtime and MPI.
+  uint64_t baseline = statusBytes("VmRSS:");
   std::unique_ptr<RankProgram> program = RankProgram::load(
       o.dir + "/rank" + std::to_string(rank) + ".json", error);
   if (!program)
@@ -408,14 +413,27 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       !saveParameters(*program, rank, size, o.saveParams, error))
     return abortJob(error);
 
-  // The summary: each rank's mean bubble, busy time and peak memory.
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "rank %d (stage %lld): mean step %.4f s, bubble %.3f, "
-                "peak resident %.1f MiB",
-                rank, static_cast<long long>(program->manifest().grid.stage),
-                stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0,
-                peakResidentBytes() / 1048576.0);
+  // The summary: each rank's mean bubble and busy time, and its peak memory
+  // as the kernel saw it next to what the compiled plan accounts for (the
+  // step buffers plus the parameters and optimizer state).
+  uint64_t parameterBytes = 0;
+  for (const ParameterInfo &p : program->manifest().parameters)
+    parameterBytes += p.bytes;
+  uint64_t peak = statusBytes("VmHWM:");
+  const double MiB = 1048576.0;
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "rank %d (stage %lld): mean step %.4f s, bubble %.3f, peak resident "
+      "%.1f MiB (%.1f MiB above start-up), planned %.1f MiB (step buffers "
+      "%.1f%s, parameters and optimizer state %.1f)",
+      rank, static_cast<long long>(program->manifest().grid.stage),
+      stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0, peak / MiB,
+      (peak > baseline ? peak - baseline : 0) / MiB,
+      (program->stepBufferBytes() + parameterBytes) / MiB,
+      program->stepBufferBytes() / MiB,
+      program->usesSeparateBuffers() ? " allocated separately" : " arena",
+      parameterBytes / MiB);
   std::vector<std::string> lines = gatherText(line, 0, rank, size);
   if (rank == lossRank && firstHeldOut)
     std::printf("held-out loss %.6f at step %llu -> %.6f at step %llu: "
