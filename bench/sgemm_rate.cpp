@@ -27,9 +27,9 @@ int main(int argc, char **argv) {
   for (int r = 0; r < reps; ++r) {
     auto start = std::chrono::steady_clock::now();
     call();
-    double s = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now() - start)
-                   .count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     best = std::min(best, s);
   }
   std::printf("%.3f\n", 2.0 * m * n * k / best / 1e9);

@@ -139,9 +139,9 @@ TEST(StepInputs, HeldOutBatchesAreTheTailInOrder) {
   StepInputOptions options;
   options.heldOut = true;
   std::string error;
-  auto inputs = StepInputs::create({tokenInput(0, InputRole::Tokens, 2, 4,
-                                               std::nullopt)},
-                                   stream, options, error);
+  auto inputs =
+      StepInputs::create({tokenInput(0, InputRole::Tokens, 2, 4, std::nullopt)},
+                         stream, options, error);
   ASSERT_TRUE(inputs) << error;
   auto heldOut = data::splitHeldOut(stream, 0.1).heldOut;
   // Batch 1 holds windows 2 and 3 of the tail, unshuffled.
