@@ -411,7 +411,11 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       if (s < 0)
         return fail("result " + describe(f.name, static_cast<int64_t>(r), -1) +
                     " was not produced");
-      auto value = std::make_shared<Buffer>(sizeOf(s));
+      // Reused from the last step unless the caller still holds it: a
+      // fresh buffer per step would cost a page fault per 4 KiB.
+      std::shared_ptr<Buffer> &value = resultBuffers[s];
+      if (!value || value.use_count() > 1 || value->size() != sizeOf(s))
+        value = std::make_shared<Buffer>(sizeOf(s));
       std::memcpy(value->data(), bufferData[s], sizeOf(s));
       if (res.update)
         step.updates[*res.update] = value;
@@ -425,9 +429,10 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
 
 void RankProgram::applyUpdates(const StepResult &result) {
   for (const auto &[name, value] : result.updates) {
-    Buffer buffer(value->size());
-    std::memcpy(buffer.data(), value->data(), value->size());
-    parameters[name] = std::move(buffer);
+    Buffer &parameter = parameters[name];
+    if (parameter.size() != value->size())
+      parameter = Buffer(value->size());
+    std::memcpy(parameter.data(), value->data(), value->size());
   }
 }
 

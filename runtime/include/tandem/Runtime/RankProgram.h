@@ -120,6 +120,9 @@ private:
   std::vector<Buffer> separate;
   /// Per buffer of the plan: where it lives.
   std::vector<uint8_t *> bufferData;
+  /// The copies of update and output results handed to the caller, by
+  /// buffer index, reused from step to step.
+  std::map<int64_t, std::shared_ptr<Buffer>> resultBuffers;
   std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slotBuffers;
   std::map<std::pair<int64_t, int64_t>, size_t> accumulatorBuffers;
   /// Per action: the scratch pointer of a run.
