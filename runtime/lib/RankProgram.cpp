@@ -436,6 +436,31 @@ void RankProgram::applyUpdates(const StepResult &result) {
   }
 }
 
+std::optional<double> tandem::runtime::lossOutput(
+    const Manifest &m,
+    const std::map<int64_t, std::shared_ptr<Buffer>> &outputs) {
+  for (const OutputInfo &out : m.outputs) {
+    auto value = outputs.find(0);
+    if (out.index != 0 || value == outputs.end())
+      continue;
+    const ResultInfo &res =
+        m.fragments[m.findFragment(out.fragment)].results[out.result];
+    if (!res.shape.empty())
+      return std::nullopt;
+    if (res.dtype == ElementType::F32) {
+      float loss;
+      std::memcpy(&loss, value->second->data(), sizeof loss);
+      return loss;
+    }
+    if (res.dtype == ElementType::F64) {
+      double loss;
+      std::memcpy(&loss, value->second->data(), sizeof loss);
+      return loss;
+    }
+  }
+  return std::nullopt;
+}
+
 bool tandem::runtime::loadRanks(
     const std::string &directory,
     std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,

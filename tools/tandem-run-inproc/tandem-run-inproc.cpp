@@ -82,32 +82,13 @@ static bool readInputFile(const std::string &path,
   return true;
 }
 
-/// The loss (output 0) of a step, when it is a rank-0 f32 or f64 tensor.
+/// The loss (output 0) of a step, from whichever rank produces it.
 static std::optional<double>
 lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
        const std::map<int64_t, std::shared_ptr<Buffer>> &outputs) {
-  for (auto &rank : ranks) {
-    const Manifest &m = rank->manifest();
-    for (const OutputInfo &out : m.outputs) {
-      if (out.index != 0)
-        continue;
-      const ResultInfo &res =
-          m.fragments[m.findFragment(out.fragment)].results[out.result];
-      if (!res.shape.empty())
-        return std::nullopt;
-      const Buffer &value = *outputs.at(0);
-      if (res.dtype == ElementType::F32) {
-        float loss;
-        std::memcpy(&loss, value.data(), sizeof loss);
-        return loss;
-      }
-      if (res.dtype == ElementType::F64) {
-        double loss;
-        std::memcpy(&loss, value.data(), sizeof loss);
-        return loss;
-      }
-    }
-  }
+  for (auto &rank : ranks)
+    if (std::optional<double> loss = lossOutput(rank->manifest(), outputs))
+      return loss;
   return std::nullopt;
 }
 

@@ -30,27 +30,7 @@ namespace {
 /// The loss (output 0) of a step on the rank that produces it.
 std::optional<double> lossOf(const RankProgram &program,
                              const StepResult &result) {
-  const Manifest &m = program.manifest();
-  for (const OutputInfo &out : m.outputs) {
-    if (out.index != 0)
-      continue;
-    const ResultInfo &res =
-        m.fragments[m.findFragment(out.fragment)].results[out.result];
-    const Buffer &value = *result.outputs.at(0);
-    if (!res.shape.empty())
-      return std::nullopt;
-    if (res.dtype == ElementType::F32) {
-      float loss;
-      std::memcpy(&loss, value.data(), sizeof loss);
-      return loss;
-    }
-    if (res.dtype == ElementType::F64) {
-      double loss;
-      std::memcpy(&loss, value.data(), sizeof loss);
-      return loss;
-    }
-  }
-  return std::nullopt;
+  return lossOutput(program.manifest(), result.outputs);
 }
 
 /// Collects every rank's parameters on rank 0 and writes them to `path`.

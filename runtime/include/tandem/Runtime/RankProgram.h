@@ -131,6 +131,12 @@ private:
   Buffer noScratch{0};
 };
 
+/// The loss, step output 0, from `outputs` when `manifest`'s rank produces
+/// it and it is a rank-0 f32 or f64 tensor; else nothing.
+std::optional<double>
+lossOutput(const Manifest &manifest,
+           const std::map<int64_t, std::shared_ptr<Buffer>> &outputs);
+
 /// Loads rank0.json ... rank<N-1>.json from `directory` (N = stages x
 /// replicas of rank 0's grid).
 bool loadRanks(
