@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Runtime/OptionValues.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/StepInputs.h"
@@ -35,18 +36,6 @@ using namespace tandem::runtime;
 static int fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run-inproc: error: %s\n", message.c_str());
   return 1;
-}
-
-/// Parses a non-negative integer option value.
-static bool parseCount(const std::string &option, const std::string &text,
-                       uint64_t &out, std::string &error) {
-  char *end = nullptr;
-  out = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end || text[0] == '-') {
-    error = option + " needs a non-negative integer, found '" + text + "'";
-    return false;
-  }
-  return true;
 }
 
 /// Step inputs from a safetensors file of `input.<i>` tensors.

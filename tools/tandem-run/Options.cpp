@@ -2,36 +2,18 @@
 
 #include "Options.h"
 
+#include "tandem/Runtime/OptionValues.h"
+
 #include <cstdio>
 #include <cstdlib>
 
 using namespace tandem::run;
+using tandem::runtime::parseCount;
+using tandem::runtime::parsePositive;
 
 int tandem::run::fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run: error: %s\n", message.c_str());
   return 1;
-}
-
-static bool parseUnsigned(const std::string &option, const std::string &text,
-                          uint64_t &out, std::string &error) {
-  char *end = nullptr;
-  out = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end || text[0] == '-') {
-    error = option + " needs a non-negative integer, found '" + text + "'";
-    return false;
-  }
-  return true;
-}
-
-static bool parseNumber(const std::string &option, const std::string &text,
-                        double &out, std::string &error) {
-  char *end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end || !(out > 0)) {
-    error = option + " needs a positive number, found '" + text + "'";
-    return false;
-  }
-  return true;
 }
 
 bool tandem::run::parseOptions(int argc, char **argv, Options &o,
@@ -72,7 +54,7 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
                       : arg == "--ckpt-keep"  ? o.ckptKeep
                       : arg == "--eval-every" ? o.evalEvery
                                               : o.evalBatches;
-      if (!value(text) || !parseUnsigned(arg, text, out, error))
+      if (!value(text) || !parseCount(arg, text, out, error))
         return false;
     } else if (arg == "--trace") {
       if (!value(o.trace))
@@ -89,7 +71,7 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
                       : arg == "--steps"   ? o.steps
                       : arg == "--threads" ? o.threads
                                            : o.firstStep;
-      if (!parseUnsigned(arg, text, out, error))
+      if (!parseCount(arg, text, out, error))
         return false;
       o.firstStepGiven |= arg == "--first-step";
     } else if (arg == "--held-out-fraction") {
@@ -102,7 +84,7 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
         return false;
       }
     } else if (arg == "--timeout") {
-      if (!value(text) || !parseNumber(arg, text, o.timeout, error))
+      if (!value(text) || !parsePositive(arg, text, o.timeout, error))
         return false;
     } else if (arg == "--print-command") {
       o.printCommand = true;
