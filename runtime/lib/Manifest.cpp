@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -125,17 +126,29 @@ public:
     return result;
   }
 
+  /// Field `key`, a string naming one of `names`; anything else is
+  /// "unknown <what> '<text>'".
+  template <typename E>
+  E choice(const json &object, const std::string &where, const char *key,
+           std::initializer_list<std::pair<const char *, E>> names,
+           const char *what) const {
+    std::string name = string(object, where, key);
+    for (const auto &[text, value] : names)
+      if (name == text)
+        return value;
+    fail(where, std::string("unknown ") + what + " '" + name + "'");
+  }
+
   ElementType dtype(const json &object, const std::string &where,
                     const char *key) const {
-    std::string name = string(object, where, key);
-    static const std::pair<const char *, ElementType> names[] = {
-        {"f32", ElementType::F32},   {"f64", ElementType::F64},
-        {"i32", ElementType::I32},   {"i64", ElementType::I64},
-        {"bf16", ElementType::BF16}, {"f16", ElementType::F16}};
-    for (const auto &[text, type] : names)
-      if (name == text)
-        return type;
-    fail(where, "unknown element type '" + name + "'");
+    return choice<ElementType>(object, where, key,
+                               {{"f32", ElementType::F32},
+                                {"f64", ElementType::F64},
+                                {"i32", ElementType::I32},
+                                {"i64", ElementType::I64},
+                                {"bf16", ElementType::BF16},
+                                {"f16", ElementType::F16}},
+                               "element type");
   }
 
   /// Checks `bytes` against the shape and type.
@@ -442,17 +455,13 @@ Manifest parse(const json &root, const Reader &r) {
     info.shape = r.shape(p, where, "shape");
     info.bytes = r.bytes(p, where, info.shape, info.dtype);
     const json &init = r.field(p, where, "init");
-    std::string kind = r.string(init, where + ": init", "kind");
-    if (kind == "zeros")
-      info.init.kind = tandem::rng::InitKind::Zeros;
-    else if (kind == "ones")
-      info.init.kind = tandem::rng::InitKind::Ones;
-    else if (kind == "normal")
-      info.init.kind = tandem::rng::InitKind::Normal;
-    else if (kind == "uniform")
-      info.init.kind = tandem::rng::InitKind::Uniform;
-    else
-      r.fail(where + ": init", "unknown init kind '" + kind + "'");
+    info.init.kind = r.choice<tandem::rng::InitKind>(
+        init, where + ": init", "kind",
+        {{"zeros", tandem::rng::InitKind::Zeros},
+         {"ones", tandem::rng::InitKind::Ones},
+         {"normal", tandem::rng::InitKind::Normal},
+         {"uniform", tandem::rng::InitKind::Uniform}},
+        "init kind");
     info.init.a = r.number(init, where + ": init", "a");
     info.init.b = r.number(init, where + ": init", "b");
     info.updated = r.boolean(p, where, "updated");
@@ -477,17 +486,12 @@ Manifest parse(const json &root, const Reader &r) {
     if (expected != info.stepShape)
       r.fail(where, "step_shape is not microbatch_shape with dimension 0 "
                     "times the microbatch count");
-    std::string role = r.string(in, where, "role");
-    if (role == "tokens")
-      info.role = InputRole::Tokens;
-    else if (role == "targets")
-      info.role = InputRole::Targets;
-    else if (role == "other")
-      info.role = InputRole::Other;
-    else if (role == "ambiguous")
-      info.role = InputRole::Ambiguous;
-    else
-      r.fail(where, "unknown role '" + role + "'");
+    info.role = r.choice<InputRole>(in, where, "role",
+                                    {{"tokens", InputRole::Tokens},
+                                     {"targets", InputRole::Targets},
+                                     {"other", InputRole::Other},
+                                     {"ambiguous", InputRole::Ambiguous}},
+                                    "role");
     if (in.contains("vocabulary")) {
       info.vocabulary = r.integer(in, where, "vocabulary");
       if (*info.vocabulary <= 0)
@@ -543,15 +547,12 @@ Manifest parse(const json &root, const Reader &r) {
       } else {
         ai.kind = BindingKind::Slot;
         ai.slot = r.slot(arg, aw, /*withMicrobatch=*/false);
-        std::string rule = r.string(arg, aw, "rule");
-        if (rule == "same_microbatch")
-          ai.rule = SlotRule::SameMicrobatch;
-        else if (rule == "step_value")
-          ai.rule = SlotRule::StepValue;
-        else if (rule == "sum_microbatches")
-          ai.rule = SlotRule::SumMicrobatches;
-        else
-          r.fail(aw, "unknown rule '" + rule + "'");
+        ai.rule = r.choice<SlotRule>(
+            arg, aw, "rule",
+            {{"same_microbatch", SlotRule::SameMicrobatch},
+             {"step_value", SlotRule::StepValue},
+             {"sum_microbatches", SlotRule::SumMicrobatches}},
+            "rule");
         ai.local = r.boolean(arg, aw, "local");
       }
       info.arguments.push_back(std::move(ai));

@@ -27,12 +27,6 @@ using namespace tandem::runtime;
 
 namespace {
 
-/// The loss (output 0) of a step on the rank that produces it.
-std::optional<double> lossOf(const RankProgram &program,
-                             const StepResult &result) {
-  return lossOutput(program.manifest(), result.outputs);
-}
-
 /// Collects every rank's parameters on rank 0 and writes them to `path`.
 bool saveParameters(const RankProgram &program, int rank, int size,
                     const std::string &path, std::string &error) {
@@ -203,7 +197,8 @@ public:
       StepResult result;
       if (!program->runStep(inputs->get(k), transport, result, error))
         return false;
-      if (std::optional<double> loss = lossOf(*program, result))
+      if (std::optional<double> loss =
+              lossOutput(program->manifest(), result.outputs))
         sum += *loss;
     }
     mean = sum / static_cast<double>(batches);
@@ -370,7 +365,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     bool evalNow =
         heldOut && ((step + 1 - firstStep) % o.evalEvery == 0 || last);
     std::optional<double> loss =
-        rank == lossRank ? lossOf(*program, result) : std::nullopt;
+        rank == lossRank ? lossOutput(program->manifest(), result.outputs)
+                         : std::nullopt;
     std::string perRank;
     char number[32];
     for (double b : bubbles) {
