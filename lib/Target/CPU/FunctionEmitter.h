@@ -145,6 +145,7 @@ private:
   void formGroups();
   unsigned definedAt(Value value);
   bool canJoin(Operation *op, int groupIndex);
+  void mergeGroups(int into, int from);
   void attachGemmEpilogues();
   LogicalResult assignStorage();
   LogicalResult emitBody(llvm::raw_ostream &os);

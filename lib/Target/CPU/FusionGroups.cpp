@@ -29,12 +29,14 @@ unsigned FunctionEmitter::definedAt(Value value) {
 }
 
 /// Whether elementwise `op` may join group `groupIndex` (through one of its
-/// operands defined there): (1) its result has the group's shape, (2) the
-/// group is not sealed, and (3) every operand it reads from outside the
-/// group was defined before the group's first op. In a group with a
-/// reduction only the epilogue grows: `op` may read the reduction's result
-/// and epilogue values, not prologue values (those exist only inside the
-/// reduction's inner loop).
+/// operands defined there): its result has the group's shape and the group
+/// is not sealed. In a group with a reduction only the epilogue grows: `op`
+/// may read the reduction's result and epilogue values, not prologue values
+/// (those exist only inside the reduction's inner loop).
+///
+/// Operands from outside the group need no check: they are defined before
+/// `op`, and a group that produced one is sealed by the read, so it runs
+/// before `op` and hence before this group, which runs at its last op.
 bool FunctionEmitter::canJoin(Operation *op, int groupIndex) {
   Group &group = groups[groupIndex];
   if (group.sealed || llvm::ArrayRef<int64_t>(group.shape) !=
@@ -42,11 +44,27 @@ bool FunctionEmitter::canJoin(Operation *op, int groupIndex) {
     return false;
   return llvm::all_of(op->getOperands(), [&](Value operand) {
     Operation *def = operand.getDefiningOp();
-    if (inGroup(def, groupIndex))
-      return !group.reduction || def == group.reduction ||
-             position[def] > position[group.reduction];
-    return definedAt(operand) < group.first;
+    if (!inGroup(def, groupIndex))
+      return true;
+    return !group.reduction || def == group.reduction ||
+           position[def] > position[group.reduction];
   });
+}
+
+/// Moves every member of group `from` into group `into`, keeping members in
+/// program order. Both are unsealed elementwise groups of one shape: no op
+/// outside either has read their values, so the union may run at the later
+/// of their last ops, where every member's operands exist.
+void FunctionEmitter::mergeGroups(int into, int from) {
+  Group &target = groups[into], &source = groups[from];
+  for (Operation *member : source.members)
+    groupOf[member] = into;
+  target.members.append(source.members.begin(), source.members.end());
+  llvm::sort(target.members, [&](Operation *a, Operation *b) {
+    return position[a] < position[b];
+  });
+  target.first = std::min(target.first, source.first);
+  source.members.clear();
 }
 
 /// Greedy fusion in program order. An elementwise op joins the group of one
@@ -108,6 +126,19 @@ void FunctionEmitter::formGroups() {
       }
       if (joined < 0)
         joined = newGroup(&op, tensorType(op.getResult(0)).getShape());
+      // An op reading two unsealed elementwise groups of its shape unites
+      // them (an optimizer's update reads the moment and the gradient
+      // chains): one loop instead of one per chain and no stored values
+      // between them.
+      if (options.mergeGroups && !groups[joined].reduction)
+        for (Value operand : op.getOperands()) {
+          int other = groupOfValue(operand);
+          if (other < 0 || other == joined || groups[other].sealed ||
+              groups[other].reduction ||
+              groups[other].shape != groups[joined].shape)
+            continue;
+          mergeGroups(joined, other);
+        }
       groups[joined].members.push_back(&op);
       groupOf[&op] = joined;
     }

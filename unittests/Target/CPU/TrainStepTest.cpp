@@ -101,6 +101,7 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
   EmitOptions unfusedOptions;
   unfusedOptions.fuseReductions = false;
   unfusedOptions.fuseGemmEpilogues = false;
+  unfusedOptions.mergeGroups = false;
   auto unfused = emitAndCompile({step.getOperation()}, unfusedOptions);
   ASSERT_TRUE(static_cast<bool>(unfused))
       << llvm::toString(unfused.takeError());

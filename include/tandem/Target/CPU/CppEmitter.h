@@ -64,6 +64,8 @@ struct EmitOptions {
   bool fuseReductions = true;
   /// Run elementwise consumers of a matmul in place over its output.
   bool fuseGemmEpilogues = true;
+  /// Unite the elementwise groups an op reads into one loop.
+  bool mergeGroups = true;
 };
 
 /// The emitted translation unit and what it contains.
