@@ -3,6 +3,7 @@
 #include "KernelUtils.h"
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Support/Transcendental.h"
 
 #include <cmath>
 
@@ -12,18 +13,19 @@ namespace nn = tandem::nn;
 namespace {
 
 double negate(double x) { return -x; }
-double exponential(double x) { return std::exp(x); }
+double exponential(double x) { return tandem_math::exp(x); }
 double logarithm(double x) { return std::log(x); }
-double hyperbolicTangent(double x) { return std::tanh(x); }
+double hyperbolicTangent(double x) { return tandem_math::tanh(x); }
 double squareRoot(double x) { return std::sqrt(x); }
 double reciprocalSqrt(double x) { return 1.0 / std::sqrt(x); }
 // NaN propagates (max(NaN, 0) is NaN, as in NumPy's maximum).
 double relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }
 double gelu(double x) {
   constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
-  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+  return 0.5 * x *
+         (1.0 + tandem_math::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double silu(double x) { return x / (1.0 + tandem_math::exp(-x)); }
 double sine(double x) { return std::sin(x); }
 double cosine(double x) { return std::cos(x); }
 

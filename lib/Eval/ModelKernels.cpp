@@ -10,6 +10,7 @@
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Eval/Rounding.h"
+#include "tandem/Support/Transcendental.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -149,7 +150,7 @@ KernelResult attentionKernel(const KernelCall &call) {
         }
         double sum = 0.0;
         for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = std::exp(scores[j] - max);
+          scores[j] = tandem_math::exp(scores[j] - max);
           sum += scores[j];
         }
         double *out = &result.data[(b * tq + i) * dim + h * hd];
@@ -191,7 +192,7 @@ KernelResult crossEntropyKernel(const KernelCall &call) {
       max = std::fmax(max, row[j]);
     double sum = 0.0;
     for (int64_t j = 0; j < vocab; ++j)
-      sum += std::exp(row[j] - max);
+      sum += tandem_math::exp(row[j] - max);
     total += max + std::log(sum) - row[static_cast<int64_t>(target)];
   }
   Tensor result = resultTensor(call.op);
@@ -239,9 +240,9 @@ KernelResult crossEntropyGradKernel(const KernelCall &call) {
       max = std::fmax(max, row[j]);
     double sum = 0.0;
     for (int64_t j = 0; j < vocab; ++j)
-      sum += std::exp(row[j] - max);
+      sum += tandem_math::exp(row[j] - max);
     for (int64_t j = 0; j < vocab; ++j) {
-      double prob = std::exp(row[j] - max) / sum;
+      double prob = tandem_math::exp(row[j] - max) / sum;
       double onehot = j == static_cast<int64_t>(target) ? 1.0 : 0.0;
       out[j] = (prob - onehot) * factor;
     }

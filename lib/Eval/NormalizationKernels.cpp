@@ -7,6 +7,7 @@
 #include "KernelUtils.h"
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Support/Transcendental.h"
 
 #include <cmath>
 #include <limits>
@@ -33,11 +34,11 @@ template <bool Log> KernelResult softmaxKernel(const KernelCall &call) {
         max = std::fmax(max, input.data[at(j)]);
       double sum = 0.0;
       for (int64_t j = 0; j < s.size; ++j)
-        sum += std::exp(input.data[at(j)] - max);
+        sum += tandem_math::exp(input.data[at(j)] - max);
       for (int64_t j = 0; j < s.size; ++j) {
         double shifted = input.data[at(j)] - max;
         result.data[at(j)] =
-            Log ? shifted - std::log(sum) : std::exp(shifted) / sum;
+            Log ? shifted - std::log(sum) : tandem_math::exp(shifted) / sum;
       }
     }
   return single(std::move(result));

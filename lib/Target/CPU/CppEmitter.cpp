@@ -33,6 +33,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "TranscendentalSource.h"
+
 #include <cmath>
 #include <optional>
 
@@ -283,6 +285,22 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
        << "[i];\n";
 }
 
+/// Writes `sum += e^(expr)` for j in [0, count) in increasing j, as the
+/// evaluator sums: each block of 256 exponentials first (a loop without a
+/// dependence, which the compiler vectorizes), then their sum in order.
+static void writeBlockedExpSum(llvm::raw_ostream &os, int64_t count,
+                               const std::string &expr, StringRef indent) {
+  os << indent << "for (int64_t j0 = 0; j0 < " << count << "; j0 += 256) {\n"
+     << indent << "  const int64_t j1 = j0 + 256 < " << count
+     << " ? j0 + 256 : " << count << ";\n"
+     << indent << "  double tk_e[256];\n"
+     << indent << "  for (int64_t j = j0; j < j1; ++j)\n"
+     << indent << "    tk_e[j - j0] = tandem_math::exp(" << expr << ");\n"
+     << indent << "  for (int64_t j = j0; j < j1; ++j)\n"
+     << indent << "    sum += tk_e[j - j0];\n"
+     << indent << "}\n";
+}
+
 void FunctionEmitter::emitSoftmax(llvm::raw_ostream &os, Operation *op,
                                   int64_t axis, bool log) {
   Value input = op->getOperand(0), result = op->getResult(0);
@@ -301,12 +319,11 @@ void FunctionEmitter::emitSoftmax(llvm::raw_ostream &os, Operation *op,
   os << "      for (int64_t j = 0; j < " << size << "; ++j)\n";
   os << "        mx = std::fmax(mx, (double)" << at << ");\n";
   os << "      double sum = 0.0;\n";
-  os << "      for (int64_t j = 0; j < " << size << "; ++j)\n";
-  os << "        sum += std::exp((double)" << at << " - mx);\n";
+  writeBlockedExpSum(os, size, "(double)" + at + " - mx", "      ");
   os << "      for (int64_t j = 0; j < " << size << "; ++j) {\n";
   os << "        const double s = (double)" << at << " - mx;\n";
   os << "        " << y << "[base + j * " << inner << "] = (" << type << ")("
-     << (log ? "s - std::log(sum)" : "std::exp(s) / sum") << ");\n";
+     << (log ? "s - std::log(sum)" : "tandem_math::exp(s) / sum") << ");\n";
   os << "      }\n    }\n";
 }
 
@@ -447,12 +464,11 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         os << "      for (int64_t j = 0; j < " << vocab
            << "; ++j)\n        mx = std::fmax(mx, (double)row[j]);\n";
         os << "      double sum = 0.0;\n";
-        os << "      for (int64_t j = 0; j < " << vocab
-           << "; ++j)\n        sum += std::exp((double)row[j] - mx);\n";
+        writeBlockedExpSum(os, vocab, "(double)row[j] - mx", "      ");
         if (grad) {
           os << "      for (int64_t j = 0; j < " << vocab << "; ++j) {\n";
-          os << "        const double prob = std::exp((double)row[j] - mx) / "
-                "sum;\n";
+          os << "        const double prob = tandem_math::exp((double)row[j] "
+                "- mx) / sum;\n";
           os << "        " << ptr(result) << "[p * " << vocab << " + j] = ("
              << cTypeOf(result)
              << ")((prob - (j == target ? 1.0 : 0.0)) * factor);\n";
@@ -633,7 +649,11 @@ constexpr const char *kPrelude =
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+)cpp";
 
+/// After the transcendental functions (include/tandem/Support/
+/// Transcendental.h, pasted in) come the CBLAS declarations and helpers.
+constexpr const char *kPreludeHelpers = R"cpp(
 // CBLAS, declared here so no header is needed (enums passed as int).
 extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
                             int, const float *, int, float, float *, int);
@@ -720,9 +740,9 @@ inline double tk_rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline double tk_relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }
 inline double tk_gelu(double x) {
   constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
-  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1.0 + tandem_math::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
-inline double tk_silu(double x) { return x / (1.0 + std::exp(-x)); }
+inline double tk_silu(double x) { return x / (1.0 + tandem_math::exp(-x)); }
 template <typename T> inline T tk_maximum(T a, T b) {
   return std::isnan(a) || std::isnan(b) ? (T)NAN : (a < b ? b : a);
 }
@@ -765,6 +785,8 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
   result.numUniqueGroups = unit.groupByBody.size();
   result.numGroupCalls = unit.numGroupCalls;
   std::string source = kPrelude;
+  source += kTranscendentalSource;
+  source += kPreludeHelpers;
   llvm::raw_string_ostream out(source);
   out << "// tandem-cpu: " << result.functions.size() << " function(s), "
       << result.numUniqueGroups << " fused group function(s) for "

@@ -31,9 +31,9 @@ std::string FunctionEmitter::groupExpr(Operation *op,
   };
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](nn::NegOp) { return "(" + type + ")(-" + in[0] + ")"; })
-      .Case([&](nn::ExpOp) { return unaryDouble("std::exp"); })
+      .Case([&](nn::ExpOp) { return unaryDouble("tandem_math::exp"); })
       .Case([&](nn::LogOp) { return unaryDouble("std::log"); })
-      .Case([&](nn::TanhOp) { return unaryDouble("std::tanh"); })
+      .Case([&](nn::TanhOp) { return unaryDouble("tandem_math::tanh"); })
       .Case([&](nn::SqrtOp) { return unaryDouble("std::sqrt"); })
       .Case([&](nn::RsqrtOp) { return unaryDouble("tk_rsqrt"); })
       .Case([&](nn::ReluOp) { return unaryDouble("tk_relu"); })

@@ -11,7 +11,7 @@
 // RUN: env TANDEM_CXX=false not tandem-opt %s --tandem-emit-cpu="output=%t.cpp compile=true cache-dir=%t.cache" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAILS
 
 // FIRST: remark: tandem-emit-cpu: compiled {{.*}}.cache/tandem-{{[0-9a-f]+}}.so{{$}}
-// SOURCE: const float t0 = (float)std::exp((double)t_i0);
+// SOURCE: const float t0 = (float)tandem_math::exp((double)t_i0);
 // SOURCE-LABEL: extern "C" int tandem_scale(
 // SECOND: remark: tandem-emit-cpu: compiled {{.*}}.cache/tandem-{{[0-9a-f]+}}.so (cached)
 // OPTION: error: tandem-emit-cpu: C++ compiler '/nonexistent/bin/c++' not found or not executable (set TANDEM_CXX or the compiler option)

@@ -16,7 +16,7 @@
 // CHECK-NEXT: double acc = 0.0;
 // CHECK-NEXT: for (int64_t d1 = 0; d1 < 32; ++d1) {
 // CHECK-NEXT: const float t_i0 = i0[d0 * 32 + d1];
-// CHECK-NEXT: const float t0 = (float)std::exp((double)t_i0);
+// CHECK-NEXT: const float t0 = (float)tandem_math::exp((double)t_i0);
 // CHECK-NEXT: const float t1 = (t0 * t_i0);
 // CHECK-NEXT: const double x = (double)t1;
 // CHECK-NEXT: acc += x;
