@@ -1,6 +1,7 @@
 //===- Launch.cpp - starting the ranks through mpirun ---------------------===//
 
 #include "Launch.h"
+#include "Hosts.h"
 
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/TokenData.h"
@@ -28,9 +29,11 @@ std::string readText(const std::string &path) {
   return text.str();
 }
 
-/// After a failed job: which rank died, from the status folder.
+/// After a failed job: which rank died, from the status folder. Only ranks
+/// on this machine can write there; with `allLocal` false, a rank
+/// elsewhere may have died or failed unseen.
 std::string diagnose(const std::string &statusDir, int64_t ranks,
-                     int exitStatus) {
+                     int exitStatus, bool allLocal) {
   std::string died, errors;
   for (int64_t r = 0; r < ranks; ++r) {
     std::string base = statusDir + "/rank" + std::to_string(r);
@@ -46,6 +49,10 @@ std::string diagnose(const std::string &statusDir, int64_t ranks,
            "; the other ranks were stopped)";
   if (!errors.empty())
     return "";
+  if (!allLocal)
+    return "the job failed (mpirun exited with status " +
+           std::to_string(exitStatus) +
+           "; ranks on other hosts cannot report their status here)";
   return "the job failed (mpirun exited with status " +
          std::to_string(exitStatus) + ") before any rank reported a step";
 }
@@ -58,6 +65,10 @@ int tandem::run::launch(const Options &o) {
   if (!first)
     return fail(error);
   int64_t ranks = first->grid.stages * first->grid.replicas;
+  std::vector<std::string> placement;
+  bool allLocal = false;
+  if (!placementArguments(o, ranks, placement, allLocal, error))
+    return fail(error);
   // Everything a rank needs must be there before any rank starts.
   for (int64_t r = 0; r < ranks; ++r) {
     std::unique_ptr<RankProgram> program =
@@ -74,15 +85,11 @@ int tandem::run::launch(const Options &o) {
     return fail("cannot find this executable's path (/proc/self/exe)");
   self[length] = 0;
   std::string threads = std::to_string(o.threads);
-  std::vector<std::string> command = {
-      o.mpirun, "-np", std::to_string(ranks),
-      // One machine: shared memory and loopback only, however many ranks
-      // share its cores, and no binding (ranks may outnumber cores).
-      "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader",
-      "--mca", "btl_vader_single_copy_mechanism", "none", "--mca",
-      "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo", "-x",
-      "OMP_NUM_THREADS=" + threads, "-x", "OPENBLAS_NUM_THREADS=" + threads,
-      "-x", kStatusDirVariable, self};
+  std::vector<std::string> command = {o.mpirun, "-np", std::to_string(ranks)};
+  command.insert(command.end(), placement.begin(), placement.end());
+  command.insert(command.end(), {"-x", "OMP_NUM_THREADS=" + threads, "-x",
+                                 "OPENBLAS_NUM_THREADS=" + threads, "-x",
+                                 kStatusDirVariable, self});
   command.insert(command.end(), o.forwarded.begin(), o.forwarded.end());
   if (o.printCommand) {
     for (size_t i = 0; i < command.size(); ++i)
@@ -121,7 +128,7 @@ int tandem::run::launch(const Options &o) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code != 0 && code != 127) {
-    std::string message = diagnose(statusDir, ranks, code);
+    std::string message = diagnose(statusDir, ranks, code, allLocal);
     if (!message.empty())
       fail(message);
   }

@@ -1,6 +1,7 @@
 //===- Options.cpp - tandem-run's command line ----------------------------===//
 
 #include "Options.h"
+#include "Hosts.h"
 
 #include "tandem/Runtime/OptionValues.h"
 
@@ -10,6 +11,41 @@
 using namespace tandem::run;
 using tandem::runtime::parseCount;
 using tandem::runtime::parsePositive;
+
+static const char *const kUsage = R"(usage: tandem-run DIR --data FILE [options]
+
+Trains what `tandemc --target cpu` wrote to DIR, one MPI process per rank
+(docs/runtime.md). Started directly, it runs itself under mpirun.
+
+  --steps N              steps to run (default 1)
+  --first-step K         the first step's index (default 0)
+  --seed N               initialization and batch order (default 0)
+  --params FILE          start from these parameters (safetensors)
+  --save-params FILE     write every rank's parameters at the end
+  --held-out-fraction F  the corpus tail kept for evaluation (default 0.1)
+  --eval-every K         held-out loss every K steps (DIR/eval)
+  --eval-batches N       eval steps per held-out loss (default 4)
+  --ckpt-dir DIR         write checkpoints here ...
+  --ckpt-every K         ... every K steps
+  --ckpt-keep N          keep the newest N (default 2; 0 keeps all)
+  --resume DIR           continue from DIR's latest checkpoint
+  --timeout SECONDS      fail a send/recv without progress (default 300)
+  --threads T            OpenMP/BLAS threads per rank (default 1)
+  --trace FILE           a Chrome trace of every rank's steps
+  --mpirun PATH          the mpirun to run (default mpirun)
+  --print-command        print the mpirun command instead of running it
+
+Placing the ranks (without these, every rank runs on this machine,
+oversubscribed):
+  --ranks-per-host N     N ranks on each host, filled in host order; hosts x N
+                         must cover the program's ranks
+  --hosts H1,H2,...      the hosts (default: this machine only)
+When every host is this machine, ranks use shared memory and loopback only.
+With another host, ranks on different hosts need TCP: mpirun picks the
+interfaces (set OMPI_MCA_btl_tcp_if_include to choose) and starts the
+remote ranks over ssh; DIR, the data and this executable must be at the
+same paths on every host.
+)";
 
 int tandem::run::fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run: error: %s\n", message.c_str());
@@ -86,18 +122,23 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--timeout") {
       if (!value(text) || !parsePositive(arg, text, o.timeout, error))
         return false;
+    } else if (arg == "--ranks-per-host") {
+      if (!value(text) || !parseCount(arg, text, o.ranksPerHost, error))
+        return false;
+      if (o.ranksPerHost == 0) {
+        error = "--ranks-per-host must be at least 1, found 0";
+        return false;
+      }
+      forward = false;
+    } else if (arg == "--hosts") {
+      if (!value(text) || !parseHosts(text, o.hosts, error))
+        return false;
+      forward = false;
     } else if (arg == "--print-command") {
       o.printCommand = true;
       forward = false;
     } else if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: tandem-run DIR --data FILE [--steps N] [--first-step K] "
-          "[--seed N]\n"
-          "                  [--params FILE] [--save-params FILE] "
-          "[--held-out-fraction F]\n"
-          "                  [--timeout SECONDS] [--threads T] [--trace "
-          "FILE]\n"
-          "                  [--mpirun PATH] [--print-command]\n");
+      std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-') {
       error = "unknown option '" + arg + "'";
@@ -137,8 +178,8 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
             "drop --first-step and --params";
     return false;
   }
-  if (o.evalEvery > 0 && o.evalBatches == 0) {
-    error = "--eval-batches must be at least 1";
+  if (!o.hosts.empty() && o.ranksPerHost == 0) {
+    error = "--hosts needs --ranks-per-host N (the ranks each host takes)";
     return false;
   }
   if (o.evalEvery > 0 && o.evalBatches == 0) {

@@ -21,6 +21,11 @@ struct Options {
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
   bool printCommand = false;
+  /// Where the ranks go (Hosts.h): `ranksPerHost` slots on each of `hosts`
+  /// (empty: this machine), filled in order. 0: not given, and every rank
+  /// runs here, oversubscribed.
+  std::vector<std::string> hosts;
+  uint64_t ranksPerHost = 0;
   /// The arguments passed on to the ranks (all but the launch-only ones).
   std::vector<std::string> forwarded;
 };

@@ -4,12 +4,13 @@
 //            [--params FILE] [--save-params FILE] [--held-out-fraction F]
 //            [--timeout SECONDS] [--threads T] [--trace FILE]
 //            [--mpirun PATH] [--print-command]
+//            [--ranks-per-host N [--hosts H1,H2,...]] (--help: all options)
 //
 // Trains what `tandemc --target cpu` wrote to DIR with one process per rank
 // (docs/runtime.md). Started by mpirun or srun (their environment names the
 // rank, Launcher.h), it runs as that rank (RankMain.h). Started directly, it
-// runs `mpirun -np S` on itself with the settings for one machine and
-// reports which rank died if the job fails (Launch.h).
+// runs `mpirun -np S` on itself, all ranks on this machine or N per host
+// (Hosts.h), and reports which rank died if the job fails (Launch.h).
 //
 //===----------------------------------------------------------------------===//
 
