@@ -2,6 +2,7 @@
 # lit configuration for Tandem's FileCheck tests.
 
 import os
+import platform
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -41,3 +42,22 @@ tandem_plugin = os.path.join(config.tandem_lib_dir, "TandemExamplePlugin.so")
 if os.path.exists(tandem_plugin):
     config.available_features.add("plugin")
     config.substitutions.append(("%tandem_plugin", tandem_plugin))
+
+
+# x86-64 CPUs without AVX-512: a library compiled for one with it must be
+# refused (test/Runtime/cpu-arch.test).
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+_flags = _cpu_flags()
+if platform.machine() == "x86_64" and _flags is not None:
+    config.available_features.add("x86_64")
+    if "avx512f" not in _flags:
+        config.available_features.add("no-avx512")

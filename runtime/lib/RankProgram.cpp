@@ -2,6 +2,8 @@
 
 #include "tandem/Runtime/RankProgram.h"
 
+#include "tandem/Runtime/CpuFeatures.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -76,6 +78,22 @@ RankProgram::load(const std::string &path, const RankProgramOptions &options,
     error = m.path + ": cannot load library '" + library +
             "': " + (message ? message : "unknown error");
     return nullptr;
+  }
+  // Before any of the library's code runs (loading it runs none).
+  if (const char *features = static_cast<const char *>(
+          dlsym(program->handle, "tandem_cpu_features"))) {
+    std::vector<std::string> missing = missingCpuFeatures(features);
+    if (!missing.empty()) {
+      std::string names;
+      for (const std::string &name : missing)
+        names += (names.empty() ? "" : ", ") + name;
+      error = m.path + ": library '" + library +
+              "' was compiled for CPU features this machine lacks: " + names +
+              " (tandemc compiles for the CPU it runs on: compile on this "
+              "machine, or set TANDEM_CPU_ARCH to a CPU every machine has, "
+              "e.g. x86-64-v2)";
+      return nullptr;
+    }
   }
   for (const FragmentInfo &f : m.fragments) {
     void *fn = dlsym(program->handle, f.symbol.c_str());

@@ -85,12 +85,14 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   jobs = std::max(1u, std::min<unsigned>(jobs, libraries.size()));
   {
     llvm::StdThreadPool pool(llvm::hardware_concurrency(jobs));
+    tandem::cpu::CompileOptions compile;
+    compile.arch = options.arch;
     for (Library &library : libraries)
-      pool.async([&library] {
+      pool.async([&library, &compile] {
         // The compiler and the cache directory come from $TANDEM_CXX and
         // $TANDEM_CPU_CACHE, as for tandem-lower-cpu.
         llvm::Expected<tandem::cpu::CompiledLibrary> compiled =
-            tandem::cpu::compileSource(library.source, {});
+            tandem::cpu::compileSource(library.source, compile);
         if (compiled)
           library.compiled = *compiled;
         else

@@ -22,6 +22,8 @@ struct NativeOptions {
   std::string outputDir;
   /// C++ compilations run at once; 0: one per core.
   unsigned jobs = 0;
+  /// -march of the libraries; empty: $TANDEM_CPU_ARCH, else native.
+  std::string arch;
 };
 
 /// Writes rank<N>.cpp and rank<N>.json for every rank of the module's

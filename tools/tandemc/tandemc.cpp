@@ -138,6 +138,14 @@ static cl::opt<unsigned>
                   "(default: one per core)"),
          cl::init(0), cl::cat(tandemcCategory));
 
+static cl::opt<std::string>
+    cpuArch("cpu-arch",
+            cl::desc("The CPU the --target cpu libraries are for, as "
+                     "-march= (default: $TANDEM_CPU_ARCH, else native: this "
+                     "machine's CPU; the runtime refuses a CPU lacking an "
+                     "extension the library uses)"),
+            cl::init(""), cl::cat(tandemcCategory));
+
 static constexpr const char *overview = R"(Tandem compiler driver
 
   tandemc model.mlir -o DIR [--stages S] [--microbatches m] [--chunks v]
@@ -145,13 +153,14 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
-          [--target none|cpu] [--jobs N] [--timing]
+          [--target none|cpu] [--cpu-arch ARCH] [--jobs N] [--timing]
       Compiles the model's @forward (one microbatch) into one program per
       pipeline rank: autodiff, optimizer, mixed precision, partitioning,
       scheduling, rematerialization, explicit send/recv, verification; writes
       DIR/rank<N>.mlir and DIR/pipeline.mlir (all ranks, for tandem-eval
       --program pipeline); --target cpu also DIR/rank<N>.{cpp,so,json}
-      (compiled with $TANDEM_CXX, cached in $TANDEM_CPU_CACHE).
+      (compiled with $TANDEM_CXX for --cpu-arch, cached in
+      $TANDEM_CPU_CACHE).
       --emit=PHASE stops earlier and prints that form (nn, precision, grad,
       train, partition, schedule, remat, lowered, verified, split).
       MLIR's --mlir-print-ir-after-all and friends apply.
@@ -256,6 +265,7 @@ static int compile(const mlir::DialectRegistry &registry) {
       tandem::tandemc::NativeOptions native;
       native.outputDir = options.outputDir;
       native.jobs = jobs;
+      native.arch = cpuArch;
       if (failed(tandem::tandemc::compileNative(*module, native, scope)))
         return 1;
       if (trained && failed(tandem::tandemc::compileEvalProgram(

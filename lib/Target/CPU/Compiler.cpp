@@ -2,7 +2,9 @@
 
 #include "tandem/Target/CPU/Compiler.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -10,6 +12,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <optional>
 
@@ -20,10 +23,23 @@ std::vector<std::string> tandem::cpu::defaultCompileFlags() {
   // the evaluator and make results depend on how ops were fused.
   // -z nodelete: dlclose must not unload the library, and with it libgomp,
   // while OpenMP's worker threads from a parallel loop still run its code.
-  return {"-std=c++17",     "-O2",
-          "-fPIC",          "-shared",
-          "-fno-fast-math", "-ffp-contract=off",
-          "-fopenmp",       "-Wl,-z,nodelete"};
+  // -O3: the vectorizer (GCC's -O2 model leaves most generated loops
+  // scalar). After -fno-fast-math, which would reset them: -fno-math-errno
+  // (sqrt is an instruction, not a call that may set errno) and
+  // -fno-trapping-math (selects between computed values are if-converted,
+  // so loops calling tandem_math::exp vectorize). Neither changes a value:
+  // nothing reads errno or the floating-point exception flags.
+  return {"-std=c++17",      "-O3",
+          "-fPIC",           "-shared",
+          "-fno-fast-math",  "-ffp-contract=off",
+          "-fno-math-errno", "-fno-trapping-math",
+          "-fopenmp",        "-Wl,-z,nodelete"};
+}
+
+std::string tandem::cpu::resolveArch(llvm::StringRef arch) {
+  if (!arch.empty())
+    return arch.str();
+  return llvm::sys::Process::GetEnv("TANDEM_CPU_ARCH").value_or("native");
 }
 
 namespace {
@@ -71,10 +87,20 @@ tandem::cpu::compileSource(llvm::StringRef source,
     }
   }
 
+  std::string arch = resolveArch(options.arch);
+  if (arch.empty() || arch.front() == '-' ||
+      arch.find_first_of(" \t\n") != std::string::npos)
+    return llvm::createStringError("invalid CPU architecture '" + arch +
+                                   "' (TANDEM_CPU_ARCH or the arch option: a "
+                                   "-march= value such as native or "
+                                   "x86-64-v3)");
   std::vector<std::string> flags = defaultCompileFlags();
+  flags.push_back("-march=" + arch);
   flags.insert(flags.end(), options.extraFlags.begin(),
                options.extraFlags.end());
-  // The key covers everything that changes the library.
+  // The key covers everything that changes the library; for -march=native
+  // that includes the CPU the compiler runs on (a cache shared between
+  // machines must not hand one CPU's library to another).
   llvm::SHA256 hasher;
   hasher.update(source);
   hasher.update(llvm::StringRef("\0", 1));
@@ -82,6 +108,19 @@ tandem::cpu::compileSource(llvm::StringRef source,
   for (const std::string &flag : flags) {
     hasher.update(llvm::StringRef("\0", 1));
     hasher.update(flag);
+  }
+  if (arch == "native") {
+    hasher.update(llvm::StringRef("\0", 1));
+    hasher.update(llvm::sys::getHostCPUName());
+    std::vector<std::string> features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      if (feature.second)
+        features.push_back(feature.first().str());
+    llvm::sort(features);
+    for (const std::string &feature : features) {
+      hasher.update(llvm::StringRef("\0", 1));
+      hasher.update(feature);
+    }
   }
   std::string key =
       llvm::toHex(hasher.final(), /*LowerCase=*/true).substr(0, 32);

@@ -148,7 +148,8 @@ LogicalResult FunctionEmitter::assignStorage() {
           unit.constantNames[{value.getAsOpaquePointer(), type.str()}];
       if (name.empty()) {
         name = "tk_const" + std::to_string(unit.numConstants++);
-        emitDenseConstant(unit.constants, name, value, type);
+        if (emitDenseConstant(unit.constants, name, value, type))
+          unit.expanders.push_back(name);
       }
       pointers[constant.getResult()] = "((" + type.str() + " *)" + name + ")";
       continue;
@@ -639,6 +640,7 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
   os << "extern \"C\" int " << info.symbol
      << "(const void *const *args, void *const *results, void *scratch) {\n";
   os << "  char *tk_scratch = (char *)scratch;\n  (void)tk_scratch;\n";
+  os << "  tk_expand_constants();\n";
   os << declarations << code << "  return 0;\n}\n\n";
   return info;
 }
@@ -654,6 +656,42 @@ constexpr const char *kPrelude =
 /// After the transcendental functions (include/tandem/Support/
 /// Transcendental.h, pasted in) come the CBLAS declarations and helpers.
 constexpr const char *kPreludeHelpers = R"cpp(
+// The instruction-set extensions this library was compiled for (-march):
+// the runtime reads this before calling anything and refuses a CPU that
+// lacks one, rather than dying of an illegal instruction.
+extern "C" const char tandem_cpu_features[] = ""
+#ifdef __SSE4_2__
+    " sse4.2"
+#endif
+#ifdef __AVX__
+    " avx"
+#endif
+#ifdef __AVX2__
+    " avx2"
+#endif
+#ifdef __FMA__
+    " fma"
+#endif
+#ifdef __F16C__
+    " f16c"
+#endif
+#ifdef __BMI2__
+    " bmi2"
+#endif
+#ifdef __AVX512F__
+    " avx512f"
+#endif
+#ifdef __AVX512DQ__
+    " avx512dq"
+#endif
+#ifdef __AVX512BW__
+    " avx512bw"
+#endif
+#ifdef __AVX512VL__
+    " avx512vl"
+#endif
+    "";
+
 // CBLAS, declared here so no header is needed (enums passed as int).
 extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
                             int, const float *, int, float, float *, int);
@@ -791,9 +829,16 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
   out << "// tandem-cpu: " << result.functions.size() << " function(s), "
       << result.numUniqueGroups << " fused group function(s) for "
       << result.numGroupCalls << " group call(s)\n";
-  out << "namespace {\n"
-      << unit.constants << unit.groups << "} // namespace\n\n"
-      << entries;
+  // Run-length constants expand on the first call of any entry point, not
+  // in a load-time constructor: loading the library runs none of its code,
+  // so the runtime can check tandem_cpu_features first.
+  out << "namespace {\n" << unit.constants << unit.groups;
+  out << "void tk_expand_constants() {\n"
+      << "  static const bool expanded = [] {\n";
+  for (const std::string &name : unit.expanders)
+    out << "    " << name << "_expand();\n";
+  out << "    return true;\n  }();\n  (void)expanded;\n}\n";
+  out << "} // namespace\n\n" << entries;
   result.source = std::move(source);
   return result;
 }

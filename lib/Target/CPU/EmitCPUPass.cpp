@@ -54,6 +54,7 @@ struct EmitCPUPass : public tandem::cpu::impl::TandemEmitCPUBase<EmitCPUPass> {
       return;
     tandem::cpu::CompileOptions options;
     options.compiler = compiler;
+    options.arch = cpuArch;
     options.cacheDir = cacheDir;
     llvm::Expected<tandem::cpu::CompiledLibrary> library =
         tandem::cpu::compileSource(result->source, options);

@@ -93,7 +93,7 @@ std::string elementLiteral(DenseElementsAttr value, int64_t index,
   return "(" + type.str() + ")INT64_C(" + std::to_string(x) + ")";
 }
 
-void emitDenseConstant(std::string &out, StringRef name,
+bool emitDenseConstant(std::string &out, StringRef name,
                        DenseElementsAttr value, StringRef type) {
   int64_t count = value.getNumElements();
   // Run starts, found by comparing the stored bits (no formatting).
@@ -116,10 +116,11 @@ void emitDenseConstant(std::string &out, StringRef name,
     for (int64_t i = 0; i < count; ++i)
       os << (i % 4 ? " " : "\n    ") << elementLiteral(value, i, type) << ",";
     os << "\n};\n";
-    return;
+    return false;
   }
-  // Written once, when the library loads, and only read afterwards: the
-  // generated functions stay reentrant.
+  // Written once, on the first call of an entry point (Unit::expanders),
+  // and only read afterwards: the generated functions stay reentrant, and
+  // loading the library runs none of its code.
   os << "alignas(64) " << type << " " << name << "[" << count << "];\n";
   os << "const struct { int64_t count; " << type << " value; } " << name
      << "_runs[" << starts.size() << "] = {";
@@ -129,12 +130,13 @@ void emitDenseConstant(std::string &out, StringRef name,
        << elementLiteral(value, starts[r], type) << "},";
   }
   os << "\n};\n";
-  os << "__attribute__((constructor)) void " << name << "_expand() {\n"
+  os << "void " << name << "_expand() {\n"
      << "  int64_t i = 0;\n"
      << "  for (const auto &run : " << name << "_runs)\n"
      << "    for (int64_t k = 0; k < run.count; ++k)\n"
      << "      " << name << "[i++] = run.value;\n"
      << "}\n";
+  return true;
 }
 
 llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
@@ -179,16 +181,20 @@ std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base,
 /// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
 /// and returns the number of braces to close. Rank 0 opens one block.
 int openLoops(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> shape,
-              StringRef indent, bool parallel) {
+              StringRef indent, bool parallel, bool simd) {
   if (shape.empty()) {
     os << indent << "{\n";
     return 1;
   }
   std::string pad = indent.str();
   for (auto [d, size] : llvm::enumerate(shape)) {
+    bool innermost = d + 1 == shape.size();
     if (d == 0 && parallel)
-      os << pad << "#pragma omp parallel for if (" << numElementsOf(shape)
-         << " >= 32768)\n";
+      os << pad << "#pragma omp parallel for"
+         << (simd && innermost ? " simd" : "") << " if ("
+         << numElementsOf(shape) << " >= 32768)\n";
+    else if (simd && innermost)
+      os << pad << "#pragma omp simd\n";
     os << pad << "for (int64_t d" << d << " = 0; d" << d << " < " << size
        << "; ++d" << d << ") {\n";
     pad += "  ";

@@ -62,9 +62,9 @@ std::string doubleLiteral(double value);
 /// Appends array `name` of `value`'s elements (C type `type`) to `out`: an
 /// initializer list, or, when runs of equal elements make it at least 8
 /// times shorter (a causal mask has two runs per row), run lengths that a
-/// load-time constructor expands, so the compiler never parses a
-/// million-element initializer.
-void emitDenseConstant(std::string &out, llvm::StringRef name,
+/// `name`_expand() expands on first use (returns true then), so the
+/// compiler never parses a million-element initializer.
+bool emitDenseConstant(std::string &out, llvm::StringRef name,
                        DenseElementsAttr value, llvm::StringRef type);
 std::string elementLiteral(DenseElementsAttr value, int64_t index,
                            StringRef type);
@@ -80,8 +80,10 @@ std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base = 0,
                        llvm::ArrayRef<std::string> names = {});
 /// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
 /// and returns the number of braces to close. Rank 0 opens one block.
+/// `parallel`: OpenMP over the outermost loop; `simd`: the innermost loop's
+/// iterations are independent (`omp simd`).
 int openLoops(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> shape,
-              StringRef indent, bool parallel = false);
+              StringRef indent, bool parallel = false, bool simd = false);
 void closeLoops(llvm::raw_ostream &os, int count, StringRef indent);
 
 /// Ops that compute each result element from the operand elements at the
@@ -109,6 +111,8 @@ struct Unit {
   /// the same mask on every layer is one array.
   std::map<std::pair<const void *, std::string>, std::string> constantNames;
   unsigned numConstants = 0;
+  /// Constants stored as run lengths: tk_expand_constants() expands them.
+  std::vector<std::string> expanders;
   unsigned numGroupCalls = 0;
 };
 

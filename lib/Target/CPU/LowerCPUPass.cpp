@@ -23,6 +23,7 @@ struct LowerCPUPass
     tandem::cpu::LowerRanksOptions options;
     options.outputDir = outputDir;
     options.compile.compiler = compiler;
+    options.compile.arch = cpuArch;
     options.compile.cacheDir = cacheDir;
     FailureOr<std::vector<tandem::cpu::LoweredRank>> ranks =
         tandem::cpu::lowerRanks(getOperation(), options);

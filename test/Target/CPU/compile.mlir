@@ -17,7 +17,7 @@
 // OPTION: error: tandem-emit-cpu: C++ compiler '/nonexistent/bin/c++' not found or not executable (set TANDEM_CXX or the compiler option)
 // ENV: error: tandem-emit-cpu: C++ compiler 'tandem-no-such-compiler' not found in PATH (set TANDEM_CXX or the compiler option)
 // FAILS: error: tandem-emit-cpu: C++ compilation failed (exit status 1)
-// FAILS-NEXT: command: {{.*}}false -std=c++17 -O2 -fPIC -shared -fno-fast-math -ffp-contract=off -fopenmp -Wl,-z,nodelete -o
+// FAILS-NEXT: command: {{.*}}false -std=c++17 -O3 -fPIC -shared -fno-fast-math -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp -Wl,-z,nodelete -march=native -o
 func.func @scale(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = nn.exp %x : tensor<8xf32>
   return %y : tensor<8xf32>

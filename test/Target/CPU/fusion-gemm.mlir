@@ -10,6 +10,7 @@
 // CHECK-NEXT: // epilogue of nn.matmul: nn.add, nn.gelu
 // CHECK-NEXT: #pragma omp parallel for if (1024 >= 32768)
 // CHECK-NEXT: for (int64_t d0 = 0; d0 < 16; ++d0) {
+// CHECK-NEXT: #pragma omp simd
 // CHECK-NEXT: for (int64_t d1 = 0; d1 < 64; ++d1) {
 // CHECK-NEXT: const float t_i0 = i0[d1];
 // CHECK-NEXT: const float t_g = o0[d0 * 64 + d1];
@@ -21,7 +22,7 @@
 // CHECK-NEXT: }
 // CHECK-LABEL: void {{tk_fused_[0-9a-f]+}}(float *__restrict o0, const float *__restrict i0) {
 // CHECK-NEXT: // epilogue of nn.matmul: nn.add
-// CHECK-NEXT: #pragma omp parallel for if (512 >= 32768)
+// CHECK-NEXT: #pragma omp parallel for simd if (512 >= 32768)
 // CHECK-NEXT: for (int64_t i = 0; i < 512; ++i) {
 // CHECK-NEXT: const float t_i0 = i0[i];
 // CHECK-NEXT: const float t_g = o0[i];

@@ -42,6 +42,7 @@
 // CHECK-NEXT: acc[c] = 0.0;
 // CHECK-NEXT: for (int64_t d0 = 0; d0 < 4; ++d0) {
 // CHECK-NEXT: for (int64_t d1 = 0; d1 < 16; ++d1) {
+// CHECK-NEXT: #pragma omp simd
 // CHECK-NEXT: for (int64_t d2 = c0; d2 < c1; ++d2) {
 // CHECK-NEXT: const float t_i0 = i0[d0 * 1536 + d1 * 96 + d2];
 // CHECK-NEXT: const float t_i1 = i1[d2];
@@ -51,6 +52,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: #pragma omp simd
 // CHECK-NEXT: for (int64_t d2 = c0; d2 < c1; ++d2) {
 // CHECK-NEXT: const int64_t j = j0 * 96 + d2;
 // CHECK-NEXT: const float t_r = (float)(acc[d2 - c0] / (0x1p+6));

@@ -7,7 +7,7 @@
 // CHECK: // tandem-cpu: 1 function(s), 1 fused group function(s) for 1 group call(s)
 // CHECK: void [[$G:tk_fused_[0-9a-f]+]](float *__restrict o0, float *__restrict o1, const float *__restrict i0, const float *__restrict i1) {
 // CHECK-NEXT: // nn.exp, nn.mul, nn.sub, nn.tanh, nn.maximum
-// CHECK-NEXT: #pragma omp parallel for if (128 >= 32768)
+// CHECK-NEXT: #pragma omp parallel for simd if (128 >= 32768)
 // CHECK-NEXT: for (int64_t i = 0; i < 128; ++i) {
 // CHECK-NEXT: const float t_i0 = i0[i];
 // CHECK-NEXT: const float t_i1 = i1[0];

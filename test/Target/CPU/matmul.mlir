@@ -9,6 +9,7 @@
 // CHECK-NEXT: // epilogue of nn.matmul: nn.add, nn.gelu
 // CHECK-NEXT: #pragma omp parallel for
 // CHECK-NEXT: for (int64_t d0 = 0; d0 < 16; ++d0) {
+// CHECK-NEXT: #pragma omp simd
 // CHECK-NEXT: for (int64_t d1 = 0; d1 < 64; ++d1) {
 // CHECK-NEXT: const float t_i0 = i0[d1];
 // CHECK-NEXT: const float t_g = o0[d0 * 64 + d1];

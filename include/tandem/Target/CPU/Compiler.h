@@ -25,7 +25,12 @@ struct CompileOptions {
   /// The cache directory. Empty: $TANDEM_CPU_CACHE, or
   /// <system temp>/tandem-cpu-cache.
   std::string cacheDir;
-  /// Flags added after the defaults (e.g. -march=native).
+  /// The CPU the library is for, as -march=<arch>. Empty: $TANDEM_CPU_ARCH,
+  /// or "native" (the machine running the compiler; the library records
+  /// the instruction-set extensions it uses in `tandem_cpu_features` and
+  /// the runtime refuses a CPU lacking one).
+  std::string arch;
+  /// Flags added after the defaults.
   std::vector<std::string> extraFlags;
 };
 
@@ -36,8 +41,12 @@ struct CompiledLibrary {
   bool cached = false;
 };
 
-/// The flags every emitted library is compiled with, before extraFlags.
+/// The flags every emitted library is compiled with, before -march and
+/// extraFlags.
 std::vector<std::string> defaultCompileFlags();
+
+/// `arch`, or when empty $TANDEM_CPU_ARCH, or "native".
+std::string resolveArch(llvm::StringRef arch);
 
 /// Compiles `source` into a shared library (or finds it in the cache) and
 /// returns its path. Fails with the compiler's stderr when compilation

@@ -28,6 +28,9 @@ def TandemEmitCPU : Pass<"tandem-emit-cpu", "::mlir::ModuleOp"> {
            "Also compile the source into a shared library">,
     Option<"compiler", "compiler", "std::string", /*default=*/"\"\"",
            "The C++ compiler (default: $TANDEM_CXX, else c++)">,
+    Option<"cpuArch", "cpu-arch", "std::string", /*default=*/"\"\"",
+           "The CPU to compile for, as -march= (default: $TANDEM_CPU_ARCH, "
+           "else native)">,
     Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
            "The compile cache directory">,
   ];
@@ -56,6 +59,9 @@ def TandemLowerCPU : Pass<"tandem-lower-cpu", "::mlir::ModuleOp"> {
            "Directory for rank<N>.cpp, rank<N>.so and rank<N>.json">,
     Option<"compiler", "compiler", "std::string", /*default=*/"\"\"",
            "The C++ compiler (default: $TANDEM_CXX, else c++)">,
+    Option<"cpuArch", "cpu-arch", "std::string", /*default=*/"\"\"",
+           "The CPU to compile for, as -march= (default: $TANDEM_CPU_ARCH, "
+           "else native)">,
     Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
            "The compile cache directory">,
   ];

@@ -40,6 +40,10 @@ def main():
     wanted = set()
     for f in fragments.values():
         wanted |= {f["symbol"], f["scratch_symbol"]}
+    # Not an entry point: the CPU features the runtime checks at load.
+    if "tandem_cpu_features" not in exported:
+        fail("library lacks tandem_cpu_features")
+    wanted.add("tandem_cpu_features")
     missing = wanted - exported
     if missing:
         fail("library lacks " + ", ".join(sorted(missing)))
