@@ -32,6 +32,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include "TranscendentalSource.h"
 
@@ -631,17 +632,37 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
     return failure();
   info.scratchBytes = scratch;
 
-  os << "// " << info.name << ": " << info.argumentTypes.size()
-     << " argument(s), " << info.parameters.size() << " parameter(s), "
-     << info.resultTypes.size() << " result(s), " << info.scratchBytes
-     << " scratch bytes\n";
-  os << "extern \"C\" uint64_t " << info.symbol
-     << "_scratch_bytes(void) { return " << info.scratchBytes << "; }\n";
-  os << "extern \"C\" int " << info.symbol
-     << "(const void *const *args, void *const *results, void *scratch) {\n";
-  os << "  char *tk_scratch = (char *)scratch;\n  (void)tk_scratch;\n";
-  os << "  tk_expand_constants();\n";
-  os << declarations << code << "  return 0;\n}\n\n";
+  // A fragment's entry point is named by its kind and a hash of its code,
+  // not by its stage: two ranks running equal fragments (the middle stages
+  // of a GPT) get equal sources, which tandemc compiles once.
+  auto fragment = dyn_cast<tandem::mpmd::FragmentOp>(function);
+  constexpr llvm::StringLiteral kSymbol = "@TANDEM_ENTRY@";
+  std::string entry;
+  llvm::raw_string_ostream e(entry);
+  e << "// " << (fragment ? StringRef(kSymbol) : StringRef(info.name)) << ": "
+    << info.argumentTypes.size() << " argument(s), " << info.parameters.size()
+    << " parameter(s), " << info.resultTypes.size() << " result(s), "
+    << info.scratchBytes << " scratch bytes\n";
+  e << "extern \"C\" uint64_t " << kSymbol << "_scratch_bytes(void) { return "
+    << info.scratchBytes << "; }\n";
+  e << "extern \"C\" int " << kSymbol
+    << "(const void *const *args, void *const *results, void *scratch) {\n";
+  e << "  char *tk_scratch = (char *)scratch;\n  (void)tk_scratch;\n";
+  e << "  tk_expand_constants();\n";
+  e << declarations << code << "  return 0;\n}\n\n";
+  if (fragment)
+    info.symbol =
+        ("tandem_" + tandem::mpmd::stringifyFragmentKind(fragment.getKind()) +
+         "_" + llvm::utohexstr(llvm::xxh3_64bits(entry), true, 16))
+            .str();
+  llvm::StringRef rest = entry;
+  while (!rest.empty()) {
+    auto [before, after] = rest.split(kSymbol);
+    os << before;
+    if (before.size() != rest.size())
+      os << info.symbol;
+    rest = after;
+  }
   return info;
 }
 
@@ -806,16 +827,23 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
   EmitResult result;
   std::string entries;
   llvm::raw_string_ostream os(entries);
-  llvm::StringSet<> symbols;
+  llvm::StringMap<std::string> symbols;
   for (Operation *function : functions) {
     if (!isa<FunctionOpInterface>(function))
       return function->emitError("the CPU emitter expects a function or an "
                                  "mpmd.fragment");
     FunctionEmitter emitter(function, unit, options);
-    FailureOr<EmittedFunction> info = emitter.emit(os);
+    std::string text;
+    llvm::raw_string_ostream textStream(text);
+    FailureOr<EmittedFunction> info = emitter.emit(textStream);
     if (failed(info))
       return failure();
-    if (!symbols.insert(info->symbol).second)
+    // Fragments with equal code (equal chunks of one rank) share one entry
+    // point, named by that code; other equal names are an error.
+    auto [it, inserted] = symbols.try_emplace(info->symbol, text);
+    if (inserted)
+      os << text;
+    else if (it->second != text || !isa<tandem::mpmd::FragmentOp>(function))
       return function->emitError("two functions map to the C symbol '")
              << info->symbol << "'";
     result.functions.push_back(std::move(*info));

@@ -14,11 +14,11 @@
 // CHECK-NEXT: // nn.mul, nn.add, nn.relu
 // CHECK-NOT: void tk_fused_
 
-// CHECK-LABEL: extern "C" int tandem_s0_fwd(
+// CHECK-LABEL: extern "C" int tandem_fwd_{{[0-9a-f]+}}(
 // CHECK: [[$SAME]](
 // CHECK: [[$EPILOGUE]](
 // CHECK: return 0;
-// CHECK-LABEL: extern "C" int tandem_s1_fwd(
+// CHECK-LABEL: extern "C" int tandem_fwd_{{[0-9a-f]+}}(
 // CHECK: [[$SAME]](
 // CHECK: return 0;
 // CHECK-LABEL: extern "C" int tandem_other(
