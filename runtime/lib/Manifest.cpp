@@ -295,11 +295,14 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
   // Every buffer the list touches is planned with the right size and is
   // live whenever it is touched. Sends read until, and receives write from,
   // the ends of their group (consecutive sends and receives posted
-  // together); update/output results are read at the end of the step.
+  // together); update/output results are read at the end of the step;
+  // summed slots are read as they appear.
   std::vector<char> touched(plan.buffers.size(), 0);
   auto touch = [&](size_t index, uint64_t bytes, bool atLeast, int64_t from,
                    int64_t to, size_t action) {
     PlanBufferInfo &buffer = plan.buffers[index];
+    buffer.usedFirst = touched[index] ? std::min(buffer.usedFirst, from) : from;
+    buffer.usedLast = touched[index] ? std::max(buffer.usedLast, to) : to;
     std::string where = "memory: " + at("buffers", index);
     if (atLeast ? buffer.bytes < bytes : buffer.bytes != bytes)
       r.fail(where, "the " + bufferText(buffer) + " has " +
@@ -318,6 +321,9 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
     r.fail("memory",
            "no buffer for the " + what + " (" + at("actions", action) + ")");
   };
+  // Per slot buffer: the action after which its value is there (its run,
+  // or the last action of its receive's group).
+  std::map<int64_t, int64_t> ready;
   auto slotIndex = [&](const SlotRef &slot) -> int64_t {
     auto it = slots.find({slot.fragment, slot.result, slot.microbatch});
     return it == slots.end() ? -1 : static_cast<int64_t>(it->second);
@@ -330,29 +336,37 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
         const ArgumentInfo &arg = f.arguments[a];
         if (arg.kind != BindingKind::Slot)
           continue;
-        std::vector<int64_t> microbatches;
-        if (arg.rule == SlotRule::SameMicrobatch)
-          microbatches.push_back(action.microbatch);
-        else if (arg.rule == SlotRule::StepValue)
-          microbatches.push_back(-1);
-        else
-          for (int64_t k = 0; k < m.grid.microbatches; ++k)
-            microbatches.push_back(k);
         // A slot nobody defines is reported by the step ("not held").
-        for (int64_t k : microbatches) {
+        if (arg.rule != SlotRule::SumMicrobatches) {
           SlotRef slot = arg.slot;
-          slot.microbatch = k;
+          slot.microbatch =
+              arg.rule == SlotRule::SameMicrobatch ? action.microbatch : -1;
           int64_t index = slotIndex(slot);
           if (index >= 0)
             touch(index, arg.bytes, false, i, i, i);
+          continue;
         }
-        if (arg.rule == SlotRule::SumMicrobatches) {
-          auto it = accumulators.find({i, static_cast<int64_t>(a)});
-          if (it == accumulators.end())
-            missing("sum of argument " + std::to_string(a) + " of " + f.name,
-                    i);
-          touch(it->second, arg.bytes, false, i, i, i);
+        // Summed as the slots appear, in microbatch order: slot k is added
+        // right after the action at which both it and the sum of slots
+        // 0..k-1 are there (RankProgram::runStep), so it lives until then
+        // and the sum from slot 0's action to the run.
+        auto it = accumulators.find({i, static_cast<int64_t>(a)});
+        if (it == accumulators.end())
+          missing("sum of argument " + std::to_string(a) + " of " + f.name, i);
+        int64_t fold = -1, sumFirst = i;
+        for (int64_t k = 0; k < m.grid.microbatches; ++k) {
+          SlotRef slot = arg.slot;
+          slot.microbatch = k;
+          int64_t index = slotIndex(slot);
+          if (index < 0)
+            continue;
+          auto at = ready.find(index);
+          fold = std::max(fold, at == ready.end() ? i : at->second);
+          if (k == 0)
+            sumFirst = fold;
+          touch(index, arg.bytes, false, fold, fold, i);
         }
+        touch(it->second, arg.bytes, false, sumFirst, i, i);
       }
       if (f.scratchBytes) {
         auto it = scratches.find(i);
@@ -360,7 +374,10 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
           missing("scratch of " + f.name, i);
         touch(it->second, f.scratchBytes, true, i, i, i);
       } else if (scratches.count(i)) {
-        touched[scratches[i]] = 1; // More scratch than needed is harmless.
+        // More scratch than needed is harmless.
+        PlanBufferInfo &extra = plan.buffers[scratches[i]];
+        extra.usedFirst = extra.usedLast = i;
+        touched[scratches[i]] = 1;
       }
       for (size_t k = 0; k < f.results.size(); ++k) {
         SlotRef slot{f.name, static_cast<int64_t>(k), action.microbatch};
@@ -370,6 +387,7 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
         const ResultInfo &res = f.results[k];
         touch(index, res.bytes, false, i, res.update || res.output ? end : i,
               i);
+        ready[index] = i;
       }
       ++i;
       continue;
@@ -384,6 +402,7 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
         if (index < 0)
           missing("received slot " + slotText(a.slot), k);
         touch(index, a.bytes, false, i, last, k);
+        ready[index] = last;
       } else if (index >= 0) {
         touch(index, a.bytes, false, k, last, k);
       }
@@ -634,6 +653,28 @@ Manifest parse(const json &root, const Reader &r) {
       r.fail(at("actions", i), "peer outside the grid");
   }
   parseMemory(root, r, m);
+  if (root.contains("predicted_memory")) {
+    const json &p = root["predicted_memory"];
+    const char *where = "predicted_memory";
+    PredictedMemoryInfo info;
+    info.analysis = r.string(p, where, "analysis");
+    auto bytes = [&](const char *key) {
+      int64_t value = r.integer(p, where, key);
+      if (value < 0)
+        r.fail(where, std::string("negative '") + key + "'");
+      return static_cast<uint64_t>(value);
+    };
+    info.peakBytes = bytes("peak_bytes");
+    info.parameters = bytes("parameters");
+    info.parameterCopies = bytes("parameter_copies");
+    info.optimizerState = bytes("optimizer_state");
+    info.gradients = bytes("gradients");
+    info.stash = bytes("stash");
+    info.stashPerMicrobatch = bytes("stash_per_microbatch");
+    info.peakInFlight = bytes("peak_in_flight");
+    info.temporaries = bytes("temporaries");
+    m.predictedMemory = std::move(info);
+  }
   return m;
 }
 

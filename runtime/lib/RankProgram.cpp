@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -14,16 +16,48 @@
 
 using namespace tandem::runtime;
 
-void Buffer::Free::operator()(void *p) const { std::free(p); }
+namespace {
+std::atomic<uint64_t> liveBufferBytes{0}, peakBufferBytes{0};
+
+void raisePeak(uint64_t now) {
+  uint64_t peak = peakBufferBytes.load();
+  while (now > peak && !peakBufferBytes.compare_exchange_weak(peak, now)) {
+  }
+}
+} // namespace
+
+BufferBytes tandem::runtime::bufferBytes() {
+  return {liveBufferBytes.load(), peakBufferBytes.load()};
+}
+
+void tandem::runtime::resetBufferPeak() {
+  peakBufferBytes.store(liveBufferBytes.load());
+}
+
+void Buffer::Free::operator()(void *p) const {
+  if (!owned)
+    return;
+  std::free(p);
+  liveBufferBytes.fetch_sub(counted);
+}
 
 Buffer::Buffer(uint64_t size) : bytes(size) {
   uint64_t rounded = (size + 63) / 64 * 64;
   if (rounded == 0)
     rounded = 64;
-  storage.reset(std::aligned_alloc(64, rounded));
-  if (!storage)
+  void *p = std::aligned_alloc(64, rounded);
+  if (!p)
     throw std::bad_alloc();
-  std::memset(storage.get(), 0, rounded);
+  storage = std::unique_ptr<void, Free>(p, Free{rounded, true});
+  raisePeak(liveBufferBytes.fetch_add(rounded) + rounded);
+  std::memset(p, 0, rounded);
+}
+
+Buffer Buffer::view(void *data, uint64_t bytes) {
+  Buffer buffer;
+  buffer.storage = std::unique_ptr<void, Free>(data, Free{0, false});
+  buffer.bytes = bytes;
+  return buffer;
 }
 
 RankProgram::~RankProgram() {
@@ -139,19 +173,18 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
 
   separateBuffers = options.separateBuffers;
   bufferData.assign(plan.buffers.size(), nullptr);
+  scratchData.assign(m.actions.size(), noScratch.data());
   if (separateBuffers) {
-    try {
-      for (const PlanBufferInfo &b : plan.buffers) {
-        separate.emplace_back(b.bytes);
-        allocatedBytes += b.bytes;
-      }
-    } catch (const std::bad_alloc &) {
-      error = m.path + ": memory: cannot allocate the step's " +
-              std::to_string(plan.buffers.size()) + " separate buffers";
-      return false;
+    // Allocated by runStep while the list uses them, so that what is
+    // allocated at once measures the step's needs without the plan's
+    // offsets (and its intervals: these are the reader's own).
+    separate.resize(plan.buffers.size());
+    firstUsedAt.assign(m.actions.size() + 1, {});
+    lastUsedAt.assign(m.actions.size() + 1, {});
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      firstUsedAt[plan.buffers[i].usedFirst].push_back(i);
+      lastUsedAt[plan.buffers[i].usedLast].push_back(i);
     }
-    for (size_t i = 0; i < plan.buffers.size(); ++i)
-      bufferData[i] = static_cast<uint8_t *>(separate[i].data());
   } else {
     try {
       arena = Buffer(plan.arenaBytes);
@@ -162,25 +195,77 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
     }
     allocatedBytes = plan.arenaBytes;
     for (size_t i = 0; i < plan.buffers.size(); ++i)
-      bufferData[i] =
-          static_cast<uint8_t *>(arena.data()) + plan.buffers[i].offset;
+      bindBuffer(i,
+                 static_cast<uint8_t *>(arena.data()) + plan.buffers[i].offset);
   }
-  scratchData.assign(m.actions.size(), noScratch.data());
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBufferInfo &b = plan.buffers[i];
     switch (b.kind) {
     case PlanBufferKind::Slot:
       slotBuffers[{b.slot.fragment, b.slot.result, b.slot.microbatch}] = i;
       break;
-    case PlanBufferKind::Accumulator:
+    case PlanBufferKind::Accumulator: {
       accumulatorBuffers[{b.action, b.argument}] = i;
+      const FragmentInfo &f =
+          m.fragments[m.findFragment(m.actions[b.action].fragment)];
+      if (b.argument < 0 ||
+          b.argument >= static_cast<int64_t>(f.arguments.size()))
+        break; // The step reports the run's missing sum.
+      const ArgumentInfo &arg = f.arguments[b.argument];
+      sums.push_back({b.action, i, arg.slot, arg.dtype, arg.bytes, {}});
       break;
+    }
     case PlanBufferKind::Scratch:
-      scratchData[b.action] = bufferData[i];
       break;
     }
   }
+  for (Sum &sum : sums)
+    for (int64_t k = 0; k < m.grid.microbatches; ++k) {
+      auto it = slotBuffers.find({sum.slot.fragment, sum.slot.result, k});
+      sum.slots.push_back(
+          it == slotBuffers.end() ? -1 : static_cast<int64_t>(it->second));
+    }
   return true;
+}
+
+void RankProgram::bindBuffer(size_t index, uint8_t *data) {
+  bufferData[index] = data;
+  const PlanBufferInfo &b = info.memory.buffers[index];
+  if (b.kind == PlanBufferKind::Scratch)
+    scratchData[b.action] = data ? data : noScratch.data();
+}
+
+bool RankProgram::allocateSeparate(int64_t from, int64_t to,
+                                   std::string &error) {
+  for (int64_t a = from; a <= to; ++a)
+    for (size_t index : firstUsedAt[a]) {
+      if (separate[index].data())
+        continue;
+      uint64_t bytes = info.memory.buffers[index].bytes;
+      try {
+        separate[index] = Buffer(bytes);
+      } catch (const std::bad_alloc &) {
+        error = "memory: cannot allocate the " + std::to_string(bytes) +
+                " bytes of buffers[" + std::to_string(index) +
+                "] (separate buffers)";
+        return false;
+      }
+      bindBuffer(index, static_cast<uint8_t *>(separate[index].data()));
+      separateLive += bytes;
+    }
+  allocatedBytes = std::max(allocatedBytes, separateLive);
+  return true;
+}
+
+void RankProgram::freeSeparate(int64_t from, int64_t to) {
+  for (int64_t a = from; a <= to; ++a)
+    for (size_t index : lastUsedAt[a]) {
+      if (!separate[index].data())
+        continue;
+      separate[index] = Buffer();
+      bindBuffer(index, nullptr);
+      separateLive -= info.memory.buffers[index].bytes;
+    }
 }
 
 bool RankProgram::initParameters(uint64_t seed, std::string &error) {
@@ -277,6 +362,12 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                   std::to_string(in.microbatchBytes * microbatches));
   }
 
+  const int64_t end = static_cast<int64_t>(m.actions.size());
+  // The last step's update and output results (read by the caller until
+  // now), or what a failed step left.
+  if (separateBuffers)
+    freeSeparate(0, end);
+
   // Which planned buffers hold this step's value. The manifest reader
   // proved that no buffer is touched outside its live interval and that
   // buffers live together do not share bytes, so a held buffer's bytes are
@@ -290,6 +381,46 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     return static_cast<int64_t>(it->second);
   };
   auto sizeOf = [&](int64_t index) { return m.memory.buffers[index].bytes; };
+  // Every sum_microbatches argument accumulates its slots as they appear,
+  // in microbatch order (the order and rounding of the reference), so a
+  // slot's buffer is free once it is added: after every action, each sum
+  // whose run is still to come takes the next slots that are held.
+  std::vector<int64_t> folded(sums.size(), 0);
+  std::string foldError;
+  auto foldSums = [&](int64_t now) {
+    for (size_t j = 0; j < sums.size(); ++j) {
+      const Sum &sum = sums[j];
+      if (sum.action <= now)
+        continue;
+      for (; folded[j] < microbatches; ++folded[j]) {
+        int64_t s = sum.slots[folded[j]];
+        if (s < 0 || !held[s])
+          break;
+        auto what = [&] {
+          return "the sum of " +
+                 describe(sum.slot.fragment, sum.slot.result, folded[j]) +
+                 " for actions[" + std::to_string(sum.action) + "]: ";
+        };
+        if (sum.dtype != ElementType::F32 && sum.dtype != ElementType::F64) {
+          foldError = what() + "accumulating " + elementTypeName(sum.dtype) +
+                      " is not supported";
+          return false;
+        }
+        if (sizeOf(s) != sum.bytes) {
+          foldError = what() + "slot size mismatch";
+          return false;
+        }
+        uint8_t *acc = bufferData[sum.buffer];
+        if (folded[j] == 0)
+          std::memcpy(acc, bufferData[s], sum.bytes);
+        else if (sum.dtype == ElementType::F32)
+          accumulate<float>(acc, bufferData[s], sum.bytes);
+        else
+          accumulate<double>(acc, bufferData[s], sum.bytes);
+      }
+    }
+    return true;
+  };
 
   size_t pc = 0;
   while (pc < m.actions.size()) {
@@ -304,6 +435,11 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           (mb >= 0 ? " microbatch " + std::to_string(mb) : std::string());
       if (f.perMicrobatch != (mb >= 0) || mb >= microbatches)
         return fail(where + ": microbatch does not fit the fragment");
+      std::string allocationError;
+      if (separateBuffers &&
+          !allocateSeparate(static_cast<int64_t>(at), static_cast<int64_t>(at),
+                            allocationError))
+        return fail(where + ": " + allocationError);
       std::vector<const void *> args;
       for (size_t a = 0; a < f.arguments.size(); ++a) {
         const ArgumentInfo &arg = f.arguments[a];
@@ -322,28 +458,19 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         }
         case BindingKind::Slot: {
           if (arg.rule == SlotRule::SumMicrobatches) {
-            if (arg.dtype != ElementType::F32 && arg.dtype != ElementType::F64)
-              return fail(where + ": accumulating " +
-                          elementTypeName(arg.dtype) + " is not supported");
-            uint8_t *acc = bufferData[accumulatorBuffers.at(
-                {static_cast<int64_t>(at), static_cast<int64_t>(a)})];
-            for (int64_t k = 0; k < microbatches; ++k) {
-              int64_t s = findSlot(arg.slot.fragment, arg.slot.result, k);
-              if (s < 0)
-                return fail(where + ": argument " + std::to_string(a) +
-                            ": slot " +
-                            describe(arg.slot.fragment, arg.slot.result, k) +
-                            " is not held");
-              if (sizeOf(s) != arg.bytes)
-                return fail(where + ": slot size mismatch");
-              if (k == 0)
-                std::memcpy(acc, bufferData[s], arg.bytes);
-              else if (arg.dtype == ElementType::F32)
-                accumulate<float>(acc, bufferData[s], arg.bytes);
-              else
-                accumulate<double>(acc, bufferData[s], arg.bytes);
-            }
-            args.push_back(acc);
+            size_t buffer = accumulatorBuffers.at(
+                {static_cast<int64_t>(at), static_cast<int64_t>(a)});
+            // Summed by foldSums as the slots appeared.
+            int64_t count = 0;
+            for (size_t j = 0; j < sums.size(); ++j)
+              if (sums[j].buffer == buffer)
+                count = folded[j];
+            if (count < microbatches)
+              return fail(where + ": argument " + std::to_string(a) +
+                          ": slot " +
+                          describe(arg.slot.fragment, arg.slot.result, count) +
+                          " is not held");
+            args.push_back(bufferData[buffer]);
             break;
           }
           int64_t slotMb = arg.rule == SlotRule::SameMicrobatch ? mb : -1;
@@ -372,10 +499,23 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                     std::to_string(status) + " (an index out of range)");
       for (size_t index : produced)
         held[index] = 1;
+      if (!foldSums(static_cast<int64_t>(at)))
+        return fail(foldError);
+      if (separateBuffers)
+        freeSeparate(static_cast<int64_t>(at), static_cast<int64_t>(at));
       continue;
     }
 
     // A group: the maximal run of consecutive sends and receives.
+    const int64_t groupFirst = static_cast<int64_t>(pc);
+    int64_t groupLast = groupFirst;
+    while (groupLast + 1 < end &&
+           m.actions[groupLast + 1].op != ActionKind::Run)
+      ++groupLast;
+    std::string allocationError;
+    if (separateBuffers &&
+        !allocateSeparate(groupFirst, groupLast, allocationError))
+      return fail(allocationError);
     std::vector<TransportOp> group;
     std::vector<size_t> received;
     for (; pc < m.actions.size() && m.actions[pc].op != ActionKind::Run; ++pc) {
@@ -416,9 +556,15 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     }
     for (size_t index : received)
       held[index] = 1;
+    if (!foldSums(groupLast))
+      return fail(foldError);
+    if (separateBuffers)
+      freeSeparate(groupFirst, groupLast);
   }
 
-  // Copied out: the arena is the next step's.
+  // Updates are handed out in place (the next step overwrites them, after
+  // applyUpdates has copied them); outputs are copied out, since callers
+  // keep them.
   StepResult step;
   for (const FragmentInfo &f : m.fragments)
     for (size_t r = 0; r < f.results.size(); ++r) {
@@ -429,16 +575,18 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       if (s < 0)
         return fail("result " + describe(f.name, static_cast<int64_t>(r), -1) +
                     " was not produced");
+      if (res.update)
+        step.updates[*res.update] =
+            std::make_shared<Buffer>(Buffer::view(bufferData[s], sizeOf(s)));
+      if (!res.output)
+        continue;
       // Reused from the last step unless the caller still holds it: a
       // fresh buffer per step would cost a page fault per 4 KiB.
       std::shared_ptr<Buffer> &value = resultBuffers[s];
       if (!value || value.use_count() > 1 || value->size() != sizeOf(s))
         value = std::make_shared<Buffer>(sizeOf(s));
       std::memcpy(value->data(), bufferData[s], sizeOf(s));
-      if (res.update)
-        step.updates[*res.update] = value;
-      if (res.output)
-        step.outputs[*res.output] = value;
+      step.outputs[*res.output] = value;
     }
   transport.finish(rank);
   result = std::move(step);
@@ -446,6 +594,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
 }
 
 void RankProgram::applyUpdates(const StepResult &result) {
+  // A copy, not a swap: the updates are views of the step buffers.
   for (const auto &[name, value] : result.updates) {
     Buffer &parameter = parameters[name];
     if (parameter.size() != value->size())

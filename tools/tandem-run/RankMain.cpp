@@ -10,6 +10,7 @@
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/StepInputs.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
@@ -92,6 +93,90 @@ uint64_t statusBytes(const char *field) {
     if (line.compare(0, length, field) == 0)
       return std::strtoull(line.c_str() + length, nullptr, 10) * 1024;
   return 0;
+}
+
+/// Lowers the kernel's peak resident size (VmHWM) to the current one, so
+/// that the peak at the end is the peak since now; false where the kernel
+/// does not allow it (Linux < 4.0).
+bool resetPeakResident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+/// Loads the rank's library (and with it OpenBLAS and OpenMP) and runs one
+/// OpenBLAS GEMM, so that their code, start-up and work buffers, which no
+/// memory analysis models, land in the baseline the summary measures
+/// against instead of in the program's memory. The library stays loaded:
+/// RankProgram::load opens the same copy.
+void warmUp(const Manifest &manifest) {
+  std::string library = manifest.library;
+  if (library.empty() || library[0] != '/')
+    library = manifest.directory + "/" + library;
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return; // RankProgram::load reports it.
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float *,
+                         int, const float *, int, float, float *, int);
+  auto sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
+  if (!sgemm)
+    return;
+  // Row-major, no transposes (CBLAS's 101 and 111); large enough for
+  // OpenBLAS to pack full blocks.
+  const int n = 512;
+  std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
+  sgemm(101, 111, 111, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+        n);
+}
+
+/// What the step buffers hold at the action where most of their bytes are
+/// live (by the manifest reader's own walk of the action list), by kind:
+/// what the summary sets against mpmd-memory's categories.
+std::string stepPeakParts(const Manifest &m) {
+  const std::vector<PlanBufferInfo> &buffers = m.memory.buffers;
+  int64_t end = static_cast<int64_t>(m.actions.size()), at = 0;
+  uint64_t most = 0;
+  for (int64_t a = 0; a <= end; ++a) {
+    uint64_t live = 0;
+    for (const PlanBufferInfo &b : buffers)
+      if (b.usedFirst <= a && a <= b.usedLast)
+        live += b.bytes;
+    if (live > most) {
+      most = live;
+      at = a;
+    }
+  }
+  uint64_t updated = 0, sums = 0, scratch = 0, slots = 0;
+  for (const PlanBufferInfo &b : buffers) {
+    if (b.usedFirst > at || at > b.usedLast)
+      continue;
+    if (b.kind == PlanBufferKind::Accumulator) {
+      sums += b.bytes;
+    } else if (b.kind == PlanBufferKind::Scratch) {
+      scratch += b.bytes;
+    } else {
+      // A received slot's fragment runs on another rank.
+      int64_t f = m.findFragment(b.slot.fragment);
+      bool update = f >= 0 && m.fragments[f].results[b.slot.result].update;
+      (update ? updated : slots) += b.bytes;
+    }
+  }
+  std::string where = "the end of the step";
+  if (at < end) {
+    const ActionInfo &a = m.actions[at];
+    where = "actions[" + std::to_string(at) + "]" +
+            (a.op == ActionKind::Run ? " (run " + a.fragment + ")" : "");
+  }
+  const double MiB = 1048576.0;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "; step buffers at most %.2f at %s: new parameter and "
+                "optimizer values %.2f, gradient sums %.2f, scratch %.2f, "
+                "other slots %.2f",
+                most / MiB, where.c_str(), updated / MiB, sums / MiB,
+                scratch / MiB, slots / MiB);
+  return text;
 }
 
 /// The status file the launcher reads after a failed job (Launch.h).
@@ -245,11 +330,23 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                     " processes, but the program has " +
                     std::to_string(grid.stages * grid.replicas) +
                     " ranks (start one process per rank)");
-  // What the process holds before the rank's library, buffers and
-  // parameters: the runtime and MPI.
+  // The baseline of the summary's measured memory: the runtime, MPI, the
+  // token data, and the rank's library with OpenBLAS and OpenMP warmed up;
+  // not yet the step buffers, parameters and optimizer state.
+  std::string manifestPath = o.dir + "/rank" + std::to_string(rank) + ".json";
+  std::optional<std::vector<int32_t>> tokens = data::readTokens(o.data, error);
+  if (!tokens)
+    return abortJob(error);
+  {
+    std::optional<Manifest> mine = readManifest(manifestPath, error);
+    if (!mine)
+      return abortJob(error);
+    warmUp(*mine);
+  }
   uint64_t baseline = statusBytes("VmRSS:");
-  std::unique_ptr<RankProgram> program = RankProgram::load(
-      o.dir + "/rank" + std::to_string(rank) + ".json", error);
+  bool peakSinceBaseline = resetPeakResident();
+  resetBufferPeak();
+  std::unique_ptr<RankProgram> program = RankProgram::load(manifestPath, error);
   if (!program)
     return abortJob(error);
   if (!program->initParameters(o.seed, error))
@@ -276,9 +373,6 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     firstStep = info->step;
     seed = info->seed;
   }
-  std::optional<std::vector<int32_t>> tokens = data::readTokens(o.data, error);
-  if (!tokens)
-    return abortJob(error);
   StepInputOptions inputOptions;
   inputOptions.seed = seed;
   inputOptions.heldOutFraction = o.heldOutFraction;
@@ -384,6 +478,10 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       return abortJob(error);
   }
   status.set("finishing");
+  // The training's peak memory, before --save-params gathers every rank's
+  // parameters on rank 0.
+  uint64_t peak = statusBytes("VmHWM:");
+  uint64_t buffers = bufferBytes().peak;
 
   if (!o.saveParams.empty() &&
       !saveParameters(*program, rank, size, o.saveParams, error))
@@ -395,22 +493,66 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   uint64_t parameterBytes = 0;
   for (const ParameterInfo &p : program->manifest().parameters)
     parameterBytes += p.bytes;
-  uint64_t peak = statusBytes("VmHWM:");
+  uint64_t growth = peak > baseline ? peak - baseline : 0;
   const double MiB = 1048576.0;
   char line[512];
   std::snprintf(
       line, sizeof line,
       "rank %d (stage %lld): mean step %.4f s, bubble %.3f, peak resident "
-      "%.1f MiB (%.1f MiB above start-up), planned %.1f MiB (step buffers "
-      "%.1f%s, parameters and optimizer state %.1f)",
+      "%.1f MiB (%.1f MiB above the baseline), planned %.1f MiB (step "
+      "buffers %.1f%s, parameters and optimizer state %.1f)",
       rank, static_cast<long long>(program->manifest().grid.stage),
       stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0, peak / MiB,
-      (peak > baseline ? peak - baseline : 0) / MiB,
-      (program->stepBufferBytes() + parameterBytes) / MiB,
+      growth / MiB, (program->stepBufferBytes() + parameterBytes) / MiB,
       program->stepBufferBytes() / MiB,
-      program->usesSeparateBuffers() ? " allocated separately" : " arena",
+      program->usesSeparateBuffers() ? " separate at most" : " arena",
       parameterBytes / MiB);
   std::vector<std::string> lines = gatherText(line, 0, rank, size);
+  // Measured against predicted: the growth of the peak resident size above
+  // the baseline, and the most bytes of runtime buffers allocated at once
+  // (the runtime's own count), each over mpmd-memory's peak.
+  std::string memory;
+  {
+    const std::optional<PredictedMemoryInfo> &predicted =
+        program->manifest().predictedMemory;
+    auto ratio = [&](uint64_t measured) {
+      if (!predicted || !predicted->peakBytes)
+        return std::string();
+      char text[32];
+      std::snprintf(text, sizeof text, " (ratio %.3f)",
+                    static_cast<double>(measured) / predicted->peakBytes);
+      return std::string(text);
+    };
+    char text[640];
+    if (predicted)
+      std::snprintf(
+          text, sizeof text,
+          "rank %d: predicted %.2f (parameters %.2f, optimizer state %.2f, "
+          "copies %.2f, gradients %.2f, stash %.2f, temporaries %.2f), ",
+          rank, predicted->peakBytes / MiB, predicted->parameters / MiB,
+          predicted->optimizerState / MiB, predicted->parameterCopies / MiB,
+          predicted->gradients / MiB, predicted->stash / MiB,
+          predicted->temporaries / MiB);
+    else
+      std::snprintf(text, sizeof text,
+                    "rank %d: predicted none (a manifest without "
+                    "predicted_memory: recompile with tandemc), ",
+                    rank);
+    memory = text;
+    std::snprintf(
+        text, sizeof text,
+        "plan %.2f (%s %.2f + parameters and optimizer state "
+        "%.2f), buffers %.2f",
+        (program->stepBufferBytes() + parameterBytes) / MiB,
+        program->usesSeparateBuffers() ? "separate buffers at most" : "arena",
+        program->stepBufferBytes() / MiB, parameterBytes / MiB, buffers / MiB);
+    memory += text + ratio(buffers);
+    std::snprintf(text, sizeof text, ", measured %.2f%s", growth / MiB,
+                  peakSinceBaseline ? "" : " (peak since start-up)");
+    memory += text + ratio(growth);
+    memory += stepPeakParts(program->manifest());
+  }
+  std::vector<std::string> memoryLines = gatherText(memory, 0, rank, size);
   if (rank == lossRank && firstHeldOut)
     std::printf("held-out loss %.6f at step %llu -> %.6f at step %llu: "
                 "relative drop %.2f%%\n",
@@ -424,6 +566,14 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     std::printf("summary: %llu steps on %d processes\n",
                 static_cast<unsigned long long>(o.steps), size);
     for (const std::string &text : lines)
+      std::printf("  %s\n", text.c_str());
+    std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; plan: "
+                "the manifest's; buffers: the most bytes of runtime buffers "
+                "allocated at once; measured: the peak resident size above "
+                "the baseline after MPI, the token data (%.2f MiB), the "
+                "library and an OpenBLAS warm-up):\n",
+                tokens->size() * sizeof(int32_t) / MiB);
+    for (const std::string &text : memoryLines)
       std::printf("  %s\n", text.c_str());
     std::fflush(stdout);
   }

@@ -162,15 +162,19 @@ tandem::cpu::computeLiveness(const RankDescription &rank) {
 
   MemoryPlan plan;
   std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slots;
+  // Per slot buffer: the action after which its value is there (a run, or
+  // the last action of a receive's group).
+  std::map<size_t, int64_t> ready;
   auto define = [&](const std::string &fragment, int64_t result,
                     int64_t microbatch, uint64_t bytes, int64_t first,
-                    int64_t last) -> llvm::Error {
+                    int64_t last, int64_t readyAt) -> llvm::Error {
     auto [it, inserted] =
         slots.insert({{fragment, result, microbatch}, plan.buffers.size()});
     if (!inserted)
       return planError("action " + llvm::Twine(first) + " defines slot " +
                        slotText(fragment, result, microbatch) +
                        " a second time");
+    ready[plan.buffers.size()] = readyAt;
     PlannedBuffer buffer;
     buffer.kind = BufferKind::Slot;
     buffer.fragment = fragment;
@@ -234,14 +238,28 @@ tandem::cpu::computeLiveness(const RankDescription &rank) {
           if (llvm::Error error = use(arg.fragment, arg.result, -1, i, i))
             return std::move(error);
           break;
-        case SlotRule::SumMicrobatches:
-          // Materialized right before the run: the slots of every
-          // microbatch are read then, the sum lives for the run only.
-          for (int64_t k = 0; k < rank.microbatches; ++k)
-            if (llvm::Error error = use(arg.fragment, arg.result, k, i, i))
-              return std::move(error);
+        case SlotRule::SumMicrobatches: {
+          // Summed as the slots appear, in microbatch order (the runtime's
+          // order, so the same bits): slot k is added right after the
+          // action at which both it and slot k - 1's sum are there, and
+          // lives until then; the sum lives from slot 0 to the run.
+          size_t sum = plan.buffers.size();
           local(BufferKind::Accumulator, i, static_cast<int64_t>(a), arg.bytes);
+          int64_t fold = -1;
+          for (int64_t k = 0; k < rank.microbatches; ++k) {
+            auto it = slots.find({arg.fragment, arg.result, k});
+            if (it == slots.end())
+              return planError("action " + llvm::Twine(i) + " reads slot " +
+                               slotText(arg.fragment, arg.result, k) +
+                               ", which no earlier action defines");
+            fold = std::max(fold, ready[it->second]);
+            if (k == 0)
+              plan.buffers[sum].first = fold;
+            if (llvm::Error error = use(arg.fragment, arg.result, k, i, fold))
+              return std::move(error);
+          }
           break;
+        }
         }
       }
       if (fragment.scratchBytes)
@@ -250,7 +268,7 @@ tandem::cpu::computeLiveness(const RankDescription &rank) {
         if (llvm::Error error =
                 define(fragment.name, static_cast<int64_t>(r), mb,
                        fragment.results[r].bytes, i,
-                       fragment.results[r].livesToEnd ? end : i))
+                       fragment.results[r].livesToEnd ? end : i, i))
           return std::move(error);
       break;
     }
@@ -263,18 +281,21 @@ tandem::cpu::computeLiveness(const RankDescription &rank) {
       // Written while the whole group is in flight.
       if (llvm::Error error =
               define(action.fragment, action.result, action.microbatch,
-                     action.bytes, groupFirst[i], groupLast[i]))
+                     action.bytes, groupFirst[i], groupLast[i], groupLast[i]))
         return std::move(error);
       break;
     case PlanActionKind::Collective:
       // In place on a held slot; a broadcast's receivers define it.
-      if (slots.count({action.fragment, action.result, action.microbatch})) {
+      if (auto it =
+              slots.find({action.fragment, action.result, action.microbatch});
+          it != slots.end()) {
         if (llvm::Error error =
                 use(action.fragment, action.result, action.microbatch, i, i))
           return std::move(error);
+        ready[it->second] = i;
       } else if (llvm::Error error =
                      define(action.fragment, action.result, action.microbatch,
-                            action.bytes, i, i)) {
+                            action.bytes, i, i, i)) {
         return std::move(error);
       }
       break;

@@ -10,6 +10,7 @@
 
 #include "tandem/Target/CPU/RankLowering.h"
 
+#include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Target/CPU/CppEmitter.h"
@@ -239,6 +240,7 @@ private:
   void writeAction(llvm::json::OStream &out, Operation &action);
   void writeActionLine(llvm::json::OStream &j, Operation &action);
   void writeMemory(llvm::json::OStream &j);
+  void writePrediction(llvm::json::OStream &j);
 
   RankUnit unit;
   SymbolTable table;
@@ -582,6 +584,36 @@ void RankLowering::writeMemory(llvm::json::OStream &j) {
   });
 }
 
+void RankLowering::writePrediction(llvm::json::OStream &j) {
+  // mpmd-memory's prediction for this rank, so that the runtime can put
+  // what it measures next to it (docs/runtime.md, "Memory"). The analysis
+  // runs on the whole program, or on the rank's own after
+  // mpmd-split-programs; a rank without an action list holds nothing.
+  if (!unit.list)
+    return;
+  FailureOr<SmallVector<mpmd::RankMemory>> ranks =
+      mpmd::analyzeMemory(unit.program);
+  if (failed(ranks))
+    return;
+  for (const mpmd::RankMemory &m : *ranks) {
+    if (m.rank != unit.rank)
+      continue;
+    j.attributeObject("predicted_memory", [&] {
+      j.attribute("analysis", "mpmd-memory");
+      j.attribute("peak_bytes", m.peak);
+      j.attribute("parameters", m.parameters);
+      j.attribute("parameter_copies", m.parameterCopies);
+      j.attribute("optimizer_state", m.optimizerState);
+      j.attribute("gradients", m.gradients);
+      j.attribute("stash", m.stash);
+      j.attribute("stash_per_microbatch", m.stashPerMicrobatch);
+      j.attribute("peak_in_flight", m.peakInFlight);
+      j.attribute("temporaries", m.temporaries);
+    });
+    return;
+  }
+}
+
 void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
                                  StringRef source,
                                  const tandem::cpu::EmitResult &emitted) {
@@ -737,6 +769,7 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
           writeAction(j, action);
     });
     writeMemory(j);
+    writePrediction(j);
   });
   os << "\n";
 }

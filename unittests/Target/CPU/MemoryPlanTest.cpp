@@ -237,9 +237,14 @@ TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
   ASSERT_NE(received0, nullptr);
   EXPECT_EQ(received0->first, 3);
   EXPECT_EQ(received0->last, 5);
+  // Each microbatch's gradient is added to the sum as it appears.
+  const PlannedBuffer *grad0 = findSlot(*plan, "bwd", 0, 0);
+  ASSERT_NE(grad0, nullptr);
+  EXPECT_EQ(grad0->first, 5);
+  EXPECT_EQ(grad0->last, 5);
   const PlannedBuffer *grad1 = findSlot(*plan, "bwd", 0, 1);
   ASSERT_NE(grad1, nullptr);
-  EXPECT_EQ(grad1->last, 8); // Summed right before opt.
+  EXPECT_EQ(grad1->last, 7);
   const PlannedBuffer *update = findSlot(*plan, "opt", 0, -1);
   ASSERT_NE(update, nullptr);
   EXPECT_EQ(update->first, 8);
@@ -251,7 +256,7 @@ TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
       EXPECT_EQ(b.action, 8);
       EXPECT_EQ(b.argument, 1);
       EXPECT_EQ(b.bytes, 512u);
-      EXPECT_EQ(b.first, 8);
+      EXPECT_EQ(b.first, 5); // From microbatch 0's gradient to opt.
       EXPECT_EQ(b.last, 8);
     }
     if (b.kind == BufferKind::Scratch) {

@@ -130,6 +130,10 @@ struct PlanBufferInfo {
   int64_t action = -1, argument = -1;
   uint64_t offset = 0, bytes = 0;
   int64_t first = 0, last = 0;
+  /// The actions that touch the buffer by the reader's own walk of the
+  /// action list, not the plan's interval (which must contain them): where
+  /// the separate-buffers mode allocates and frees it.
+  int64_t usedFirst = 0, usedLast = 0;
 };
 
 /// The "memory" object: one arena per rank (docs/cpu-backend.md, "Memory
@@ -139,6 +143,16 @@ struct PlanBufferInfo {
 struct MemoryPlanInfo {
   uint64_t alignment = 64, arenaBytes = 0, naiveBytes = 0;
   std::vector<PlanBufferInfo> buffers;
+};
+
+/// The optional "predicted_memory" object: mpmd-memory's analysis of the
+/// rank (docs/mpmd.md, "Memory analysis"), bytes by category. The
+/// categories are each one's own peak and need not sum to `peakBytes`.
+struct PredictedMemoryInfo {
+  std::string analysis;
+  uint64_t peakBytes = 0, parameters = 0, parameterCopies = 0,
+           optimizerState = 0, gradients = 0, stash = 0, stashPerMicrobatch = 0,
+           peakInFlight = 0, temporaries = 0;
 };
 
 struct Manifest {
@@ -152,6 +166,8 @@ struct Manifest {
   std::vector<FragmentInfo> fragments;
   std::vector<ActionInfo> actions;
   MemoryPlanInfo memory;
+  /// Absent in manifests written before tandemc recorded it.
+  std::optional<PredictedMemoryInfo> predictedMemory;
 
   /// Index into `fragments`, or -1.
   int64_t findFragment(const std::string &name) const;

@@ -9,7 +9,8 @@
 // parameters only once the whole step has succeeded. Every slot,
 // accumulator, receive buffer and scratch lives at its offset in one arena
 // that the manifest's memory plan lays out, allocated once at load and
-// reused by every step. No MLIR dependency.
+// reused by every step (or, in the separate-buffers debug mode, in its own
+// allocation while the action list uses it). No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,8 @@
 
 namespace tandem::runtime {
 
-/// A 64-byte aligned, zero-initialized byte buffer.
+/// A 64-byte aligned, zero-initialized byte buffer. Every allocation is
+/// counted in bufferBytes().
 class Buffer {
 public:
   Buffer() = default;
@@ -39,25 +41,53 @@ public:
   uint64_t size() const { return bytes; }
 
 private:
+  friend class RankProgram;
+  /// `bytes` at `data`, owned elsewhere: neither counted nor freed.
+  static Buffer view(void *data, uint64_t bytes);
+
   struct Free {
+    Free() noexcept : counted(0), owned(true) {}
+    Free(uint64_t counted, bool owned) noexcept
+        : counted(counted), owned(owned) {}
     void operator()(void *p) const;
+    /// The bytes counted for the allocation (0 for a view).
+    uint64_t counted;
+    bool owned;
   };
   std::unique_ptr<void, Free> storage;
   uint64_t bytes = 0;
 };
 
+/// The bytes held by the process's Buffers (as allocated: rounded up to 64
+/// bytes): now, and the most held at once since the last resetBufferPeak().
+/// The runtime's own count of what it allocates (parameters, step buffers,
+/// step inputs, outputs), independent of any memory plan; buffers of all
+/// ranks of the process together.
+struct BufferBytes {
+  uint64_t live = 0, peak = 0;
+};
+BufferBytes bufferBytes();
+/// Lowers the peak to the bytes live now.
+void resetBufferPeak();
+
 /// What one step produced on a rank.
 struct StepResult {
-  /// New parameter values by name (results carrying `update`).
+  /// New parameter values by name (results carrying `update`): views of the
+  /// rank's step buffers, valid until the rank's next runStep, which
+  /// overwrites them; applyUpdates copies them into the parameters. (A copy
+  /// here would hold a second copy of every updated parameter and its
+  /// optimizer state for the whole run.)
   std::map<std::string, std::shared_ptr<Buffer>> updates;
-  /// Step outputs by index.
+  /// Step outputs by index: copies the caller may keep.
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
 };
 
 struct RankProgramOptions {
-  /// Allocates every planned buffer on its own instead of at its offset in
-  /// the arena: the debug mode for comparing against the plan. Results are
-  /// the same either way.
+  /// Gives every planned buffer its own allocation instead of its offset in
+  /// the arena, made when the action list first uses the buffer and freed
+  /// after its last use (by the manifest reader's own walk of the list, not
+  /// the plan's intervals): the debug mode for measuring against the plan.
+  /// Results are the same either way.
   bool separateBuffers = false;
 
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1.
@@ -79,8 +109,9 @@ public:
                                            std::string &error);
 
   const Manifest &manifest() const { return info; }
-  /// Bytes allocated for the step's buffers: the arena, or the sum of the
-  /// separate buffers.
+  /// Bytes allocated for the step's buffers: the arena, or the most bytes
+  /// of separate buffers allocated at once in any step so far (0 before the
+  /// first).
   uint64_t stepBufferBytes() const { return allocatedBytes; }
   bool usesSeparateBuffers() const { return separateBuffers; }
 
@@ -94,10 +125,11 @@ public:
 
   /// Runs the action list once. `inputs[index]` holds full step input
   /// `index` (its step_shape). Parameters are not changed; on success
-  /// `result` holds the updates and outputs.
+  /// `result` holds the updates (valid until the next runStep) and outputs.
   bool runStep(const std::map<int64_t, const Buffer *> &inputs,
                Transport &transport, StepResult &result, std::string &error);
-  /// Replaces parameters by a step's updates.
+  /// Replaces parameters by a step's updates (copies: call it before the
+  /// next runStep).
   void applyUpdates(const StepResult &result);
 
 private:
@@ -106,6 +138,11 @@ private:
   using ScratchFn = uint64_t (*)();
 
   bool bindBuffers(const RankProgramOptions &options, std::string &error);
+  /// Separate-buffers mode: allocates the buffers first used by actions
+  /// [from, to] / frees those last used by them.
+  bool allocateSeparate(int64_t from, int64_t to, std::string &error);
+  void freeSeparate(int64_t from, int64_t to);
+  void bindBuffer(size_t index, uint8_t *data);
 
   Manifest info;
   void *handle = nullptr;
@@ -117,14 +154,31 @@ private:
   bool separateBuffers = false;
   uint64_t allocatedBytes = 0;
   Buffer arena;
+  /// Separate-buffers mode: per buffer of the plan, its allocation (empty
+  /// while not in use); by action, the buffers first and last used there.
   std::vector<Buffer> separate;
+  std::vector<std::vector<size_t>> firstUsedAt, lastUsedAt;
+  uint64_t separateLive = 0;
   /// Per buffer of the plan: where it lives.
   std::vector<uint8_t *> bufferData;
-  /// The copies of update and output results handed to the caller, by
-  /// buffer index, reused from step to step.
+  /// The copies of output results handed to the caller, by buffer index,
+  /// reused from step to step.
   std::map<int64_t, std::shared_ptr<Buffer>> resultBuffers;
   std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slotBuffers;
   std::map<std::pair<int64_t, int64_t>, size_t> accumulatorBuffers;
+  /// A sum_microbatches argument: the run at actions[`action`] reads the
+  /// sum of `slot`'s microbatches, which accumulates in plan buffer
+  /// `buffer` as they appear.
+  struct Sum {
+    int64_t action = 0;
+    size_t buffer = 0;
+    SlotRef slot;
+    ElementType dtype = ElementType::F32;
+    uint64_t bytes = 0;
+    /// Per microbatch: the plan buffer of its slot, or -1.
+    std::vector<int64_t> slots;
+  };
+  std::vector<Sum> sums;
   /// Per action: the scratch pointer of a run.
   std::vector<void *> scratchData;
   /// The scratch of runs that need none (a valid, aligned pointer).

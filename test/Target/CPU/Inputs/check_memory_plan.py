@@ -50,6 +50,10 @@ def uses(manifest):
         lo, hi = need.get(k, (a, b))
         need[k] = (min(lo, a), max(hi, b))
 
+    # The action after which each slot's value is there: its run, or the
+    # last action of its receive's group.
+    ready = {}
+
     i = 0
     while i < end:
         action = actions[i]
@@ -60,20 +64,26 @@ def uses(manifest):
                 if "slot" not in arg:
                     continue
                 s = arg["slot"]
-                if arg["rule"] == "same_microbatch":
-                    ks = [mb]
-                elif arg["rule"] == "step_value":
-                    ks = [-1]
-                else:
-                    ks = list(range(m))
-                    touch(("accumulator", i, a), i, i)
-                for k in ks:
+                if arg["rule"] != "sum_microbatches":
+                    k = mb if arg["rule"] == "same_microbatch" else -1
                     touch(("slot", s["fragment"], s["result"], k), i, i)
+                    continue
+                # Summed as the slots appear, in microbatch order: slot k
+                # is added once it and the sum of slots 0..k-1 are there.
+                fold = -1
+                for k in range(m):
+                    slot = ("slot", s["fragment"], s["result"], k)
+                    fold = max(fold, ready.get(slot, i))
+                    if k == 0:
+                        first = fold
+                    touch(slot, fold, fold)
+                touch(("accumulator", i, a), first, i)
             if f["scratch_bytes"]:
                 touch(("scratch", i), i, i)
             for r, res in enumerate(f["results"]):
                 last = end if ("update" in res or "output" in res) else i
                 touch(("slot", f["name"], r, mb), i, last)
+                ready[("slot", f["name"], r, mb)] = i
             i += 1
             continue
         j = i
@@ -83,6 +93,8 @@ def uses(manifest):
             s = actions[k]["slot"]
             slot = ("slot", s["fragment"], s["result"], s.get("microbatch", -1))
             touch(slot, i if actions[k]["op"] == "recv" else k, j)
+            if actions[k]["op"] == "recv":
+                ready[slot] = j
         i = j + 1
     return need
 
@@ -140,8 +152,20 @@ def check(directory, rank):
                 (b["fragment"], b["result"]) in stashed and
                 b["first"] <= t <= b["last"]}
         stash = max(stash, len(live))
-    print("rank %d: arena %d, naive %d, stash %d" %
-          (rank, arena, plan["naive_bytes"], stash))
+    # Summed gradients: the most microbatches of one summed slot live at
+    # once (they are added to the sum as they appear, not all kept for it).
+    summed = {(a["slot"]["fragment"], a["slot"]["result"])
+              for f in manifest["fragments"] for a in f["arguments"]
+              if a.get("rule") == "sum_microbatches"}
+    waiting = 0
+    for t in range(len(manifest["actions"]) + 1):
+        for s in summed:
+            live = [b for b in buffers if b["kind"] == "slot" and
+                    (b["fragment"], b["result"]) == s and
+                    b["first"] <= t <= b["last"]]
+            waiting = max(waiting, len(live))
+    print("rank %d: arena %d, naive %d, stash %d, summed slots %d" %
+          (rank, arena, plan["naive_bytes"], stash, waiting))
 
 
 def main():
