@@ -42,16 +42,25 @@ if [[ ! -x "$PYTHON" ]]; then
   exit 1
 fi
 JAX_XLA_FLAGS="${XLA_FLAGS:-}"
+# One thread each means one core each: XLA's flags leave it running ops on
+# a thread pool (about 1.7 cores busy on the 2-core machine with them), so
+# every measured process is also pinned to one core with taskset.
+PIN=()
 if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then
   JAX_XLA_FLAGS="$JAX_XLA_FLAGS --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+  if command -v taskset > /dev/null; then
+    PIN=(taskset -c "$(($(getconf _NPROCESSORS_ONLN) - 1))")
+  else
+    echo "throughput.sh: taskset not found: JAX may use more than one core" >&2
+  fi
 fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$WORK/cache}"
 
 c++ -O2 -o "$WORK/sgemm_rate" "$ROOT/bench/sgemm_rate.cpp" -lopenblas
-square=$("$WORK/sgemm_rate" 1024 1024 1024 5)
-if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then jax_threads=1; else jax_threads="all cores ($(nproc))"; fi
+square=$("${PIN[@]}" "$WORK/sgemm_rate" 1024 1024 1024 5)
+if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then jax_threads="1 (each pinned to core $(($(getconf _NPROCESSORS_ONLN) - 1)))"; else jax_threads="all cores ($(nproc))"; fi
 echo "threads: Tandem ${OMP_NUM_THREADS:-all cores ($(nproc))}, JAX $jax_threads;" \
   "OpenBLAS sgemm 1024^3: $square GFLOP/s"
 printf '%-10s %10s %12s %10s %12s %14s %10s %10s %12s %10s\n' config params "step (s)" tokens/s \
@@ -61,7 +70,7 @@ for config in $CONFIGS; do
   "$BIN/tandemc" models gpt --config "$config" --batch 4 --seq 64 -o "$WORK/$config.mlir"
   "$BIN/tandemc" "$WORK/$config.mlir" -o "$WORK/$config" --stages 1 --microbatches 1 \
     --target cpu 2>/dev/null
-  "$BIN/tandem-run-inproc" "$WORK/$config" --data "$ROOT/data/corpus.txt" \
+  "${PIN[@]}" "$BIN/tandem-run-inproc" "$WORK/$config" --data "$ROOT/data/corpus.txt" \
     --steps "$STEPS" > "$WORK/$config.log"
   params=$(python3 - "$WORK/$config/rank0.json" <<'PY'
 import json, sys
@@ -78,10 +87,10 @@ m = json.load(open(sys.argv[1]))
 print(next(p["shape"][0] for p in m["parameters"] if p["name"].endswith("mlp.c_fc.weight")))
 PY
 )
-  shape_rate=$("$WORK/sgemm_rate" 256 $((4 * dim)) "$dim" 5)
+  shape_rate=$("${PIN[@]}" "$WORK/sgemm_rate" 256 $((4 * dim)) "$dim" 5)
   # The same model in JAX, after Tandem's run (one step of warm-up/compile,
   # then STEPS - 1 timed steps, like Tandem's median over steps 1..N-1).
-  XLA_FLAGS="$JAX_XLA_FLAGS" "$PYTHON" "$ROOT/bench/jax_throughput.py" "$config" \
+  XLA_FLAGS="$JAX_XLA_FLAGS" "${PIN[@]}" "$PYTHON" "$ROOT/bench/jax_throughput.py" "$config" \
     $((STEPS > 1 ? STEPS - 1 : 1)) > "$WORK/$config.jax" 2> "$WORK/$config.jax.err" || {
     cat "$WORK/$config.jax.err" >&2; echo "throughput.sh: the JAX run failed" >&2; exit 1; }
   python3 - "$WORK/$config.log" "$config" "$params" "$flops" "$shape_rate" "$square" "$dim" \
