@@ -38,6 +38,34 @@ inline uint64_t toBits(double value) {
   return bits;
 }
 
+/// 1/k! for k <= 16, each rounded once (k! is exact in a double).
+constexpr double inverseFactorial(int k) {
+  double factorial = 1.0;
+  for (int i = 2; i <= k; ++i)
+    factorial *= i;
+  return 1.0 / factorial;
+}
+
+/// Horner's rule from the term of degree K down to First: p * x + 1/K!,
+/// and so on. Recursive so that it is straight-line code (a loop here kept
+/// GCC from vectorizing the loops that call exp).
+template <int K, int First> inline double hornerDown(double p, double x) {
+  if constexpr (K < First) {
+    return p;
+  } else {
+    constexpr double kTerm = inverseFactorial(K);
+    return hornerDown<K - 1, First>(p * x + kTerm, x);
+  }
+}
+
+/// sum over k in [First, Last] of x^(k - First) / k!, by Horner's rule from
+/// the smallest term: one multiply and one add per term, in this order, so
+/// every compiler computes the same bits.
+template <int First, int Last> inline double taylorTail(double x) {
+  constexpr double kLast = inverseFactorial(Last);
+  return hornerDown<Last - 1, First>(kLast, x);
+}
+
 /// e^x. x = n ln2 + r with |r| <= ln2/2 (Cody-Waite: n ln2's high part is
 /// exact), e^r from its Taylor series to degree 13 (truncation below 2^-58
 /// relative), then scaled by 2^n in two halves so that neither factor
@@ -55,20 +83,7 @@ inline double exp(double x) {
   double n = t - kShifter;
   // ln2 split as in fdlibm: n * kLn2Hi is exact for |n| < 2^20.
   double r = (x - n * 0x1.62e42feep-1) - n * 0x1.a39ef35793c76p-33;
-  double p = 1.0 / 6227020800.0; // 1/13!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  double p = taylorTail<0, 13>(r);
   // n + 2048 as an unsigned integer (t's bits minus the shifter's), split
   // into halves h1 + h2 = n + 2048 with each h - 1024 in [-578, 578].
   uint64_t biased = toBits(t) - toBits(kShifter) + 2048;
@@ -80,25 +95,7 @@ inline double exp(double x) {
 
 /// e^y - 1 for |y| <= 0.6 from its Taylor series to degree 16 (relative
 /// truncation below 2^-55): no cancellation near zero.
-inline double expm1Small(double y) {
-  double p = 1.0 / 20922789888000.0; // 1/16!
-  p = p * y + 1.0 / 1307674368000.0;
-  p = p * y + 1.0 / 87178291200.0;
-  p = p * y + 1.0 / 6227020800.0;
-  p = p * y + 1.0 / 479001600.0;
-  p = p * y + 1.0 / 39916800.0;
-  p = p * y + 1.0 / 3628800.0;
-  p = p * y + 1.0 / 362880.0;
-  p = p * y + 1.0 / 40320.0;
-  p = p * y + 1.0 / 5040.0;
-  p = p * y + 1.0 / 720.0;
-  p = p * y + 1.0 / 120.0;
-  p = p * y + 1.0 / 24.0;
-  p = p * y + 1.0 / 6.0;
-  p = p * y + 0.5;
-  p = p * y + 1.0;
-  return p * y;
-}
+inline double expm1Small(double y) { return taylorTail<1, 16>(y) * y; }
 
 /// tanh(x). For |x| < 0.3, expm1(2x) / (expm1(2x) + 2), exact near zero
 /// (and -0 stays -0); otherwise 1 - 2 / (e^(2|x|) + 1) with x's sign, whose
