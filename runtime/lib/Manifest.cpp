@@ -380,6 +380,8 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
         touched[scratches[i]] = 1;
       }
       for (size_t k = 0; k < f.results.size(); ++k) {
+        if (f.results[k].inPlaceOf)
+          continue; // Written over its parameter: no slot buffer.
         SlotRef slot{f.name, static_cast<int64_t>(k), action.microbatch};
         int64_t index = slotIndex(slot);
         if (index < 0)
@@ -588,6 +590,20 @@ Manifest parse(const json &root, const Reader &r) {
         ri.update = r.string(res, rw, "update");
       if (res.contains("output"))
         ri.output = r.integer(res, rw, "output");
+      if (res.contains("in_place_of")) {
+        int64_t a = r.integer(res, rw, "in_place_of");
+        const ArgumentInfo *arg =
+            a >= 0 && a < static_cast<int64_t>(info.arguments.size())
+                ? &info.arguments[a]
+                : nullptr;
+        if (!arg || !ri.update || ri.output || info.perMicrobatch ||
+            arg->kind != BindingKind::Param || arg->param != *ri.update ||
+            arg->bytes != ri.bytes)
+          r.fail(rw, "in_place_of " + std::to_string(a) +
+                         " must name an argument bound to the parameter this "
+                         "once-per-step result updates, of its size");
+        ri.inPlaceOf = a;
+      }
       info.results.push_back(std::move(ri));
     }
     m.fragments.push_back(std::move(info));

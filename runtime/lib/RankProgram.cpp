@@ -489,6 +489,12 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       std::vector<void *> results;
       std::vector<size_t> produced;
       for (size_t r = 0; r < f.results.size(); ++r) {
+        if (f.results[r].inPlaceOf) {
+          // The update overwrites its parameter (the argument bound to it
+          // points there too).
+          results.push_back(parameters.at(*f.results[r].update).data());
+          continue;
+        }
         produced.push_back(
             slotBuffers.at(SlotKey{f.name, static_cast<int64_t>(r), mb}));
         results.push_back(bufferData[produced.back()]);
@@ -569,8 +575,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   for (const FragmentInfo &f : m.fragments)
     for (size_t r = 0; r < f.results.size(); ++r) {
       const ResultInfo &res = f.results[r];
-      if (!res.update && !res.output)
-        continue;
+      if ((!res.update && !res.output) || res.inPlaceOf)
+        continue; // In place: the parameter already holds the update.
       int64_t s = findSlot(f.name, static_cast<int64_t>(r), -1);
       if (s < 0)
         return fail("result " + describe(f.name, static_cast<int64_t>(r), -1) +

@@ -624,6 +624,7 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
     info.resultTypes.push_back(tensor);
   }
   formGroups();
+  findInPlaceResults();
   if (failed(assignStorage()))
     return failure();
   std::string code;

@@ -135,6 +135,11 @@ struct Group {
   /// `gemmOutput`'s buffer and the group rewrites that buffer in place.
   Operation *gemm = nullptr;
   Value gemmOutput;
+  /// An output may be the memory of an input (an in-place parameter update,
+  /// findInPlaceResults): the function's pointers lose `__restrict`, and
+  /// its `omp simd` loop, reading each element before writing it, stays
+  /// vectorized.
+  bool mayAlias = false;
 };
 
 class FunctionEmitter {
@@ -151,6 +156,7 @@ private:
   bool canJoin(Operation *op, int groupIndex);
   void mergeGroups(int into, int from);
   void attachGemmEpilogues();
+  void findInPlaceResults();
   LogicalResult assignStorage();
   LogicalResult emitBody(llvm::raw_ostream &os);
   std::string newName() { return "v" + std::to_string(counter++); }

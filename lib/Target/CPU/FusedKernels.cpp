@@ -374,11 +374,12 @@ void FunctionEmitter::emitGroup(llvm::raw_ostream &os, int groupIndex) {
   std::string bodyText;
   llvm::raw_string_ostream b(bodyText);
   b << "(";
+  StringRef restrict = group.mayAlias ? "" : "__restrict ";
   for (auto [i, output] : llvm::enumerate(outputs))
-    b << (i ? ", " : "") << cTypeOf(output) << " *__restrict o" << i;
+    b << (i ? ", " : "") << cTypeOf(output) << " *" << restrict << "o" << i;
   for (auto [i, input] : llvm::enumerate(inputs))
     b << (outputs.empty() && i == 0 ? "" : ", ") << "const " << cTypeOf(input)
-      << " *__restrict i" << i;
+      << " *" << restrict << "i" << i;
   b << ") {\n  // ";
   if (group.gemm)
     b << "epilogue of nn.matmul: ";

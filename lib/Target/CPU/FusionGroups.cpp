@@ -10,6 +10,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -175,6 +177,58 @@ void FunctionEmitter::attachGemmEpilogues() {
             tensorType(matmul.getResult()).getShape())
       continue;
     group.gemm = matmul;
+  }
+}
+
+/// In-place parameter updates: a fragment result bound to `update = @p`
+/// that a flat elementwise group (no reduction, no GEMM, every input of its
+/// shape or a single element) computes and returns once, where the argument
+/// bound to `param = @p` has the same type and is read by that group only.
+/// The group reads the argument's element i before writing the result's
+/// element i, and nothing reads the argument afterwards, so both may be one
+/// buffer.
+void FunctionEmitter::findInPlaceResults() {
+  auto fragment = dyn_cast<tandem::mpmd::FragmentOp>(function);
+  if (!fragment)
+    return;
+  Operation *terminator = body->getTerminator();
+  for (unsigned r = 0; r < fragment.getNumResults(); ++r) {
+    FlatSymbolRefAttr param = fragment.getUpdateBinding(r);
+    if (!param)
+      continue;
+    Value result = terminator->getOperand(r);
+    if (llvm::count(terminator->getOperands(), result) != 1)
+      continue;
+    Operation *def = result.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    if (it == groupOf.end())
+      continue;
+    Group &group = groups[it->second];
+    if (group.reduction || group.gemm)
+      continue;
+    bool flat = llvm::all_of(group.members, [&](Operation *member) {
+      return llvm::all_of(member->getOperands(), [&](Value operand) {
+        return inGroup(operand.getDefiningOp(), it->second) ||
+               tensorType(operand).getShape() ==
+                   llvm::ArrayRef<int64_t>(group.shape) ||
+               tensorType(operand).getNumElements() == 1;
+      });
+    });
+    if (!flat)
+      continue;
+    for (unsigned a = 0; a < fragment.getNumArguments(); ++a) {
+      if (fragment.getParamBinding(a) != param)
+        continue;
+      Value argument = body->getArgument(a);
+      if (tensorType(argument) != tensorType(result) ||
+          !llvm::all_of(argument.getUsers(), [&](Operation *user) {
+            return inGroup(user, it->second);
+          }))
+        break;
+      group.mayAlias = true;
+      info.inPlaceResults.push_back({r, a});
+      break;
+    }
   }
 }
 

@@ -264,12 +264,15 @@ tandem::cpu::computeLiveness(const RankDescription &rank) {
       }
       if (fragment.scratchBytes)
         local(BufferKind::Scratch, i, -1, fragment.scratchBytes);
-      for (size_t r = 0; r < fragment.results.size(); ++r)
+      for (size_t r = 0; r < fragment.results.size(); ++r) {
+        if (fragment.results[r].inPlace)
+          continue; // Written over its parameter.
         if (llvm::Error error =
                 define(fragment.name, static_cast<int64_t>(r), mb,
                        fragment.results[r].bytes, i,
                        fragment.results[r].livesToEnd ? end : i, i))
           return std::move(error);
+      }
       break;
     }
     case PlanActionKind::Send:

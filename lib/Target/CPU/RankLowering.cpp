@@ -229,6 +229,9 @@ public:
   }
 
 private:
+  /// Fragment name -> (result -> argument): updates written in place over
+  /// the parameter (planMemory decides; the manifest says `in_place_of`).
+  std::map<std::string, std::map<unsigned, unsigned>> inPlace;
   /// The transfer that binds argument `arg` of `fragment`, or null.
   mpmd::TransferOp transferInto(StringRef fragment, int64_t arg) {
     auto it = transfers.find(std::make_pair(fragment.str(), arg));
@@ -536,6 +539,23 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
       rank.actions.push_back(std::move(action));
     }
   }
+  // An update the emitter can write over its parameter is written there
+  // when no argument and no action reads its slot: it then needs no buffer.
+  std::set<std::pair<std::string, int64_t>> read;
+  for (const cpu::PlanFragment &f : rank.fragments)
+    for (const cpu::PlanArgument &arg : f.arguments)
+      if (arg.isSlot)
+        read.insert({arg.fragment, arg.result});
+  for (const cpu::PlanAction &action : rank.actions)
+    if (action.kind != cpu::PlanActionKind::Run)
+      read.insert({action.fragment, action.result});
+  for (const cpu::EmittedFunction &function : emitted.functions)
+    for (auto [result, argument] : function.inPlaceResults)
+      if (!read.count({function.name, result}))
+        inPlace[function.name][result] = argument;
+  for (cpu::PlanFragment &f : rank.fragments)
+    for (auto [result, argument] : inPlace[f.name])
+      f.results[result].inPlace = true;
   llvm::Expected<cpu::MemoryPlan> plan = cpu::planRankMemory(rank);
   if (!plan)
     return unit.program.emitError()
@@ -752,6 +772,10 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
                       j, cast<RankedTensorType>(fragment.getResultTypes()[i]));
                   if (FlatSymbolRefAttr param = fragment.getUpdateBinding(i))
                     j.attribute("update", param.getValue());
+                  auto written = inPlace[fragment.getSymName().str()].find(i);
+                  if (written != inPlace[fragment.getSymName().str()].end())
+                    j.attribute("in_place_of",
+                                static_cast<int64_t>(written->second));
                   if (std::optional<int64_t> output =
                           fragment.getOutputBinding(i))
                     j.attribute("output", *output);

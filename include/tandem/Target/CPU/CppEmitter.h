@@ -55,6 +55,12 @@ struct EmittedFunction {
   /// Matmuls whose elementwise consumers (bias, activation, residual) run as
   /// one in-place pass over the GEMM's output right after the BLAS call.
   unsigned numGemmEpilogues = 0;
+  /// Results of an mpmd.fragment that may share memory with an argument:
+  /// (result, argument) pairs where the result updates the parameter the
+  /// argument binds, one elementwise loop reads that argument only at the
+  /// index it writes, and nothing else reads it. The runtime may bind both
+  /// to the parameter's buffer, so the update happens in place.
+  std::vector<std::pair<unsigned, unsigned>> inPlaceResults;
 };
 
 /// Which fusions the emitter applies. Turning one off gives the unfused

@@ -76,6 +76,9 @@ struct PlanResult {
   uint64_t bytes = 0;
   /// Bound to `update` or `output`: read when the step ends.
   bool livesToEnd = false;
+  /// Written over the parameter it updates (nothing reads the slot): no
+  /// buffer.
+  bool inPlace = false;
 };
 
 struct PlanFragment {

@@ -91,6 +91,10 @@ struct ResultInfo {
   uint64_t bytes = 0;
   std::optional<std::string> update;
   std::optional<int64_t> output;
+  /// The argument (bound to the parameter `update` names) whose buffer the
+  /// result is written over: the update happens in place and the result
+  /// has no slot buffer.
+  std::optional<int64_t> inPlaceOf;
 };
 
 struct FragmentInfo {

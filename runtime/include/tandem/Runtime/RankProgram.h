@@ -72,11 +72,13 @@ void resetBufferPeak();
 
 /// What one step produced on a rank.
 struct StepResult {
-  /// New parameter values by name (results carrying `update`): views of the
-  /// rank's step buffers, valid until the rank's next runStep, which
-  /// overwrites them; applyUpdates copies them into the parameters. (A copy
-  /// here would hold a second copy of every updated parameter and its
-  /// optimizer state for the whole run.)
+  /// New parameter values by name (results carrying `update` and not
+  /// written in place): views of the rank's step buffers, valid until the
+  /// rank's next runStep, which overwrites them; applyUpdates copies them
+  /// into the parameters. (A copy here would hold a second copy of every
+  /// updated parameter and its optimizer state for the whole run.) Results
+  /// the manifest marks `in_place_of` are not here: the optimizer wrote
+  /// them over their parameters during the step.
   std::map<std::string, std::shared_ptr<Buffer>> updates;
   /// Step outputs by index: copies the caller may keep.
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
@@ -124,8 +126,10 @@ public:
   const Buffer *parameter(const std::string &name) const;
 
   /// Runs the action list once. `inputs[index]` holds full step input
-  /// `index` (its step_shape). Parameters are not changed; on success
-  /// `result` holds the updates (valid until the next runStep) and outputs.
+  /// `index` (its step_shape). Parameters change only through in-place
+  /// updates (`in_place_of`), when the optimizer fragment runs, normally
+  /// the step's last action; on success `result` holds the other updates
+  /// (valid until the next runStep) and outputs.
   bool runStep(const std::map<int64_t, const Buffer *> &inputs,
                Transport &transport, StepResult &result, std::string &error);
   /// Replaces parameters by a step's updates (copies: call it before the

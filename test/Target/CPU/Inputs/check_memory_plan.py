@@ -81,6 +81,8 @@ def uses(manifest):
             if f["scratch_bytes"]:
                 touch(("scratch", i), i, i)
             for r, res in enumerate(f["results"]):
+                if "in_place_of" in res:
+                    continue  # Written over its parameter: no buffer.
                 last = end if ("update" in res or "output" in res) else i
                 touch(("slot", f["name"], r, mb), i, last)
                 ready[("slot", f["name"], r, mb)] = i
