@@ -216,7 +216,12 @@ void FunctionEmitter::findInPlaceResults() {
     });
     if (!flat)
       continue;
-    for (unsigned a = 0; a < fragment.getNumArguments(); ++a) {
+    // One argument bound to the parameter: a second would alias the
+    // buffer the update overwrites.
+    unsigned bound = 0;
+    for (unsigned a = 0; a < fragment.getNumArguments(); ++a)
+      bound += fragment.getParamBinding(a) == param;
+    for (unsigned a = 0; bound == 1 && a < fragment.getNumArguments(); ++a) {
       if (fragment.getParamBinding(a) != param)
         continue;
       Value argument = body->getArgument(a);
