@@ -182,10 +182,11 @@ void FunctionEmitter::attachGemmEpilogues() {
 
 /// In-place parameter updates: a fragment result bound to `update = @p`
 /// that a flat elementwise group (no reduction, no GEMM, every input of its
-/// shape or a single element) computes and returns once, where the argument
-/// bound to `param = @p` has the same type and is read by that group only.
-/// The group reads the argument's element i before writing the result's
-/// element i, and nothing reads the argument afterwards, so both may be one
+/// shape or a single element) computes, where the argument bound to
+/// `param = @p` has the same type and is read by that group only. The
+/// group reads the argument's element i before writing the result's
+/// element i (or, for a value returned twice, the result is copied in at
+/// the end), and nothing reads the argument afterwards, so both may be one
 /// buffer.
 void FunctionEmitter::findInPlaceResults() {
   auto fragment = dyn_cast<tandem::mpmd::FragmentOp>(function);
@@ -197,8 +198,10 @@ void FunctionEmitter::findInPlaceResults() {
     if (!param)
       continue;
     Value result = terminator->getOperand(r);
-    if (llvm::count(terminator->getOperands(), result) != 1)
-      continue;
+    // Returned more than once, the value is computed into scratch and
+    // copied into every result slot at the end, after the group has read
+    // the argument: no aliasing inside the loop.
+    bool copiedAtEnd = llvm::count(terminator->getOperands(), result) > 1;
     Operation *def = result.getDefiningOp();
     auto it = def ? groupOf.find(def) : groupOf.end();
     if (it == groupOf.end())
@@ -230,7 +233,7 @@ void FunctionEmitter::findInPlaceResults() {
             return inGroup(user, it->second);
           }))
         break;
-      group.mayAlias = true;
+      group.mayAlias |= !copiedAtEnd;
       info.inPlaceResults.push_back({r, a});
       break;
     }

@@ -232,6 +232,9 @@ private:
   /// Fragment name -> (result -> argument): updates written in place over
   /// the parameter (planMemory decides; the manifest says `in_place_of`).
   std::map<std::string, std::map<unsigned, unsigned>> inPlace;
+  /// Fragment name -> (argument -> parameter): arguments that read an
+  /// in-place update's slot read the updated parameter instead.
+  std::map<std::string, std::map<unsigned, std::string>> readsParameter;
   /// The transfer that binds argument `arg` of `fragment`, or null.
   mpmd::TransferOp transferInto(StringRef fragment, int64_t arg) {
     auto it = transfers.find(std::make_pair(fragment.str(), arg));
@@ -540,19 +543,70 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
     }
   }
   // An update the emitter can write over its parameter is written there
-  // when no argument and no action reads its slot: it then needs no buffer.
-  std::set<std::pair<std::string, int64_t>> read;
-  for (const cpu::PlanFragment &f : rank.fragments)
-    for (const cpu::PlanArgument &arg : f.arguments)
-      if (arg.isSlot)
-        read.insert({arg.fragment, arg.result});
-  for (const cpu::PlanAction &action : rank.actions)
-    if (action.kind != cpu::PlanActionKind::Run)
-      read.insert({action.fragment, action.result});
-  for (const cpu::EmittedFunction &function : emitted.functions)
-    for (auto [result, argument] : function.inPlaceResults)
-      if (!read.count({function.name, result}))
-        inPlace[function.name][result] = argument;
+  // when, in this rank's action list, (1) every run of another fragment
+  // binding the parameter comes before the writer's run (they read the old
+  // value), (2) no send or collective reads the result's slot, and (3) the
+  // slot's other readers are once-per-step fragments running after the
+  // writer: they then read the parameter instead, which holds the new
+  // value (a split optimizer's second fragment reading the new moments).
+  // Such a result needs no buffer.
+  std::map<std::string, std::vector<int64_t>> runsOf;
+  std::set<std::pair<std::string, int64_t>> sentOrReduced;
+  for (auto [i, action] : llvm::enumerate(rank.actions)) {
+    if (action.kind == cpu::PlanActionKind::Run)
+      runsOf[action.fragment].push_back(static_cast<int64_t>(i));
+    else
+      sentOrReduced.insert({action.fragment, action.result});
+  }
+  auto lastRun = [&](const std::string &name) {
+    auto it = runsOf.find(name);
+    return it == runsOf.end() ? INT64_MAX : it->second.back();
+  };
+  auto firstRun = [&](const std::string &name) {
+    auto it = runsOf.find(name);
+    return it == runsOf.end() ? INT64_MIN : it->second.front();
+  };
+  std::map<std::string, size_t> fragmentIndex;
+  for (auto [i, f] : llvm::enumerate(rank.fragments))
+    fragmentIndex[f.name] = i;
+  for (const cpu::EmittedFunction &function : emitted.functions) {
+    auto writer = table.lookup<mpmd::FragmentOp>(function.name);
+    if (!writer || writer.isPerMicrobatch() ||
+        runsOf[function.name].size() != 1)
+      continue;
+    int64_t at = runsOf[function.name].front();
+    for (auto [result, argument] : function.inPlaceResults) {
+      StringRef param = writer.getUpdateBinding(result).getValue();
+      if (sentOrReduced.count({function.name, result}))
+        continue;
+      bool ok = true;
+      std::vector<std::pair<std::string, unsigned>> readers;
+      for (mpmd::FragmentOp other : fragments) {
+        std::string name = other.getSymName().str();
+        for (unsigned a = 0; ok && a < other.getNumArguments(); ++a) {
+          if (other != writer && other.getParamBinding(a) &&
+              other.getParamBinding(a).getValue() == param)
+            ok = ok && lastRun(name) < at;
+          const cpu::PlanArgument &planned =
+              rank.fragments[fragmentIndex.at(name)].arguments[a];
+          if (planned.isSlot && planned.fragment == function.name &&
+              planned.result == result) {
+            ok = ok && !other.isPerMicrobatch() && firstRun(name) > at;
+            readers.push_back({name, a});
+          }
+        }
+        if (!ok)
+          break;
+      }
+      if (!ok)
+        continue;
+      inPlace[function.name][result] = argument;
+      for (auto &[name, a] : readers) {
+        readsParameter[name][a] = param.str();
+        rank.fragments[fragmentIndex.at(name)].arguments[a].isSlot = false;
+      }
+    }
+  }
   for (cpu::PlanFragment &f : rank.fragments)
     for (auto [result, argument] : inPlace[f.name])
       f.results[result].inPlace = true;
@@ -740,6 +794,13 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
                                      fragment.getArgumentTypes()[arg]));
                   if (FlatSymbolRefAttr param = fragment.getParamBinding(arg)) {
                     j.attribute("param", param.getValue());
+                    return;
+                  }
+                  auto redirected =
+                      readsParameter[fragment.getSymName().str()].find(arg);
+                  if (redirected !=
+                      readsParameter[fragment.getSymName().str()].end()) {
+                    j.attribute("param", redirected->second);
                     return;
                   }
                   if (std::optional<int64_t> input =
