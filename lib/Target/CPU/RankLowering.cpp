@@ -232,9 +232,6 @@ private:
   /// Fragment name -> (result -> argument): updates written in place over
   /// the parameter (planMemory decides; the manifest says `in_place_of`).
   std::map<std::string, std::map<unsigned, unsigned>> inPlace;
-  /// Fragment name -> (argument -> parameter): arguments that read an
-  /// in-place update's slot read the updated parameter instead.
-  std::map<std::string, std::map<unsigned, std::string>> readsParameter;
   /// The transfer that binds argument `arg` of `fragment`, or null.
   mpmd::TransferOp transferInto(StringRef fragment, int64_t arg) {
     auto it = transfers.find(std::make_pair(fragment.str(), arg));
@@ -543,12 +540,9 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
     }
   }
   // An update the emitter can write over its parameter is written there
-  // when, in this rank's action list, (1) every run of another fragment
-  // binding the parameter comes before the writer's run (they read the old
-  // value), (2) no send or collective reads the result's slot, and (3) the
-  // slot's other readers are once-per-step fragments running after the
-  // writer: they then read the parameter instead, which holds the new
-  // value (a split optimizer's second fragment reading the new moments).
+  // when, in this rank's action list, every run of another fragment binding
+  // the parameter comes before the writer's run (they read the old value)
+  // and nothing (no argument, send or collective) reads the result's slot.
   // Such a result needs no buffer.
   std::map<std::string, std::vector<int64_t>> runsOf;
   std::set<std::pair<std::string, int64_t>> sentOrReduced;
@@ -561,10 +555,6 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
   auto lastRun = [&](const std::string &name) {
     auto it = runsOf.find(name);
     return it == runsOf.end() ? INT64_MAX : it->second.back();
-  };
-  auto firstRun = [&](const std::string &name) {
-    auto it = runsOf.find(name);
-    return it == runsOf.end() ? INT64_MIN : it->second.front();
   };
   std::map<std::string, size_t> fragmentIndex;
   for (auto [i, f] : llvm::enumerate(rank.fragments))
@@ -580,31 +570,23 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
       if (sentOrReduced.count({function.name, result}))
         continue;
       bool ok = true;
-      std::vector<std::pair<std::string, unsigned>> readers;
       for (mpmd::FragmentOp other : fragments) {
         std::string name = other.getSymName().str();
         for (unsigned a = 0; ok && a < other.getNumArguments(); ++a) {
           if (other != writer && other.getParamBinding(a) &&
               other.getParamBinding(a).getValue() == param)
-            ok = ok && lastRun(name) < at;
+            ok = lastRun(name) < at;
           const cpu::PlanArgument &planned =
               rank.fragments[fragmentIndex.at(name)].arguments[a];
           if (planned.isSlot && planned.fragment == function.name &&
-              planned.result == result) {
-            ok = ok && !other.isPerMicrobatch() && firstRun(name) > at;
-            readers.push_back({name, a});
-          }
+              planned.result == static_cast<int64_t>(result))
+            ok = false;
         }
         if (!ok)
           break;
       }
-      if (!ok)
-        continue;
-      inPlace[function.name][result] = argument;
-      for (auto &[name, a] : readers) {
-        readsParameter[name][a] = param.str();
-        rank.fragments[fragmentIndex.at(name)].arguments[a].isSlot = false;
-      }
+      if (ok)
+        inPlace[function.name][result] = argument;
     }
   }
   for (cpu::PlanFragment &f : rank.fragments)
@@ -794,13 +776,6 @@ void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
                                      fragment.getArgumentTypes()[arg]));
                   if (FlatSymbolRefAttr param = fragment.getParamBinding(arg)) {
                     j.attribute("param", param.getValue());
-                    return;
-                  }
-                  auto redirected =
-                      readsParameter[fragment.getSymName().str()].find(arg);
-                  if (redirected !=
-                      readsParameter[fragment.getSymName().str()].end()) {
-                    j.attribute("param", redirected->second);
                     return;
                   }
                   if (std::optional<int64_t> input =
