@@ -186,13 +186,6 @@ std::string at(const char *list, size_t index) {
   return std::string(list) + "[" + std::to_string(index) + "]";
 }
 
-std::string slotText(const SlotRef &slot) {
-  std::string text = slot.fragment + "[" + std::to_string(slot.result) + "]";
-  if (slot.microbatch >= 0)
-    text += " microbatch " + std::to_string(slot.microbatch);
-  return text;
-}
-
 std::string bufferText(const PlanBufferInfo &buffer) {
   switch (buffer.kind) {
   case PlanBufferKind::Slot:
@@ -746,4 +739,11 @@ std::optional<Manifest> tandem::runtime::readManifest(const std::string &path,
   if (!bytes)
     return std::nullopt;
   return parseManifest(std::string(bytes->begin(), bytes->end()), path, error);
+}
+
+std::string tandem::runtime::slotText(const SlotRef &slot) {
+  std::string text = slot.fragment + "[" + std::to_string(slot.result) + "]";
+  if (slot.microbatch >= 0)
+    text += " microbatch " + std::to_string(slot.microbatch);
+  return text;
 }

@@ -322,10 +322,7 @@ using SlotKey = std::tuple<std::string, int64_t, int64_t>;
 
 std::string describe(const std::string &fragment, int64_t result,
                      int64_t microbatch) {
-  std::string text = fragment + "[" + std::to_string(result) + "]";
-  if (microbatch >= 0)
-    text += " microbatch " + std::to_string(microbatch);
-  return text;
+  return slotText(SlotRef{fragment, result, microbatch});
 }
 
 template <typename T>

@@ -545,20 +545,22 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
   // and nothing (no argument, send or collective) reads the result's slot.
   // Such a result needs no buffer.
   std::map<std::string, std::vector<int64_t>> runsOf;
-  std::set<std::pair<std::string, int64_t>> sentOrReduced;
+  std::set<std::pair<std::string, int64_t>> readSlots;
   for (auto [i, action] : llvm::enumerate(rank.actions)) {
     if (action.kind == cpu::PlanActionKind::Run)
       runsOf[action.fragment].push_back(static_cast<int64_t>(i));
     else
-      sentOrReduced.insert({action.fragment, action.result});
+      readSlots.insert({action.fragment, action.result});
   }
-  auto lastRun = [&](const std::string &name) {
-    auto it = runsOf.find(name);
-    return it == runsOf.end() ? INT64_MAX : it->second.back();
-  };
-  std::map<std::string, size_t> fragmentIndex;
-  for (auto [i, f] : llvm::enumerate(rank.fragments))
-    fragmentIndex[f.name] = i;
+  // Per parameter, the fragments binding it.
+  std::map<StringRef, std::vector<std::string>> bindersOf;
+  for (auto [fragment, planned] : llvm::zip_equal(fragments, rank.fragments))
+    for (auto [a, arg] : llvm::enumerate(planned.arguments)) {
+      if (arg.isSlot)
+        readSlots.insert({arg.fragment, arg.result});
+      else if (FlatSymbolRefAttr param = fragment.getParamBinding(a))
+        bindersOf[param.getValue()].push_back(planned.name);
+    }
   for (const cpu::EmittedFunction &function : emitted.functions) {
     auto writer = table.lookup<mpmd::FragmentOp>(function.name);
     if (!writer || writer.isPerMicrobatch() ||
@@ -566,26 +568,16 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
       continue;
     int64_t at = runsOf[function.name].front();
     for (auto [result, argument] : function.inPlaceResults) {
-      StringRef param = writer.getUpdateBinding(result).getValue();
-      if (sentOrReduced.count({function.name, result}))
+      if (readSlots.count({function.name, result}))
         continue;
-      bool ok = true;
-      for (mpmd::FragmentOp other : fragments) {
-        std::string name = other.getSymName().str();
-        for (unsigned a = 0; ok && a < other.getNumArguments(); ++a) {
-          if (other != writer && other.getParamBinding(a) &&
-              other.getParamBinding(a).getValue() == param)
-            ok = lastRun(name) < at;
-          const cpu::PlanArgument &planned =
-              rank.fragments[fragmentIndex.at(name)].arguments[a];
-          if (planned.isSlot && planned.fragment == function.name &&
-              planned.result == static_cast<int64_t>(result))
-            ok = false;
-        }
-        if (!ok)
-          break;
-      }
-      if (ok)
+      StringRef param = writer.getUpdateBinding(result).getValue();
+      bool readBefore =
+          llvm::all_of(bindersOf[param], [&](const std::string &f) {
+            auto runs = runsOf.find(f);
+            return f == function.name ||
+                   (runs != runsOf.end() && runs->second.back() < at);
+          });
+      if (readBefore)
         inPlace[function.name][result] = argument;
     }
   }

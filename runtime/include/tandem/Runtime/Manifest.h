@@ -70,6 +70,9 @@ struct SlotRef {
   int64_t microbatch = -1;
 };
 
+/// "fragment[result]", with " microbatch k" for a per-microbatch slot.
+std::string slotText(const SlotRef &slot);
+
 enum class BindingKind { Param, Input, Slot };
 enum class SlotRule { SameMicrobatch, StepValue, SumMicrobatches };
 
