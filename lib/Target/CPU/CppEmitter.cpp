@@ -48,11 +48,95 @@ using namespace tandem::cpu::detail;
 
 namespace tandem::cpu::detail {
 
-std::string FunctionEmitter::allocate(int64_t bytes) {
-  uint64_t offset = scratch;
+/// Placeholder for a scratch request's offset, resolved by packScratch
+/// once every request's live range is known.
+static std::string scratchPlaceholder(size_t request) {
+  return "@TK_SCRATCH_" + std::to_string(request) + "@";
+}
+
+std::string FunctionEmitter::allocate(int64_t bytes, unsigned start,
+                                      unsigned end) {
   // 64-byte alignment: cache lines, and any vector width.
-  scratch += (static_cast<uint64_t>(bytes) + 63) / 64 * 64;
-  return "(tk_scratch + " + std::to_string(offset) + ")";
+  uint64_t rounded = (static_cast<uint64_t>(bytes) + 63) / 64 * 64;
+  // A result nothing reads is still written when its op runs.
+  scratchRequests.push_back({rounded, start, std::max(start, end)});
+  return "(tk_scratch + " + scratchPlaceholder(scratchRequests.size() - 1) +
+         ")";
+}
+
+unsigned FunctionEmitter::emitTime(Operation *op) {
+  auto it = groupOf.find(op);
+  if (it != groupOf.end())
+    op = groups[it->second].members.back();
+  return position.lookup(op);
+}
+
+unsigned FunctionEmitter::lastRead(Value value) {
+  unsigned last = 0;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<nn::ReshapeOp, nn::StageEndOp>(user))
+      last = std::max(last, lastRead(user->getResult(use.getOperandNumber())));
+    last = std::max(last, emitTime(user));
+  }
+  return last;
+}
+
+/// Greedy packing, largest first: each request takes the lowest 64-byte
+/// aligned offset not overlapping a placed request whose live range meets
+/// its own. Ranges are inclusive: a kernel reads its inputs while it writes
+/// its outputs, so a value last read by an op never shares memory with the
+/// op's results or temporaries.
+uint64_t FunctionEmitter::packScratch(llvm::ArrayRef<std::string *> texts) {
+  size_t count = scratchRequests.size();
+  std::vector<size_t> order(count);
+  for (size_t i = 0; i < count; ++i)
+    order[i] = i;
+  llvm::stable_sort(order, [&](size_t a, size_t b) {
+    return scratchRequests[a].bytes > scratchRequests[b].bytes;
+  });
+  std::vector<uint64_t> offsets(count, 0);
+  std::vector<size_t> placed;
+  uint64_t total = 0;
+  for (size_t i : order) {
+    const ScratchRequest &request = scratchRequests[i];
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t j : placed) {
+      const ScratchRequest &other = scratchRequests[j];
+      if (other.start <= request.end && request.start <= other.end)
+        busy.push_back({offsets[j], offsets[j] + other.bytes});
+    }
+    llvm::sort(busy);
+    uint64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + request.bytes <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    offsets[i] = offset;
+    total = std::max(total, offset + request.bytes);
+    placed.push_back(i);
+  }
+  for (std::string *text : texts) {
+    std::string resolved;
+    resolved.reserve(text->size());
+    llvm::StringRef rest = *text;
+    constexpr llvm::StringLiteral kMarker = "@TK_SCRATCH_";
+    while (true) {
+      size_t at = rest.find(kMarker);
+      resolved += rest.take_front(at).str();
+      if (at == llvm::StringRef::npos)
+        break;
+      rest = rest.drop_front(at + kMarker.size());
+      size_t close = rest.find('@');
+      size_t request = 0;
+      rest.take_front(close).getAsInteger(10, request);
+      resolved += std::to_string(offsets[request]);
+      rest = rest.drop_front(close + 1);
+    }
+    *text = std::move(resolved);
+  }
+  return total;
 }
 
 LogicalResult FunctionEmitter::checkOp(Operation *op) {
@@ -137,8 +221,10 @@ LogicalResult FunctionEmitter::assignStorage() {
         if (!needsMemory)
           continue;
         std::string name = newName();
-        declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
-                        " *)" + allocate(byteSize(constant)) + ";\n";
+        declarations +=
+            "  " + type.str() + " *" + name + " = (" + type.str() + " *)" +
+            allocate(byteSize(constant), 0, lastRead(constant.getResult())) +
+            ";\n";
         declarations += "  for (int64_t i = 0; i < " +
                         std::to_string(numElements(constant)) + "; ++i)\n    " +
                         name + "[i] = " + splats[constant.getResult()] + ";\n";
@@ -179,8 +265,15 @@ LogicalResult FunctionEmitter::assignStorage() {
                         " *)results[" + std::to_string(slot) + "];\n";
         inPlace.insert(result);
       } else {
+        // A GEMM writes into its epilogue's output at the matmul, before
+        // the group runs (the output is picked below, so all of them).
+        unsigned start = emitTime(&op);
+        if (it != groupOf.end() && groups[it->second].gemm)
+          start = position.lookup(groups[it->second].gemm);
+        unsigned end = returnCount.lookup(result) ? position.lookup(terminator)
+                                                  : lastRead(result);
         declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
-                        " *)" + allocate(byteSize(result)) + ";\n";
+                        " *)" + allocate(byteSize(result), start, end) + ";\n";
       }
       pointers[result] = name;
     }
@@ -208,7 +301,10 @@ LogicalResult FunctionEmitter::assignStorage() {
     std::string name = newName();
     StringRef type = cTypeOf(product);
     declarations += "  " + type.str() + " *" + name + " = (" + type.str() +
-                    " *)" + allocate(byteSize(product)) + ";\n";
+                    " *)" +
+                    allocate(byteSize(product), position.lookup(group.gemm),
+                             lastRead(product)) +
+                    ";\n";
     pointers[product] = name;
   }
   return success();
@@ -246,7 +342,7 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
     auto widen = [&](Value value) {
       std::string name = newName();
       os << "  float *" << name << " = (float *)"
-         << allocate(numElements(value) * 4) << ";\n";
+         << allocateTemporary(numElements(value) * 4) << ";\n";
       os << "  for (int64_t i = 0; i < " << numElements(value) << "; ++i)\n"
          << "    " << name << "[i] = (float)(double)" << ptr(value) << "[i];\n";
       return name;
@@ -255,7 +351,7 @@ void FunctionEmitter::emitMatmul(llvm::raw_ostream &os, nn::MatmulOp op) {
     rhsData = widen(op.getRhs());
     product = newName();
     os << "  float *" << product << " = (float *)"
-       << allocate(numElements(op.getResult()) * 4) << ";\n";
+       << allocateTemporary(numElements(op.getResult()) * 4) << ";\n";
   }
   // A rhs shared by every batch of an untransposed lhs: the batches are
   // rows of one tall matrix, one call.
@@ -425,7 +521,7 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         int64_t dim = tensorType(result).getShape()[1];
         // Sums in double in increasing position order, as the evaluator.
         os << "  {\n    double *acc = (double *)"
-           << allocate(numElements(result) * 8) << ";\n";
+           << allocateTemporary(numElements(result) * 8) << ";\n";
         os << "    for (int64_t j = 0; j < " << numElements(result)
            << "; ++j)\n      acc[j] = 0.0;\n";
         os << "    for (int64_t i = 0; i < " << numElements(ids)
@@ -546,6 +642,7 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
 
 LogicalResult FunctionEmitter::emitBody(llvm::raw_ostream &os) {
   for (Operation &op : body->without_terminator()) {
+    now = emitTime(&op);
     if (isa<nn::ParamOp, nn::ConstantOp>(op))
       continue;
     if (isa<nn::ReshapeOp, nn::StageEndOp>(op)) {
@@ -631,7 +728,7 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
   llvm::raw_string_ostream bodyStream(code);
   if (failed(emitBody(bodyStream)))
     return failure();
-  info.scratchBytes = scratch;
+  info.scratchBytes = packScratch({&declarations, &code});
 
   // A fragment's entry point is named by its kind and a hash of its code,
   // not by its stage: two ranks running equal fragments (the middle stages

@@ -160,7 +160,23 @@ private:
   LogicalResult assignStorage();
   LogicalResult emitBody(llvm::raw_ostream &os);
   std::string newName() { return "v" + std::to_string(counter++); }
-  std::string allocate(int64_t bytes);
+  /// Scratch for `bytes` written at emission time `start` and last read at
+  /// `end` (inclusive): a placeholder offset that packScratch resolves.
+  std::string allocate(int64_t bytes, unsigned start, unsigned end);
+  /// Scratch live only while the current op's kernel runs.
+  std::string allocateTemporary(int64_t bytes) {
+    return allocate(bytes, now, now);
+  }
+  /// When `op`'s code runs: a group member runs with its group, at the
+  /// group's last member.
+  unsigned emitTime(Operation *op);
+  /// The last emission time at which `value`'s memory is read, following
+  /// views (reshape, stage_end) to their readers.
+  unsigned lastRead(Value value);
+  /// Gives every scratch request an offset (requests live at the same time
+  /// never overlap), substitutes the offsets into `texts` and returns the
+  /// bytes needed.
+  uint64_t packScratch(llvm::ArrayRef<std::string *> texts);
   /// The pointer expression of `value`'s buffer.
   std::string ptr(Value value) { return pointers.lookup(value); }
   bool inGroup(Operation *op, int group) {
@@ -196,7 +212,13 @@ private:
   Block *body = nullptr;
   EmittedFunction info;
   unsigned counter = 0;
-  uint64_t scratch = 0;
+  struct ScratchRequest {
+    uint64_t bytes;
+    unsigned start, end;
+  };
+  std::vector<ScratchRequest> scratchRequests;
+  /// Emission time of the op being emitted (emitBody).
+  unsigned now = 0;
   llvm::DenseMap<Value, std::string> pointers;
   /// Declarations at the top of the entry point.
   std::string declarations;
