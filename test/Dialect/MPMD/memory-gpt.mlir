@@ -28,16 +28,18 @@
 // GPIPE-COUNT-4: (8 x {{[0-9]+}} in flight)
 //
 // The tied embedding: rank 0 holds its prologue's copy of @wte (256x32 f32
-// = 32768 bytes) until it is sent, rank 3 the copy it receives; ranks 1
-// and 2 hold none. Rank 3 sums the embedding's gradient from its reading
-// (32768) besides its own parameters' gradients.
+// = 32768 bytes) until it is sent, rank 3 the copy it receives. Every
+// stage computes the optimizer's scalars from @opt.step itself, so rank 0
+// also sends that step counter (4 bytes) from its prologue, and ranks 1-3
+// each hold the copy they receive. Rank 3 sums the embedding's gradient
+// from its reading (32768) besides its own parameters' gradients.
 // RUN: FileCheck %s --check-prefix=TIED < %t.1f1b.json
-// TIED: "parameterCopies": 32768,
+// TIED: "parameterCopies": 32772,
 // TIED: "rank": 0,
-// TIED: "parameterCopies": 0,
+// TIED: "parameterCopies": 4,
 // TIED: "rank": 1,
-// TIED: "parameterCopies": 0,
+// TIED: "parameterCopies": 4,
 // TIED: "rank": 2,
 // TIED: "gradients": 134660,
-// TIED: "parameterCopies": 32768,
+// TIED: "parameterCopies": 32772,
 // TIED-NEXT: "parameters": 101888,

@@ -9,6 +9,11 @@
 
 #include "tandem/Dialect/NN/Transforms/Autodiff.h"
 
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <functional>
+
 using namespace mlir;
 using namespace tandem;
 using namespace tandem::mpmd;
@@ -255,6 +260,8 @@ LogicalResult Partitioner::placeStep() {
     stepStage[op] = s;
   }
 
+  replicateSharedScalars(stepOps);
+
   // Parameters only the step reads (optimizer state): the stage computing
   // their new value, else the first stage reading them.
   for (auto [index, param] : llvm::enumerate(updates)) {
@@ -319,4 +326,78 @@ LogicalResult Partitioner::placeStep() {
     level[&op] = l;
   }
   return success();
+}
+
+/// Step scalars computed from parameters and constants alone (the
+/// optimizer's step counter, learning rate, weight-decay step and bias
+/// corrections, a dynamic loss scale) are recomputed on every stage that
+/// reads them instead of being sent from one stage. Sent, they would make
+/// every other stage's optimizer wait for that stage's step fragment and
+/// split it in two around the receive (levels): the half before it would
+/// return each new moment twice, once as its update and once for the half
+/// after, a copy the size of the optimizer state. The clones are the same
+/// ops on the same inputs, so every stage computes the same bits.
+void Partitioner::replicateSharedScalars(
+    SmallVectorImpl<Operation *> &stepOps) {
+  auto isScalar = [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.hasStaticShape() && type.getNumElements() == 1;
+  };
+  llvm::SetVector<Operation *> replicable;
+  for (Operation *op : stepOps) {
+    if (specialOf(op) != Special::None || op->getNumRegions() != 0 ||
+        !isMemoryEffectFree(op) || op->getNumResults() == 0 ||
+        !llvm::all_of(op->getResults(), isScalar))
+      continue;
+    bool fromParameters = llvm::all_of(op->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return def && (isSource(def) || replicable.contains(def));
+    });
+    if (fromParameters)
+      replicable.insert(op);
+  }
+  if (replicable.empty())
+    return;
+
+  std::map<std::pair<Operation *, int64_t>, Operation *> clones;
+  SmallVector<Operation *> created;
+  std::function<Value(Value, int64_t)> valueOn = [&](Value value,
+                                                     int64_t stage) -> Value {
+    Operation *def = value.getDefiningOp();
+    if (!def || !replicable.contains(def) || stepStage[def] == stage)
+      return value;
+    Operation *&clone = clones[{def, stage}];
+    if (!clone) {
+      IRMapping mapping;
+      for (Value operand : def->getOperands())
+        mapping.map(operand, valueOn(operand, stage));
+      // After the original: its operands' clones follow their originals,
+      // which come before it.
+      OpBuilder b(def->getContext());
+      b.setInsertionPointAfter(def);
+      clone = b.clone(*def, mapping);
+      phase[clone] = Phase::Step;
+      stepStage[clone] = stage;
+      created.push_back(clone);
+    }
+    return clone->getResult(cast<OpResult>(value).getResultNumber());
+  };
+  for (Operation *op : stepOps) {
+    if (replicable.contains(op))
+      continue;
+    for (OpOperand &use : op->getOpOperands())
+      use.set(valueOn(use.get(), stepStage[op]));
+  }
+  // The step's results (the counter's update) stay on the original's stage.
+  stepOps.append(created.begin(), created.end());
+
+  // Originals every reader moved away from.
+  for (Operation *op : llvm::reverse(replicable)) {
+    if (!op->use_empty())
+      continue;
+    llvm::erase(stepOps, op);
+    phase.erase(op);
+    stepStage.erase(op);
+    op->erase();
+  }
 }

@@ -77,6 +77,7 @@ private:
   LogicalResult placeForward();
   LogicalResult placeBackward();
   LogicalResult placeStep();
+  void replicateSharedScalars(SmallVectorImpl<Operation *> &stepOps);
   void formGroups();
   LogicalResult build();
 
