@@ -6,8 +6,10 @@
 # rank manifest), what the manifest's plan allocates (arena + parameters and
 # optimizer state), the most bytes of runtime buffers allocated at once
 # (the runtime's own count), the measured growth of the peak resident size
-# (VmHWM) above the baseline tandem-run takes after MPI, the token data, the
-# rank's library and an OpenBLAS warm-up, and the two ratios over the
+# (VmHWM) above the baseline tandem-run takes after MPI and its per-peer
+# warm-up, the token data, the manifest, the rank's library and an OpenBLAS
+# warm-up, less code and shared pages touched since (docs/runtime.md,
+# "Memory"), and the two ratios over the
 # prediction (the goal: within 10 %). The separate-buffers columns rerun the
 # same program with TANDEM_SEPARATE_BUFFERS=1, where each buffer is
 # allocated while the action list uses it.
@@ -82,7 +84,7 @@ PY
 done
 echo "MiB; plan = arena + parameters and optimizer state; buffers, sep. bufs ="
 echo "most runtime buffer bytes at once (arena / TANDEM_SEPARATE_BUFFERS=1);"
-echo "measured = peak resident above the baseline ($STEPS steps)."
+echo "measured = private peak resident above the baseline ($STEPS steps)."
 echo
 echo "Where the step buffers peak (MiB; new values: the optimizer's update"
 echo "results, which mpmd-memory counts as written in place):"

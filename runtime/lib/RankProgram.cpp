@@ -83,8 +83,14 @@ RankProgram::load(const std::string &path, const RankProgramOptions &options,
   std::optional<Manifest> manifest = readManifest(path, error);
   if (!manifest)
     return nullptr;
+  return load(std::move(*manifest), options, error);
+}
+
+std::unique_ptr<RankProgram>
+RankProgram::load(Manifest manifest, const RankProgramOptions &options,
+                  std::string &error) {
   std::unique_ptr<RankProgram> program(new RankProgram());
-  program->info = std::move(*manifest);
+  program->info = std::move(manifest);
   const Manifest &m = program->info;
 
   for (const FragmentInfo &f : m.fragments)
@@ -268,10 +274,25 @@ void RankProgram::freeSeparate(int64_t from, int64_t to) {
     }
 }
 
-bool RankProgram::initParameters(uint64_t seed, std::string &error) {
-  std::map<std::string, Buffer> values;
+void RankProgram::allocateParameters() {
+  if (!parameters.empty())
+    return;
+  uint64_t total = 0;
+  for (const ParameterInfo &p : info.parameters)
+    total += (p.bytes + 63) / 64 * 64;
+  parameterBlock = Buffer(total);
+  uint64_t offset = 0;
   for (const ParameterInfo &p : info.parameters) {
-    Buffer buffer(p.bytes);
+    parameters[p.name] = Buffer::view(
+        static_cast<char *>(parameterBlock.data()) + offset, p.bytes);
+    offset += (p.bytes + 63) / 64 * 64;
+  }
+}
+
+bool RankProgram::initParameters(uint64_t seed, std::string &error) {
+  allocateParameters();
+  for (const ParameterInfo &p : info.parameters) {
+    Buffer &buffer = parameters.at(p.name);
     uint64_t stream = rng::parameterStream(p.name);
     size_t count = p.bytes / elementTypeSize(p.dtype);
     if (p.dtype == ElementType::F32)
@@ -286,9 +307,7 @@ bool RankProgram::initParameters(uint64_t seed, std::string &error) {
               "; initialization supports f32 and f64";
       return false;
     }
-    values[p.name] = std::move(buffer);
   }
-  parameters = std::move(values);
   return true;
 }
 
@@ -305,9 +324,8 @@ bool RankProgram::setParameter(const std::string &name, const void *data,
             std::to_string(bytes);
     return false;
   }
-  Buffer buffer(bytes);
-  std::memcpy(buffer.data(), data, bytes);
-  parameters[name] = std::move(buffer);
+  allocateParameters();
+  std::memcpy(parameters.at(name).data(), data, bytes);
   return true;
 }
 
@@ -599,10 +617,11 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
 void RankProgram::applyUpdates(const StepResult &result) {
   // A copy, not a swap: the updates are views of the step buffers.
   for (const auto &[name, value] : result.updates) {
-    Buffer &parameter = parameters[name];
-    if (parameter.size() != value->size())
-      parameter = Buffer(value->size());
-    std::memcpy(parameter.data(), value->data(), value->size());
+    // The manifest reader checked that every update has its parameter's
+    // size.
+    Buffer &parameter = parameters.at(name);
+    if (parameter.data() != value->data()) // Not updated in place.
+      std::memcpy(parameter.data(), value->data(), value->size());
   }
 }
 

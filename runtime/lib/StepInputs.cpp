@@ -98,6 +98,15 @@ std::optional<StepInputs>
 StepInputs::create(const std::vector<InputInfo> &inputs,
                    const std::vector<int32_t> &tokens,
                    const StepInputOptions &options, std::string &error) {
+  return create(inputs, std::make_shared<const std::vector<int32_t>>(tokens),
+                options, error);
+}
+
+std::optional<StepInputs>
+StepInputs::create(const std::vector<InputInfo> &inputs,
+                   data::TokenStream stream, const StepInputOptions &options,
+                   std::string &error) {
+  const std::vector<int32_t> &tokens = *stream;
   StepInputs result;
   std::map<int64_t, const InputInfo *> byIndex;
   for (const InputInfo &input : inputs) {
@@ -161,11 +170,13 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
               std::to_string(options.heldOutFraction);
       return std::nullopt;
     }
-    data::Split parts = data::splitHeldOut(tokens, options.heldOutFraction);
+    size_t cut = data::heldOutStart(tokens.size(), options.heldOutFraction);
+    size_t begin = options.heldOut ? cut : 0;
+    size_t end = options.heldOut ? tokens.size() : cut;
     int64_t batch = tokenShape->stepShape[0], seq = tokenShape->stepShape[1];
     std::optional<data::BatchSampler> sampler = data::BatchSampler::create(
-        std::move(options.heldOut ? parts.heldOut : parts.train), batch, seq,
-        options.seed, /*shuffle=*/!options.heldOut, error);
+        std::move(stream), begin, end, batch, seq, options.seed,
+        /*shuffle=*/!options.heldOut, error);
     if (!sampler) {
       error = options.dataName +
               (options.heldOut ? " (held-out part): " : " (training part): ") +

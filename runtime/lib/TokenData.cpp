@@ -97,11 +97,14 @@ bool tandem::data::checkVocabulary(const std::vector<int32_t> &tokens,
   return true;
 }
 
+size_t tandem::data::heldOutStart(size_t size, double heldOutFraction) {
+  double fraction = std::min(std::max(heldOutFraction, 0.0), 1.0);
+  return size - static_cast<size_t>(size * fraction);
+}
+
 Split tandem::data::splitHeldOut(const std::vector<int32_t> &tokens,
                                  double heldOutFraction) {
-  double fraction = std::min(std::max(heldOutFraction, 0.0), 1.0);
-  size_t heldOut = static_cast<size_t>(tokens.size() * fraction);
-  size_t cut = tokens.size() - heldOut;
+  size_t cut = heldOutStart(tokens.size(), heldOutFraction);
   return {std::vector<int32_t>(tokens.begin(), tokens.begin() + cut),
           std::vector<int32_t>(tokens.begin() + cut, tokens.end())};
 }
@@ -110,20 +113,35 @@ std::optional<BatchSampler> BatchSampler::create(std::vector<int32_t> tokens,
                                                  int64_t batch, int64_t seq,
                                                  uint64_t seed, bool shuffle,
                                                  std::string &error) {
+  size_t size = tokens.size();
+  return create(std::make_shared<const std::vector<int32_t>>(std::move(tokens)),
+                0, size, batch, seq, seed, shuffle, error);
+}
+
+std::optional<BatchSampler> BatchSampler::create(TokenStream stream,
+                                                 size_t begin, size_t end,
+                                                 int64_t batch, int64_t seq,
+                                                 uint64_t seed, bool shuffle,
+                                                 std::string &error) {
   if (batch <= 0 || seq <= 0) {
     error = "batch and sequence length must be positive, found batch " +
             std::to_string(batch) + " and sequence " + std::to_string(seq);
     return std::nullopt;
   }
-  int64_t windows =
-      tokens.size() > 0 ? (static_cast<int64_t>(tokens.size()) - 1) / seq : 0;
+  if (!stream || begin > end || end > stream->size()) {
+    error = "the token range is outside the stream";
+    return std::nullopt;
+  }
+  size_t size = end - begin;
+  int64_t windows = size > 0 ? (static_cast<int64_t>(size) - 1) / seq : 0;
   if (windows < 1) {
-    error = "data too small: " + std::to_string(tokens.size()) +
+    error = "data too small: " + std::to_string(size) +
             " tokens, a window needs " + std::to_string(seq + 1);
     return std::nullopt;
   }
   BatchSampler sampler;
-  sampler.tokens_ = std::move(tokens);
+  sampler.stream_ = std::move(stream);
+  sampler.begin_ = begin;
   sampler.batch_ = batch;
   sampler.seq_ = seq;
   sampler.numWindows_ = windows;
@@ -162,7 +180,7 @@ void BatchSampler::getBatch(uint64_t index, int32_t *inputs, int32_t *targets) {
     uint64_t sample = index * batch_ + b;
     uint64_t epoch = sample / numWindows_;
     int64_t window = epochOrder(epoch)[sample % numWindows_];
-    const int32_t *start = tokens_.data() + window * seq_;
+    const int32_t *start = stream_->data() + begin_ + window * seq_;
     std::memcpy(inputs + b * seq_, start, seq_ * sizeof(int32_t));
     std::memcpy(targets + b * seq_, start + 1, seq_ * sizeof(int32_t));
   }

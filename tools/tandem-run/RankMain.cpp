@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -95,6 +96,11 @@ uint64_t statusBytes(const char *field) {
   return 0;
 }
 
+/// Resident pages backed by files (code, mapped data) or shared memory.
+uint64_t fileAndSharedBytes() {
+  return statusBytes("RssFile:") + statusBytes("RssShmem:");
+}
+
 /// Lowers the kernel's peak resident size (VmHWM) to the current one, so
 /// that the peak at the end is the peak since now; false where the kernel
 /// does not allow it (Linux < 4.0).
@@ -128,6 +134,23 @@ void warmUp(const Manifest &manifest) {
   std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
   sgemm(101, 111, 111, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
         n);
+}
+
+/// Opens MPI's paths to every other rank before the baseline: a collective,
+/// and one message each way with every peer, large enough to take the
+/// rendezvous protocol. The transport's per-peer buffers and queues, sized
+/// by MPI and not by the program, then land in the baseline like MPI's own
+/// start-up, as OpenBLAS's do in warmUp.
+void warmUpTransport(int rank, int size) {
+  int one = 1, sum = 0;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int bytes = 256 * 1024;
+  std::vector<char> out(bytes, 0), in(bytes);
+  for (int shift = 1; shift < size; ++shift)
+    MPI_Sendrecv(out.data(), bytes, MPI_CHAR, (rank + shift) % size, 0,
+                 in.data(), bytes, MPI_CHAR, (rank - shift + size) % size, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /// What the step buffers hold at the action where most of their bytes are
@@ -238,7 +261,7 @@ public:
   /// tandemc --target cpu, which writes it) or cannot take the data.
   static std::unique_ptr<HeldOut> create(const Options &o, int rank,
                                          uint64_t seed,
-                                         const std::vector<int32_t> &tokens,
+                                         data::TokenStream tokens,
                                          std::string &error) {
     std::string path = o.dir + "/eval/rank" + std::to_string(rank) + ".json";
     std::unique_ptr<RankProgram> program = RankProgram::load(path, error);
@@ -330,23 +353,34 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                     " processes, but the program has " +
                     std::to_string(grid.stages * grid.replicas) +
                     " ranks (start one process per rank)");
-  // The baseline of the summary's measured memory: the runtime, MPI, the
-  // token data, and the rank's library with OpenBLAS and OpenMP warmed up;
-  // not yet the step buffers, parameters and optimizer state.
+  // The baseline of the summary's measured memory: the runtime, MPI with
+  // its paths to every peer, the token data, the rank's manifest, and the
+  // rank's library with OpenBLAS and OpenMP warmed up; not yet the step
+  // buffers, parameters and optimizer state.
   std::string manifestPath = o.dir + "/rank" + std::to_string(rank) + ".json";
-  std::optional<std::vector<int32_t>> tokens = data::readTokens(o.data, error);
-  if (!tokens)
+  // One copy of the data, which the training and held-out samplers share.
+  data::TokenStream tokens;
+  if (std::optional<std::vector<int32_t>> read =
+          data::readTokens(o.data, error))
+    tokens = std::make_shared<const std::vector<int32_t>>(std::move(*read));
+  else
     return abortJob(error);
-  {
-    std::optional<Manifest> mine = readManifest(manifestPath, error);
-    if (!mine)
-      return abortJob(error);
-    warmUp(*mine);
-  }
+  std::optional<Manifest> manifest = readManifest(manifestPath, error);
+  if (!manifest)
+    return abortJob(error);
+  warmUp(*manifest);
+  warmUpTransport(rank, size);
+  // Hands the heap's free pages (the manifest's parse, the warm-ups'
+  // vectors) back to the kernel: left resident, the program's allocations
+  // would reuse them and the growth above the baseline would miss those
+  // bytes.
+  malloc_trim(0);
   uint64_t baseline = statusBytes("VmRSS:");
+  uint64_t sharedAtBaseline = fileAndSharedBytes();
   bool peakSinceBaseline = resetPeakResident();
   resetBufferPeak();
-  std::unique_ptr<RankProgram> program = RankProgram::load(manifestPath, error);
+  std::unique_ptr<RankProgram> program = RankProgram::load(
+      std::move(*manifest), RankProgramOptions::fromEnvironment(), error);
   if (!program)
     return abortJob(error);
   if (!program->initParameters(o.seed, error))
@@ -378,7 +412,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   inputOptions.heldOutFraction = o.heldOutFraction;
   inputOptions.dataName = o.data;
   std::optional<StepInputs> inputs = StepInputs::create(
-      program->manifest().inputs, *tokens, inputOptions, error);
+      program->manifest().inputs, tokens, inputOptions, error);
   if (!inputs)
     return abortJob(error);
 
@@ -397,7 +431,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
 
   std::unique_ptr<HeldOut> heldOut;
   if (o.evalEvery > 0) {
-    heldOut = HeldOut::create(o, rank, seed, *tokens, error);
+    heldOut = HeldOut::create(o, rank, seed, tokens, error);
     if (!heldOut)
       return abortJob(error);
   }
@@ -481,6 +515,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   // The training's peak memory, before --save-params gathers every rank's
   // parameters on rank 0.
   uint64_t peak = statusBytes("VmHWM:");
+  uint64_t sharedGrowth =
+      fileAndSharedBytes() - std::min(fileAndSharedBytes(), sharedAtBaseline);
   uint64_t buffers = bufferBytes().peak;
 
   if (!o.saveParams.empty() &&
@@ -493,7 +529,11 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   uint64_t parameterBytes = 0;
   for (const ParameterInfo &p : program->manifest().parameters)
     parameterBytes += p.bytes;
-  uint64_t growth = peak > baseline ? peak - baseline : 0;
+  // Pages of code and shared memory first touched after the baseline (the
+  // library's functions, MPI's shared-memory queues) are resident but not
+  // memory the program allocates: the growth counts private memory only.
+  uint64_t growth =
+      peak > baseline + sharedGrowth ? peak - baseline - sharedGrowth : 0;
   const double MiB = 1048576.0;
   char line[512];
   std::snprintf(
@@ -571,7 +611,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                 "the manifest's; buffers: the most bytes of runtime buffers "
                 "allocated at once; measured: the peak resident size above "
                 "the baseline after MPI, the token data (%.2f MiB), the "
-                "library and an OpenBLAS warm-up):\n",
+                "manifest, the library and an OpenBLAS warm-up, less code "
+                "and shared-memory pages first touched since):\n",
                 tokens->size() * sizeof(int32_t) / MiB);
     for (const std::string &text : memoryLines)
       std::printf("  %s\n", text.c_str());

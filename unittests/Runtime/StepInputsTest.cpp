@@ -149,3 +149,28 @@ TEST(StepInputs, HeldOutBatchesAreTheTailInOrder) {
   for (size_t i = 0; i < tokens.size(); ++i)
     EXPECT_EQ(tokens[i], heldOut[2 * 4 + i]) << i;
 }
+
+TEST(StepInputs, TrainingAndHeldOutShareOneStream) {
+  auto stream = std::make_shared<const std::vector<int32_t>>([] {
+    std::vector<int32_t> tokens(1000);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    return tokens;
+  }());
+  std::string error;
+  StepInputOptions train, heldOut;
+  heldOut.heldOut = true;
+  std::vector<InputInfo> wanted = {
+      tokenInput(0, InputRole::Tokens, 2, 4, std::nullopt)};
+  auto a = StepInputs::create(wanted, stream, train, error);
+  auto b = StepInputs::create(wanted, stream, heldOut, error);
+  ASSERT_TRUE(a && b) << error;
+  EXPECT_EQ(stream.use_count(), 3) << "each sampler holds the stream, no copy";
+  // The same batches as from a copy of the tokens.
+  auto copyA = StepInputs::create(wanted, *stream, train, error);
+  auto copyB = StepInputs::create(wanted, *stream, heldOut, error);
+  ASSERT_TRUE(copyA && copyB) << error;
+  for (uint64_t step = 0; step < 5; ++step) {
+    EXPECT_EQ(values(a->get(step).at(0)), values(copyA->get(step).at(0)));
+    EXPECT_EQ(values(b->get(step).at(0)), values(copyB->get(step).at(0)));
+  }
+}

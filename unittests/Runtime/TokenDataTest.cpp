@@ -114,3 +114,30 @@ TEST(TokenData, TooLittleDataIsAnError) {
   EXPECT_NE(error.find("data too small"), std::string::npos);
   EXPECT_FALSE(BatchSampler::create(iota(100), 0, 8, 0, false, error));
 }
+
+TEST(TokenData, RangeOfASharedStreamEqualsACopyOfIt) {
+  std::string error;
+  std::vector<int32_t> all = iota(1000);
+  size_t cut = heldOutStart(all.size(), 0.1);
+  EXPECT_EQ(cut, splitHeldOut(all, 0.1).train.size());
+  auto stream = std::make_shared<const std::vector<int32_t>>(all);
+  auto shared =
+      BatchSampler::create(stream, cut, all.size(), 3, 7, 5, true, error);
+  auto copied = BatchSampler::create(splitHeldOut(all, 0.1).heldOut, 3, 7, 5,
+                                     true, error);
+  ASSERT_TRUE(shared && copied) << error;
+  // The sampler holds the stream itself: no copy of the tokens.
+  EXPECT_EQ(stream.use_count(), 2);
+  EXPECT_EQ(shared->numWindows(), copied->numWindows());
+  std::vector<int32_t> a(21), b(21), ta(21), tb(21);
+  for (uint64_t k = 0; k < 12; ++k) { // past the end of an epoch
+    shared->getBatch(k, a.data(), ta.data());
+    copied->getBatch(k, b.data(), tb.data());
+    EXPECT_EQ(a, b) << k;
+    EXPECT_EQ(ta, tb) << k;
+  }
+  EXPECT_FALSE(BatchSampler::create(stream, 10, 5, 1, 2, 0, false, error));
+  EXPECT_NE(error.find("outside the stream"), std::string::npos) << error;
+  EXPECT_FALSE(BatchSampler::create(stream, 0, 1001, 1, 2, 0, false, error));
+  EXPECT_FALSE(BatchSampler::create(nullptr, 0, 0, 1, 2, 0, false, error));
+}

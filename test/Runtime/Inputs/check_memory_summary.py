@@ -5,8 +5,8 @@ rank manifests (usage: check_memory_summary.py LOG DIR [SEPARATE_LOG]).
 Deterministic checks: the prediction is the manifest's predicted_memory, the
 plan is its arena plus parameters, the runtime's buffer count covers the plan
 (and, with separate buffers, allocates at most the arena). Noise-prone ones
-(the resident size) only get generous bounds: positive, at least half the
-buffers the runtime touched, and not far above them. Prints "ok N" for N
+(the resident size) only get bounds: at least 80% of the buffers the runtime
+touched, and at most 25% and 1 MiB above them. Prints "ok N" for N
 ranks checked.
 """
 import json
@@ -68,7 +68,10 @@ def main():
                  (rank, peak_live, steps))
         if not 0.5 <= buffers_ratio <= 4.0:
             fail("rank %d: buffers / predicted = %.3f" % (rank, buffers_ratio))
-        if not 0.5 * buffers <= measured <= buffers + 64.0:
+        # The measured growth is private memory only (code and shared
+        # pages touched after the baseline are left out): the buffers plus
+        # the runtime's own bookkeeping and the allocator's rounding.
+        if not 0.8 * buffers <= measured <= 1.25 * buffers + 1.0:
             fail("rank %d: measured %.2f MiB for %.2f MiB of buffers" %
                  (rank, measured, buffers))
         if rank in separate:

@@ -109,6 +109,10 @@ public:
   static std::unique_ptr<RankProgram> load(const std::string &manifestPath,
                                            const RankProgramOptions &options,
                                            std::string &error);
+  /// The same from a manifest already read (readManifest).
+  static std::unique_ptr<RankProgram> load(Manifest manifest,
+                                           const RankProgramOptions &options,
+                                           std::string &error);
 
   const Manifest &manifest() const { return info; }
   /// Bytes allocated for the step's buffers: the arena, or the most bytes
@@ -153,7 +157,13 @@ private:
   std::vector<Fn> functions;
   /// Per fragment: the scratch bytes its library function asks for.
   std::vector<uint64_t> scratchBytes;
+  /// Views into `parameterBlock`, by name.
   std::map<std::string, Buffer> parameters;
+  /// Every parameter and optimizer state in one allocation, each at a
+  /// 64-byte aligned offset: one block instead of a heap allocation per
+  /// tensor (hundreds of small biases scattered over as many pages).
+  Buffer parameterBlock;
+  void allocateParameters();
 
   bool separateBuffers = false;
   uint64_t allocatedBytes = 0;

@@ -45,6 +45,11 @@ public:
   /// targets disagree in shape or are not integer B x T tensors, when an
   /// input's role is ambiguous, or when the training part holds no batch.
   static std::optional<StepInputs> create(const std::vector<InputInfo> &inputs,
+                                          data::TokenStream tokens,
+                                          const StepInputOptions &options,
+                                          std::string &error);
+  /// The same over a copy of `tokens`.
+  static std::optional<StepInputs> create(const std::vector<InputInfo> &inputs,
                                           const std::vector<int32_t> &tokens,
                                           const StepInputOptions &options,
                                           std::string &error);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ struct Split {
 /// no training window overlaps an evaluation window).
 Split splitHeldOut(const std::vector<int32_t> &tokens, double heldOutFraction);
 
+/// Where splitHeldOut's held-out tail of a stream of `size` tokens starts.
+size_t heldOutStart(size_t size, double heldOutFraction);
+
+/// A token stream that samplers read parts of without copying it: a
+/// training run's data is held once however many readers it has.
+using TokenStream = std::shared_ptr<const std::vector<int32_t>>;
+
 /// Batches of `batch` windows of `seq + 1` tokens from a token stream.
 /// Windows start at multiples of `seq`; with `shuffle`, each epoch visits
 /// them in its own seed-determined order.
@@ -58,6 +66,12 @@ public:
                                             int64_t batch, int64_t seq,
                                             uint64_t seed, bool shuffle,
                                             std::string &error);
+  /// The same over tokens [begin, end) of `stream`, which the sampler
+  /// shares.
+  static std::optional<BatchSampler> create(TokenStream stream, size_t begin,
+                                            size_t end, int64_t batch,
+                                            int64_t seq, uint64_t seed,
+                                            bool shuffle, std::string &error);
 
   /// Fills `inputs` and `targets` (each batch × seq, row-major) for the
   /// `index`-th batch of the run.
@@ -69,7 +83,8 @@ private:
   BatchSampler() = default;
   const std::vector<int64_t> &epochOrder(uint64_t epoch);
 
-  std::vector<int32_t> tokens_;
+  TokenStream stream_;
+  size_t begin_ = 0;
   int64_t batch_ = 0, seq_ = 0, numWindows_ = 0;
   uint64_t seed_ = 0;
   bool shuffle_ = false;
