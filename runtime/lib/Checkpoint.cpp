@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -135,7 +136,11 @@ RankDescription describe(const Manifest &manifest) {
 /// Writes `bytes` to `path` durably: a temporary file in the same directory,
 /// fsync, rename over `path`, fsync of the directory (so the rename itself
 /// survives a power loss).
-bool writeDurable(const std::string &path, const void *bytes, size_t size,
+/// Pieces written one after the other (a header, then tensors where they
+/// live).
+using Chunks = std::vector<std::pair<const void *, size_t>>;
+
+bool writeDurable(const std::string &path, const Chunks &chunks,
                   std::string &error) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -143,20 +148,22 @@ bool writeDurable(const std::string &path, const void *bytes, size_t size,
     error = tmp + ": cannot open for writing: " + std::strerror(errno);
     return false;
   }
-  const char *cursor = static_cast<const char *>(bytes);
-  size_t left = size;
-  while (left > 0) {
-    ssize_t written = ::write(fd, cursor, left);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0) {
-      error = tmp + ": write error: " + std::strerror(errno);
-      ::close(fd);
-      std::remove(tmp.c_str());
-      return false;
+  for (auto [bytes, size] : chunks) {
+    const char *cursor = static_cast<const char *>(bytes);
+    size_t left = size;
+    while (left > 0) {
+      ssize_t written = ::write(fd, cursor, left);
+      if (written < 0 && errno == EINTR)
+        continue;
+      if (written <= 0) {
+        error = tmp + ": write error: " + std::strerror(errno);
+        ::close(fd);
+        std::remove(tmp.c_str());
+        return false;
+      }
+      cursor += written;
+      left -= static_cast<size_t>(written);
     }
-    cursor += written;
-    left -= static_cast<size_t>(written);
   }
   if (::fsync(fd) != 0) {
     error = tmp + ": fsync failed: " + std::strerror(errno);
@@ -186,6 +193,11 @@ bool writeDurable(const std::string &path, const void *bytes, size_t size,
     ::close(dirFd);
   }
   return true;
+}
+
+bool writeDurable(const std::string &path, const void *bytes, size_t size,
+                  std::string &error) {
+  return writeDurable(path, Chunks{{bytes, size}}, error);
 }
 
 bool writeJsonDurable(const std::string &path, const Json &json,
@@ -291,10 +303,35 @@ std::optional<RankIndex> parseIndex(const Json &json, const std::string &path,
 /// do) or it belongs to another program (no step will do).
 enum class Failure { None, Damaged, Mismatch };
 
-/// Reads rank `rank`'s index of step `step` and the safetensors bytes it
-/// names, checking step, rank, size and checksum.
+/// The size and FNV-1a of the file at `path`, read in pieces (nothing of
+/// it is kept).
+std::optional<std::pair<uint64_t, uint64_t>>
+sizeAndChecksum(const std::string &path, std::string &error) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file) {
+    error = path + ": cannot open: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::vector<char> piece(1 << 16);
+  uint64_t size = 0, hash = fnv1a64(nullptr, 0);
+  while (size_t got = std::fread(piece.data(), 1, piece.size(), file)) {
+    hash = fnv1a64(piece.data(), got, hash);
+    size += got;
+  }
+  bool failed = std::ferror(file);
+  std::fclose(file);
+  if (failed) {
+    error = path + ": read error";
+    return std::nullopt;
+  }
+  return std::make_pair(size, hash);
+}
+
+/// Reads rank `rank`'s index of step `step` and checks the safetensors file
+/// it names: step, rank, size and checksum. With `bytes`, the file is read
+/// into it; without, only streamed through the checksum.
 Failure readRankFiles(const std::string &dir, uint64_t step, int64_t rank,
-                      RankIndex &index, std::vector<uint8_t> &bytes,
+                      RankIndex &index, std::vector<uint8_t> *bytes,
                       std::string &error) {
   std::string indexPath = join(stepDir(dir, step), rankStem(rank) + ".json");
   std::optional<Json> json = readJson(indexPath, error);
@@ -311,18 +348,27 @@ Failure readRankFiles(const std::string &dir, uint64_t step, int64_t rank,
     return Failure::Damaged;
   }
   std::string tensorPath = join(stepDir(dir, step), index.safetensorsFile);
-  std::optional<std::vector<uint8_t>> read = io::readBytes(tensorPath, error);
-  if (!read)
-    return Failure::Damaged;
-  bytes = std::move(*read);
-  if (bytes.size() != index.safetensorsBytes) {
-    error = tensorPath +
-            ": truncated or extended: " + std::to_string(bytes.size()) +
+  uint64_t size = 0, hash = 0;
+  if (bytes) {
+    std::optional<std::vector<uint8_t>> read = io::readBytes(tensorPath, error);
+    if (!read)
+      return Failure::Damaged;
+    *bytes = std::move(*read);
+    size = bytes->size();
+    hash = fnv1a64(bytes->data(), bytes->size());
+  } else {
+    auto streamed = sizeAndChecksum(tensorPath, error);
+    if (!streamed)
+      return Failure::Damaged;
+    std::tie(size, hash) = *streamed;
+  }
+  if (size != index.safetensorsBytes) {
+    error = tensorPath + ": truncated or extended: " + std::to_string(size) +
             " bytes, the index records " +
             std::to_string(index.safetensorsBytes);
     return Failure::Damaged;
   }
-  std::string checksum = hex64(fnv1a64(bytes.data(), bytes.size()));
+  std::string checksum = hex64(hash);
   if (checksum != index.checksum) {
     error = tensorPath + ": checksum mismatch (FNV-1a " + checksum +
             ", the index records " + index.checksum +
@@ -502,15 +548,14 @@ Failure loadStep(const std::string &dir, uint64_t step,
   for (int64_t r = 0; r < ranks; ++r) {
     if (r != rank && !options.verifyAllRanks)
       continue;
+    // Other ranks' files are only checked, not kept.
     RankIndex other;
-    std::vector<uint8_t> otherBytes;
-    Failure failure = readRankFiles(dir, step, r, other, otherBytes, error);
+    Failure failure =
+        readRankFiles(dir, step, r, other, r == rank ? &bytes : nullptr, error);
     if (failure != Failure::None)
       return failure;
-    if (r == rank) {
+    if (r == rank)
       index = std::move(other);
-      bytes = std::move(otherBytes);
-    }
   }
 
   std::string tensorPath = join(base, index.safetensorsFile);
@@ -592,42 +637,56 @@ std::vector<uint64_t> tandem::runtime::listCheckpoints(const std::string &dir) {
   return steps;
 }
 
-bool tandem::runtime::writeRankCheckpoint(
-    const std::string &dir, uint64_t step, const Manifest &manifest,
-    const std::map<std::string, st::Tensor> &tensors,
-    const CheckpointInfo &info, std::string &error) {
+namespace {
+
+/// Writes rank `manifest.grid.rank`'s part of step `step`: the tensors
+/// straight from where they live (no copy of the parameters), then the
+/// index.
+bool writeRankFiles(const std::string &dir, uint64_t step,
+                    const Manifest &manifest,
+                    const std::map<std::string, st::TensorRef> &tensors,
+                    const CheckpointInfo &info, std::string &error) {
   int64_t rank = manifest.grid.rank;
   std::string base = stepDir(dir, step);
   std::string what = base + ": rank " + std::to_string(rank);
-  st::File file;
+  std::map<std::string, st::TensorRef> written;
   for (const ParameterInfo &p : manifest.parameters) {
     auto it = tensors.find(p.name);
     if (it == tensors.end()) {
       error = what + ": no value for parameter '" + p.name + "'";
       return false;
     }
-    const st::Tensor &t = it->second;
+    const st::TensorRef &t = it->second;
     if (t.dtype != toSafetensorsType(p.dtype) || t.shape != p.shape ||
-        t.data.size() != p.bytes) {
+        t.size != p.bytes) {
       error = what + ": the value of parameter '" + p.name + "' is " +
               std::string(st::dtypeName(t.dtype)) + " " + shapeString(t.shape) +
-              " (" + std::to_string(t.data.size()) +
-              " bytes), the parameter is " + typeString(p.dtype, p.shape);
+              " (" + std::to_string(t.size) + " bytes), the parameter is " +
+              typeString(p.dtype, p.shape);
       return false;
     }
-    file.tensors[p.name] = t;
+    written[p.name] = t;
   }
-  file.metadata["format"] = kCheckpointFormat;
-  file.metadata["step"] = std::to_string(step);
-  file.metadata["rank"] = std::to_string(rank);
-  std::vector<uint8_t> bytes = st::serialize(file);
+  std::map<std::string, std::string> metadata = {
+      {"format", kCheckpointFormat},
+      {"step", std::to_string(step)},
+      {"rank", std::to_string(rank)}};
+  std::string header = st::serializeHeader(written, metadata);
+  Chunks chunks = {{header.data(), header.size()}};
+  uint64_t size = header.size();
+  uint64_t hash = fnv1a64(header.data(), header.size());
+  for (const auto &[name, t] : written) {
+    chunks.push_back({t.data, t.size});
+    size += t.size;
+    hash = fnv1a64(t.data, t.size, hash);
+  }
 
   std::optional<double> lossScale;
-  auto scale = file.tensors.find(kLossScaleParameter);
-  if (scale != file.tensors.end() && scale->second.dtype == st::DType::F32 &&
-      scale->second.data.size() == sizeof(float)) {
+  auto scale = written.find(kLossScaleParameter);
+  if (scale != written.end() && scale->second.dtype == st::DType::F32 &&
+      scale->second.size == sizeof(float)) {
     float value;
-    std::memcpy(&value, scale->second.data.data(), sizeof(float));
+    std::memcpy(&value, scale->second.data, sizeof(float));
     lossScale = value;
   }
 
@@ -642,7 +701,7 @@ bool tandem::runtime::writeRankCheckpoint(
   std::string tensorName = stem + ".safetensors";
   // The tensors first and the index last: an index names only a file that
   // is already in place.
-  if (!writeDurable(join(base, tensorName), bytes.data(), bytes.size(), error))
+  if (!writeDurable(join(base, tensorName), chunks, error))
     return false;
 
   RankDescription d = describe(manifest);
@@ -672,21 +731,32 @@ bool tandem::runtime::writeRankCheckpoint(
   index["fingerprint"] = {{"partition", hex64(hashStrings(d.partitionItems()))},
                           {"schedule", hex64(hashStrings(d.actions))}};
   index["safetensors"] = {
-      {"file", tensorName},
-      {"bytes", bytes.size()},
-      {"fnv1a64", hex64(fnv1a64(bytes.data(), bytes.size()))}};
+      {"file", tensorName}, {"bytes", size}, {"fnv1a64", hex64(hash)}};
   return writeJsonDurable(join(base, stem + ".json"), index, error);
+}
+
+} // namespace
+
+bool tandem::runtime::writeRankCheckpoint(
+    const std::string &dir, uint64_t step, const Manifest &manifest,
+    const std::map<std::string, st::Tensor> &tensors,
+    const CheckpointInfo &info, std::string &error) {
+  std::map<std::string, st::TensorRef> refs;
+  for (const auto &[name, t] : tensors)
+    refs[name] = {t.dtype, t.shape, t.data.data(), t.data.size()};
+  return writeRankFiles(dir, step, manifest, refs, info, error);
 }
 
 bool tandem::runtime::writeRankCheckpoint(const std::string &dir, uint64_t step,
                                           const RankProgram &rank,
                                           const CheckpointInfo &info,
                                           std::string &error) {
-  std::map<std::string, st::Tensor> tensors;
+  std::map<std::string, st::TensorRef> refs;
   for (const ParameterInfo &p : rank.manifest().parameters)
     if (const Buffer *value = rank.parameter(p.name))
-      tensors[p.name] = tensorOf(p.dtype, p.shape, *value);
-  return writeRankCheckpoint(dir, step, rank.manifest(), tensors, info, error);
+      refs[p.name] = {toSafetensorsType(p.dtype), p.shape, value->data(),
+                      value->size()};
+  return writeRankFiles(dir, step, rank.manifest(), refs, info, error);
 }
 
 bool tandem::runtime::commitCheckpoint(const std::string &dir, uint64_t step,
@@ -705,8 +775,7 @@ bool tandem::runtime::commitCheckpoint(const std::string &dir, uint64_t step,
   GridInfo grid0;
   for (int64_t r = 0; r < ranks; ++r) {
     RankIndex index;
-    std::vector<uint8_t> bytes;
-    if (readRankFiles(dir, step, r, index, bytes, error) != Failure::None) {
+    if (readRankFiles(dir, step, r, index, nullptr, error) != Failure::None) {
       error = "cannot commit " + base + ": " + error;
       return false;
     }

@@ -182,28 +182,42 @@ std::optional<File> tandem::st::parse(const std::vector<uint8_t> &bytes,
   return file;
 }
 
-std::vector<uint8_t> tandem::st::serialize(const File &file) {
+std::string tandem::st::serializeHeader(
+    const std::map<std::string, TensorRef> &tensors,
+    const std::map<std::string, std::string> &metadata) {
   Json header = Json::object();
-  if (!file.metadata.empty())
-    header["__metadata__"] = file.metadata;
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (const auto &[name, tensor] : file.tensors) {
-    uint64_t size = tensor.data.size();
+  for (const auto &[name, tensor] : tensors) {
     header[name] = {{"dtype", std::string(dtypeName(tensor.dtype))},
                     {"shape", tensor.shape},
-                    {"data_offsets", {offset, offset + size}}};
-    offset += size;
+                    {"data_offsets", {offset, offset + tensor.size}}};
+    offset += tensor.size;
   }
   std::string text = header.dump();
   // Pad with spaces so the data section starts 8-byte aligned.
   while ((8 + text.size()) % 8 != 0)
     text.push_back(' ');
-  std::vector<uint8_t> bytes;
-  bytes.reserve(8 + text.size() + offset);
+  std::string bytes;
   uint64_t n = text.size();
   for (int i = 0; i < 8; ++i)
-    bytes.push_back(static_cast<uint8_t>(n >> (8 * i)));
-  bytes.insert(bytes.end(), text.begin(), text.end());
+    bytes.push_back(static_cast<char>(n >> (8 * i)));
+  return bytes + text;
+}
+
+std::vector<uint8_t> tandem::st::serialize(const File &file) {
+  std::map<std::string, TensorRef> refs;
+  uint64_t dataSize = 0;
+  for (const auto &[name, tensor] : file.tensors) {
+    refs[name] = {tensor.dtype, tensor.shape, tensor.data.data(),
+                  tensor.data.size()};
+    dataSize += tensor.data.size();
+  }
+  std::string header = serializeHeader(refs, file.metadata);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(header.size() + dataSize);
+  bytes.insert(bytes.end(), header.begin(), header.end());
   for (const auto &[name, tensor] : file.tensors)
     bytes.insert(bytes.end(), tensor.data.begin(), tensor.data.end());
   return bytes;

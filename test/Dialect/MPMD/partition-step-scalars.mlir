@@ -32,6 +32,17 @@
 // CHECK-NOT: mpmd.transfer @s0.step0
 // CHECK-NOT: mpmd.fragment @s1.step1
 
+// With a global gradient norm, the update waits for the clipping factor,
+// which stage 1 completes a level later. The parts of the update that do
+// not depend on it (the decayed parameter, m * beta1, v * beta2) run with
+// it, not a level early: the fragment that writes @w0, @opt.m.w0 and
+// @opt.v.w0 binds all three itself, and the only parameter-sized value it
+// receives is the averaged gradient.
+// RUN: tandem-opt %s --nn-autodiff --nn-optimizer="optimizer=adamw lr=0.01 weight-decay=0.1 clip-norm=1.0" --mpmd-partition="stages=2 microbatches=2" | FileCheck %s --check-prefix=CLIP
+// CLIP: mpmd.fragment @s0.step1 stage 0 chunk 0 kind optimizer (%{{[^:]*}}: tensor<4x4xf32>, %{{.*}}: tensor<4x4xf32> {mpmd.param = @opt.m.w0}, %{{.*}}: tensor<4x4xf32> {mpmd.param = @opt.v.w0}, %{{.*}}: tensor<4x4xf32> {mpmd.param = @w0}) -> (tensor<4x4xf32> {mpmd.update = @w0}, tensor<4x4xf32> {mpmd.update = @opt.m.w0}, tensor<4x4xf32> {mpmd.update = @opt.v.w0})
+// CLIP: mpmd.transfer @s0.step0[0] -> @s0.step1[0] : tensor<4x4xf32>
+// CLIP-NOT: -> @s0.step1[{{[0-9]+}}] : tensor<4x4xf32>
+
 module {
   nn.parameter @w0 : tensor<4x4xf32> = uniform(-0.5, 0.5)
   nn.parameter @w1 : tensor<4x3xf32> = uniform(-0.5, 0.5)

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace tandem;
@@ -324,6 +325,27 @@ LogicalResult Partitioner::placeStep() {
       if (Operation *def = operand.getDefiningOp(); def && isStep(def))
         l = std::max(l, level[def] + (stepStage[def] != stepStage[&op]));
     level[&op] = l;
+  }
+  // Then as late as its readers allow: an op whose readers are all step
+  // ops of its own stage runs at their earliest level. With a global
+  // gradient norm the update waits a level or two for the clipping factor;
+  // the parts of it that do not (AdamW's decayed parameter, m * beta1,
+  // v * beta2) would otherwise run a level early and reach the update as
+  // parameter-sized slots, and the update could not be written over the
+  // parameter it reads.
+  for (Operation &op : llvm::reverse(*body)) {
+    if (!isStep(&op) || specialOf(&op) != Special::None || op.use_empty())
+      continue;
+    int64_t latest = std::numeric_limits<int64_t>::max();
+    for (Operation *user : op.getUsers()) {
+      if (!isStep(user) || specialOf(user) != Special::None ||
+          stepStage[user] != stepStage[&op]) {
+        latest = level[&op];
+        break;
+      }
+      latest = std::min(latest, level[user]);
+    }
+    level[&op] = std::max(level[&op], latest);
   }
   return success();
 }

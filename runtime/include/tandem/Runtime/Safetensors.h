@@ -47,6 +47,21 @@ struct File {
   std::map<std::string, std::string> metadata;
 };
 
+/// A tensor whose bytes live elsewhere: what a writer streams to a file
+/// without copying them first.
+struct TensorRef {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t size = 0;
+};
+
+/// The bytes before the data section for `tensors` laid out in name order:
+/// the 8-byte header length and the JSON header, padded so the data starts
+/// 8-byte aligned. The tensors' bytes follow it in name order.
+std::string serializeHeader(const std::map<std::string, TensorRef> &tensors,
+                            const std::map<std::string, std::string> &metadata);
+
 /// Parses a safetensors image. On failure returns nullopt and sets `error`
 /// to a message that starts with `what` (usually the file name).
 std::optional<File> parse(const std::vector<uint8_t> &bytes,
