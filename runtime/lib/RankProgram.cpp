@@ -275,6 +275,11 @@ void RankProgram::freeSeparate(int64_t from, int64_t to) {
 }
 
 void RankProgram::allocateParameters() {
+  if (!sharedParameters.empty()) {
+    // Own memory for every parameter again.
+    parameters.clear();
+    sharedParameters.clear();
+  }
   if (!parameters.empty())
     return;
   uint64_t total = 0;
@@ -326,6 +331,34 @@ bool RankProgram::setParameter(const std::string &name, const void *data,
   }
   allocateParameters();
   std::memcpy(parameters.at(name).data(), data, bytes);
+  return true;
+}
+
+bool RankProgram::shareParameter(const std::string &name, const void *data,
+                                 uint64_t bytes, std::string &error) {
+  int64_t index = info.findParameter(name);
+  if (index < 0 || info.parameters[index].bytes != bytes) {
+    error = info.path + ": " +
+            (index < 0 ? "no parameter '" + name + "'"
+                       : "parameter '" + name + "' has " +
+                             std::to_string(info.parameters[index].bytes) +
+                             " bytes, not " + std::to_string(bytes));
+    return false;
+  }
+  for (const FragmentInfo &f : info.fragments)
+    for (const ResultInfo &r : f.results)
+      if (r.update && *r.update == name) {
+        error = info.path + ": parameter '" + name + "' is updated by " +
+                f.name + ", so it cannot be shared";
+        return false;
+      }
+  if (sharedParameters.empty()) {
+    // A program reads either its own block or shared memory for all.
+    parameters.clear();
+    parameterBlock = Buffer();
+  }
+  parameters[name] = Buffer::view(const_cast<void *>(data), bytes);
+  sharedParameters.insert(name);
   return true;
 }
 

@@ -297,7 +297,8 @@ public:
                 "(compiled with another partition?)";
         return false;
       }
-      if (!program->setParameter(p.name, value->data(), value->size(), error))
+      // Read where the training program keeps it: no copy per evaluation.
+      if (!program->shareParameter(p.name, value->data(), value->size(), error))
         return false;
     }
     double sum = 0;

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -127,6 +128,13 @@ public:
   /// Replaces a parameter's value (`bytes` must be its size).
   bool setParameter(const std::string &name, const void *data, uint64_t bytes,
                     std::string &error);
+  /// Reads parameter `name` from `data` (`bytes`, its size) from now on,
+  /// without a copy: a forward-only program reading the training program's
+  /// parameters. The memory must outlive the runs that read it. Refused for
+  /// a parameter this program updates; setParameter and initParameters
+  /// give the parameter memory of its own again.
+  bool shareParameter(const std::string &name, const void *data, uint64_t bytes,
+                      std::string &error);
   const Buffer *parameter(const std::string &name) const;
 
   /// Runs the action list once. `inputs[index]` holds full step input
@@ -163,6 +171,8 @@ private:
   /// 64-byte aligned offset: one block instead of a heap allocation per
   /// tensor (hundreds of small biases scattered over as many pages).
   Buffer parameterBlock;
+  /// Parameters that are views of another program's memory.
+  std::set<std::string> sharedParameters;
   void allocateParameters();
 
   bool separateBuffers = false;
