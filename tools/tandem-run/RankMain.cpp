@@ -516,8 +516,9 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   // The training's peak memory, before --save-params gathers every rank's
   // parameters on rank 0.
   uint64_t peak = statusBytes("VmHWM:");
+  uint64_t sharedNow = fileAndSharedBytes();
   uint64_t sharedGrowth =
-      fileAndSharedBytes() - std::min(fileAndSharedBytes(), sharedAtBaseline);
+      sharedNow > sharedAtBaseline ? sharedNow - sharedAtBaseline : 0;
   uint64_t buffers = bufferBytes().peak;
 
   if (!o.saveParams.empty() &&

@@ -48,9 +48,9 @@ using namespace tandem::cpu::detail;
 
 namespace tandem::cpu::detail {
 
-/// Placeholder for a scratch request's offset, resolved by packScratch
-/// once every request's live range is known.
-static std::string scratchPlaceholder(size_t request) {
+/// The token standing for a scratch request's offset in the emitted text
+/// until packScratch knows every request's live range and substitutes it.
+static std::string scratchOffsetToken(size_t request) {
   return "@TK_SCRATCH_" + std::to_string(request) + "@";
 }
 
@@ -60,7 +60,7 @@ std::string FunctionEmitter::allocate(int64_t bytes, unsigned start,
   uint64_t rounded = (static_cast<uint64_t>(bytes) + 63) / 64 * 64;
   // A result nothing reads is still written when its op runs.
   scratchRequests.push_back({rounded, start, std::max(start, end)});
-  return "(tk_scratch + " + scratchPlaceholder(scratchRequests.size() - 1) +
+  return "(tk_scratch + " + scratchOffsetToken(scratchRequests.size() - 1) +
          ")";
 }
 

@@ -161,7 +161,7 @@ private:
   LogicalResult emitBody(llvm::raw_ostream &os);
   std::string newName() { return "v" + std::to_string(counter++); }
   /// Scratch for `bytes` written at emission time `start` and last read at
-  /// `end` (inclusive): a placeholder offset that packScratch resolves.
+  /// `end` (inclusive): an offset token that packScratch resolves.
   std::string allocate(int64_t bytes, unsigned start, unsigned end);
   /// Scratch live only while the current op's kernel runs.
   std::string allocateTemporary(int64_t bytes) {
