@@ -25,10 +25,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "bubble.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-BIN="$BUILD/bin"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$BUILD/cpu-cache}"
+# shellcheck source=bench/workspace.sh
+source "$ROOT/bench/workspace.sh"
+bench_workspace
 
 "$BIN/tandemc" models gpt --config small --stage-every 1 --batch 1 -o "$WORK/small.mlir"
 "$BIN/tandemc" "$WORK/small.mlir" -o "$WORK/out" --stages "$STAGES" --microbatches 8 \

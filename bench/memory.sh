@@ -31,10 +31,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "memory.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-BIN="$BUILD/bin"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$BUILD/cpu-cache}"
+# shellcheck source=bench/workspace.sh
+source "$ROOT/bench/workspace.sh"
+bench_workspace
 
 printf '%-6s %2s %4s %10s %10s %10s %10s %8s %8s %10s %8s\n' config S rank \
   predicted plan buffers measured buf/pred meas/pred "sep. bufs" sep/pred

@@ -33,7 +33,6 @@ while [[ $# -gt 0 ]]; do
     *) echo "throughput.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-BIN="$BUILD/bin"
 PYTHON="$BUILD/venv/bin/python"
 if [[ ! -x "$PYTHON" ]]; then
   echo "throughput.sh: $PYTHON is missing; the JAX comparison needs it." >&2
@@ -54,9 +53,9 @@ if [[ "${OMP_NUM_THREADS:-}" == 1 ]]; then
     echo "throughput.sh: taskset not found: JAX may use more than one core" >&2
   fi
 fi
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export TANDEM_CPU_CACHE="${TANDEM_CPU_CACHE:-$WORK/cache}"
+# shellcheck source=bench/workspace.sh
+source "$ROOT/bench/workspace.sh"
+bench_workspace fresh
 
 c++ -O2 -o "$WORK/sgemm_rate" "$ROOT/bench/sgemm_rate.cpp" -lopenblas
 square=$("${PIN[@]}" "$WORK/sgemm_rate" 1024 1024 1024 5)

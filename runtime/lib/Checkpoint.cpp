@@ -743,7 +743,7 @@ bool tandem::runtime::writeRankCheckpoint(
     const CheckpointInfo &info, std::string &error) {
   std::map<std::string, st::TensorRef> refs;
   for (const auto &[name, t] : tensors)
-    refs[name] = {t.dtype, t.shape, t.data.data(), t.data.size()};
+    refs[name] = st::refTo(t);
   return writeRankFiles(dir, step, manifest, refs, info, error);
 }
 

@@ -41,8 +41,12 @@ void Buffer::Free::operator()(void *p) const {
   liveBufferBytes.fetch_sub(counted);
 }
 
+/// `bytes` rounded up to whole cache lines (64 bytes), the alignment of
+/// every buffer.
+static uint64_t alignedSize(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
 Buffer::Buffer(uint64_t size) : bytes(size) {
-  uint64_t rounded = (size + 63) / 64 * 64;
+  uint64_t rounded = alignedSize(size);
   if (rounded == 0)
     rounded = 64;
   void *p = std::aligned_alloc(64, rounded);
@@ -275,22 +279,22 @@ void RankProgram::freeSeparate(int64_t from, int64_t to) {
 }
 
 void RankProgram::allocateParameters() {
-  if (!sharedParameters.empty()) {
+  if (parametersShared) {
     // Own memory for every parameter again.
     parameters.clear();
-    sharedParameters.clear();
+    parametersShared = false;
   }
   if (!parameters.empty())
     return;
   uint64_t total = 0;
   for (const ParameterInfo &p : info.parameters)
-    total += (p.bytes + 63) / 64 * 64;
+    total += alignedSize(p.bytes);
   parameterBlock = Buffer(total);
   uint64_t offset = 0;
   for (const ParameterInfo &p : info.parameters) {
     parameters[p.name] = Buffer::view(
         static_cast<char *>(parameterBlock.data()) + offset, p.bytes);
-    offset += (p.bytes + 63) / 64 * 64;
+    offset += alignedSize(p.bytes);
   }
 }
 
@@ -316,8 +320,8 @@ bool RankProgram::initParameters(uint64_t seed, std::string &error) {
   return true;
 }
 
-bool RankProgram::setParameter(const std::string &name, const void *data,
-                               uint64_t bytes, std::string &error) {
+bool RankProgram::checkParameterSize(const std::string &name, uint64_t bytes,
+                                     std::string &error) const {
   int64_t index = info.findParameter(name);
   if (index < 0) {
     error = info.path + ": no parameter '" + name + "'";
@@ -329,6 +333,13 @@ bool RankProgram::setParameter(const std::string &name, const void *data,
             std::to_string(bytes);
     return false;
   }
+  return true;
+}
+
+bool RankProgram::setParameter(const std::string &name, const void *data,
+                               uint64_t bytes, std::string &error) {
+  if (!checkParameterSize(name, bytes, error))
+    return false;
   allocateParameters();
   std::memcpy(parameters.at(name).data(), data, bytes);
   return true;
@@ -336,15 +347,8 @@ bool RankProgram::setParameter(const std::string &name, const void *data,
 
 bool RankProgram::shareParameter(const std::string &name, const void *data,
                                  uint64_t bytes, std::string &error) {
-  int64_t index = info.findParameter(name);
-  if (index < 0 || info.parameters[index].bytes != bytes) {
-    error = info.path + ": " +
-            (index < 0 ? "no parameter '" + name + "'"
-                       : "parameter '" + name + "' has " +
-                             std::to_string(info.parameters[index].bytes) +
-                             " bytes, not " + std::to_string(bytes));
+  if (!checkParameterSize(name, bytes, error))
     return false;
-  }
   for (const FragmentInfo &f : info.fragments)
     for (const ResultInfo &r : f.results)
       if (r.update && *r.update == name) {
@@ -352,13 +356,13 @@ bool RankProgram::shareParameter(const std::string &name, const void *data,
                 f.name + ", so it cannot be shared";
         return false;
       }
-  if (sharedParameters.empty()) {
+  if (!parametersShared) {
     // A program reads either its own block or shared memory for all.
     parameters.clear();
     parameterBlock = Buffer();
+    parametersShared = true;
   }
   parameters[name] = Buffer::view(const_cast<void *>(data), bytes);
-  sharedParameters.insert(name);
   return true;
 }
 

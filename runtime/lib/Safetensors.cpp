@@ -206,12 +206,15 @@ std::string tandem::st::serializeHeader(
   return bytes + text;
 }
 
+tandem::st::TensorRef tandem::st::refTo(const Tensor &tensor) {
+  return {tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size()};
+}
+
 std::vector<uint8_t> tandem::st::serialize(const File &file) {
   std::map<std::string, TensorRef> refs;
   uint64_t dataSize = 0;
   for (const auto &[name, tensor] : file.tensors) {
-    refs[name] = {tensor.dtype, tensor.shape, tensor.data.data(),
-                  tensor.data.size()};
+    refs[name] = refTo(tensor);
     dataSize += tensor.data.size();
   }
   std::string header = serializeHeader(refs, file.metadata);

@@ -404,13 +404,14 @@ void Partitioner::replicateSharedScalars(
     }
     return clone->getResult(cast<OpResult>(value).getResultNumber());
   };
+  // Step readers only: the step's results (the counter's update) keep
+  // reading the original on its stage.
   for (Operation *op : stepOps) {
     if (replicable.contains(op))
       continue;
     for (OpOperand &use : op->getOpOperands())
       use.set(valueOn(use.get(), stepStage[op]));
   }
-  // The step's results (the counter's update) stay on the original's stage.
   stepOps.append(created.begin(), created.end());
 
   // Originals every reader moved away from.

@@ -24,7 +24,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -171,9 +170,13 @@ private:
   /// 64-byte aligned offset: one block instead of a heap allocation per
   /// tensor (hundreds of small biases scattered over as many pages).
   Buffer parameterBlock;
-  /// Parameters that are views of another program's memory.
-  std::set<std::string> sharedParameters;
+  /// The parameters are views of another program's memory
+  /// (shareParameter), not of `parameterBlock`.
+  bool parametersShared = false;
   void allocateParameters();
+  /// Checks that `name` is a parameter of `bytes` bytes.
+  bool checkParameterSize(const std::string &name, uint64_t bytes,
+                          std::string &error) const;
 
   bool separateBuffers = false;
   uint64_t allocatedBytes = 0;

@@ -56,6 +56,9 @@ struct TensorRef {
   size_t size = 0;
 };
 
+/// A reference to `tensor`'s bytes (valid while it is).
+TensorRef refTo(const Tensor &tensor);
+
 /// The bytes before the data section for `tensors` laid out in name order:
 /// the 8-byte header length and the JSON header, padded so the data starts
 /// 8-byte aligned. The tensors' bytes follow it in name order.
