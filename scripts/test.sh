@@ -2,12 +2,27 @@
 # Builds everything and runs every suite: lit, gtest (through ctest), pytest
 # where Python tests exist, and the clang-format check. Exits non-zero if any
 # suite fails; the last line sums up the test counts.
+#
+#   scripts/test.sh          the suites once, with the machine's own kernels
+#   scripts/test.sh --isa    the suites once per ISA mode (docs/testing.md):
+#                            OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell)
+#                            with XLA restricted to AVX2, then, on a CPU with
+#                            AVX-512, OpenBLAS's AVX-512 kernels (SkylakeX)
+#                            with XLA unrestricted; each restriction is checked
+#                            (scripts/check-isa.py) before the suites run
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"
 LLVM_PREFIX=/usr/lib/llvm-22
 cd "$ROOT"
+
+isa=0
+case "${1:-}" in
+  "") ;;
+  --isa) isa=1 ;;
+  *) echo "usage: scripts/test.sh [--isa]"; exit 2 ;;
+esac
 
 bash "$ROOT/scripts/setup.sh" || { echo "test: setup/build failed"; exit 1; }
 
@@ -17,34 +32,13 @@ failed=0
 LOG_DIR="$BUILD_DIR/test-logs"
 mkdir -p "$LOG_DIR"
 
-echo "== lit"
-"$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test" 2>&1 | tee "$LOG_DIR/lit.log"
-lit_rc=${PIPESTATUS[0]}
-lit_passed=$(grep -E '^\s*Passed\s*:' "$LOG_DIR/lit.log" | grep -oE '[0-9]+' | head -1)
-lit_failed=$(grep -E '^\s*(Failed|Unresolved|Timed Out)\s*:' "$LOG_DIR/lit.log" | grep -oE '^\s*[A-Za-z ]+:\s*[0-9]+' | grep -oE '[0-9]+$' | awk '{s+=$1} END {print s+0}')
-passed=$((passed + ${lit_passed:-0}))
-failed=$((failed + ${lit_failed:-0}))
-if [[ $lit_rc -ne 0 ]]; then status=1; [[ ${lit_failed:-0} -eq 0 ]] && failed=$((failed + 1)); fi
-
-echo "== ctest"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 2>&1 | tee "$LOG_DIR/ctest.log"
-ctest_rc=${PIPESTATUS[0]}
-ctest_line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG_DIR/ctest.log" | tail -1)
-if [[ -n "$ctest_line" ]]; then
-  ctest_failed=$(echo "$ctest_line" | sed -E 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/')
-  ctest_total=$(echo "$ctest_line" | sed -E 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/')
-  passed=$((passed + ctest_total - ctest_failed))
-  failed=$((failed + ctest_failed))
-fi
-if [[ $ctest_rc -ne 0 ]]; then status=1; [[ -z "$ctest_line" ]] && failed=$((failed + 1)); fi
-
+# The JAX reference runs in a virtual environment under the build folder,
+# installed from the package index with the pins of python/requirements.txt;
+# it is reused while that file is unchanged (its hash is kept in the venv).
+VENV="$BUILD_DIR/venv"
+REQS="$ROOT/python/requirements.txt"
+venv_ok=0
 if compgen -G "$ROOT/python/tests/test_*.py" >/dev/null; then
-  echo "== pytest"
-  # The JAX reference runs in a virtual environment under the build folder,
-  # installed from the package index with the pins of python/requirements.txt;
-  # it is reused while that file is unchanged (its hash is kept in the venv).
-  VENV="$BUILD_DIR/venv"
-  REQS="$ROOT/python/requirements.txt"
   req_hash=$(sha256sum "$REQS" | cut -d' ' -f1)
   venv_ok=1
   if [[ ! -x "$VENV/bin/python" || "$(cat "$VENV/requirements.sha256" 2>/dev/null)" != "$req_hash" ]]; then
@@ -54,22 +48,98 @@ if compgen -G "$ROOT/python/tests/test_*.py" >/dev/null; then
       echo "$req_hash" > "$VENV/requirements.sha256"
     else
       echo "pytest: could not create $VENV from $REQS"
-      venv_ok=0
+      venv_ok=2
     fi
   fi
+fi
+
+# run_suites LABEL: lit, ctest and pytest under the current environment,
+# logs in $LOG_DIR/LABEL*.log, counts added to passed/failed.
+run_suites() {
+  local label=$1
+  echo "== lit ($label)"
+  "$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test" 2>&1 | tee "$LOG_DIR/$label-lit.log"
+  local lit_rc=${PIPESTATUS[0]}
+  local lit_passed lit_failed
+  lit_passed=$(grep -E '^\s*Passed\s*:' "$LOG_DIR/$label-lit.log" | grep -oE '[0-9]+' | head -1)
+  lit_failed=$(grep -E '^\s*(Failed|Unresolved|Timed Out)\s*:' "$LOG_DIR/$label-lit.log" | grep -oE '^\s*[A-Za-z ]+:\s*[0-9]+' | grep -oE '[0-9]+$' | awk '{s+=$1} END {print s+0}')
+  passed=$((passed + ${lit_passed:-0}))
+  failed=$((failed + ${lit_failed:-0}))
+  if [[ $lit_rc -ne 0 ]]; then status=1; [[ ${lit_failed:-0} -eq 0 ]] && failed=$((failed + 1)); fi
+
+  echo "== ctest ($label)"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 2>&1 | tee "$LOG_DIR/$label-ctest.log"
+  local ctest_rc=${PIPESTATUS[0]}
+  local ctest_line ctest_failed ctest_total
+  ctest_line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG_DIR/$label-ctest.log" | tail -1)
+  if [[ -n "$ctest_line" ]]; then
+    ctest_failed=$(echo "$ctest_line" | sed -E 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+    ctest_total=$(echo "$ctest_line" | sed -E 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/')
+    passed=$((passed + ctest_total - ctest_failed))
+    failed=$((failed + ctest_failed))
+  fi
+  if [[ $ctest_rc -ne 0 ]]; then status=1; [[ -z "$ctest_line" ]] && failed=$((failed + 1)); fi
+
+  [[ $venv_ok -eq 0 ]] && return
+  echo "== pytest ($label)"
+  local py_rc py_passed py_failed
   if [[ $venv_ok -eq 1 ]]; then
     TANDEM_BUILD_DIR="$BUILD_DIR" TANDEM_SOURCE_DIR="$ROOT" \
-      "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rs "$ROOT/python/tests" 2>&1 | tee "$LOG_DIR/pytest.log"
+      "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rs "$ROOT/python/tests" 2>&1 | tee "$LOG_DIR/$label-pytest.log"
     py_rc=${PIPESTATUS[0]}
   else
     py_rc=1
-    : > "$LOG_DIR/pytest.log"
+    : > "$LOG_DIR/$label-pytest.log"
   fi
-  py_passed=$(grep -oE '[0-9]+ passed' "$LOG_DIR/pytest.log" | tail -1 | grep -oE '[0-9]+')
-  py_failed=$(grep -oE '[0-9]+ (failed|error)' "$LOG_DIR/pytest.log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+  py_passed=$(grep -oE '[0-9]+ passed' "$LOG_DIR/$label-pytest.log" | tail -1 | grep -oE '[0-9]+')
+  py_failed=$(grep -oE '[0-9]+ (failed|error)' "$LOG_DIR/$label-pytest.log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
   passed=$((passed + ${py_passed:-0}))
   failed=$((failed + ${py_failed:-0}))
   if [[ $py_rc -ne 0 ]]; then status=1; [[ ${py_failed:-0} -eq 0 ]] && failed=$((failed + 1)); fi
+}
+
+# run_isa_mode MODE CORE XLA_ISA_FLAG: the suites with OpenBLAS's CORE
+# kernels and XLA_FLAGS extended by XLA_ISA_FLAG (may be empty). A core type
+# the machine presets is kept, never replaced or unset.
+run_isa_mode() {
+  local mode=$1 core=$2 xla_flag=$3
+  (
+    if [[ -n "${OPENBLAS_CORETYPE:-}" ]]; then
+      echo "== isa $mode: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE is preset by this machine; kept"
+    else
+      export OPENBLAS_CORETYPE=$core
+    fi
+    [[ -n "$xla_flag" ]] && export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }$xla_flag"
+    echo "== isa $mode: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE XLA_FLAGS=${XLA_FLAGS:-}"
+    if ! "$VENV/bin/python" "$ROOT/scripts/check-isa.py" "$mode"; then
+      echo "fail 1" > "$LOG_DIR/isa-$mode.counts"
+      exit 0
+    fi
+    status=0 passed=0 failed=0
+    run_suites "isa-$mode"
+    echo "$passed $failed $status" > "$LOG_DIR/isa-$mode.counts"
+  )
+  local p f s
+  if read -r p f s < "$LOG_DIR/isa-$mode.counts" && [[ $p != fail ]]; then
+    passed=$((passed + p)); failed=$((failed + f)); [[ $s -ne 0 ]] && status=1
+  else
+    failed=$((failed + 1)); status=1
+  fi
+}
+
+if [[ $isa -eq 0 ]]; then
+  run_suites default
+else
+  if [[ $venv_ok -ne 1 ]]; then
+    echo "test --isa: the checks need the Python environment ($VENV)"
+    exit 1
+  fi
+  run_isa_mode avx2 Haswell --xla_cpu_max_isa=AVX2
+  if grep -qw avx512f /proc/cpuinfo; then
+    run_isa_mode avx512 SkylakeX ""
+  else
+    echo "== isa avx512: skipped (this CPU has no AVX-512)"
+  fi
 fi
 
 echo "== clang-format"

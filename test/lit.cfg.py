@@ -24,6 +24,11 @@ config.substitutions.append(("%tandem_src_root", config.tandem_src_root))
 config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# lit runs tests in a cleaned environment: the kernel choice of OpenBLAS (its
+# core type, scripts/test.sh --isa) and the thread counts the caller set must
+# reach the tools, or a restricted run would test the unrestricted kernels.
+llvm_config.with_system_environment(
+    ["OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "XLA_FLAGS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]

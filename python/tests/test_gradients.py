@@ -1,6 +1,8 @@
 """Every gradient of @forward_grad (nn-autodiff, evaluated by tandem-eval)
 equals jax.grad of the hand-written JAX model, tensor by tensor:
-||tandem - jax|| / ||jax|| <= 1e-5."""
+||tandem - jax|| / ||jax|| within the bound tolerance.py derives from
+@forward_grad's arithmetic (its reductions along the longest path, forward
+and backward)."""
 
 import numpy as np
 import pytest
@@ -8,9 +10,8 @@ import pytest
 import harness
 import reference
 import tandem_ref
+import tolerance
 import upstream
-
-TOLERANCE = 1e-5
 
 
 def check_gradients(model_path, eval_args, tmp_path, key):
@@ -44,14 +45,16 @@ def check_gradients(model_path, eval_args, tmp_path, key):
         assert f"grad.{name}" in outputs, f"no grad.{name} in --save-outputs"
         errors[name] = harness.relative_error(outputs[f"grad.{name}"], np.asarray(jax_grads[name]))
     worst = max(errors, key=errors.get)
+    bound = tolerance.chain_bound(grad_module, "forward_grad", "jax")
+    loss_bound = tolerance.chain_bound(text, "forward", "jax")
     harness.record(
         key,
-        f"max gradient rel error {errors[worst]:.3e} ({worst}); loss rel error {loss_error:.3e}; "
-        f"{len(errors)} gradients",
+        f"max gradient rel error {errors[worst]:.3e} ({worst}; bound {bound:.2e}); "
+        f"loss rel error {loss_error:.3e} (bound {loss_bound:.2e}); {len(errors)} gradients",
     )
-    bad = {n: e for n, e in errors.items() if not e <= TOLERANCE}
-    assert loss_error <= TOLERANCE, f"loss {float(outputs['loss'])} vs JAX {jax_loss}"
-    assert not bad, "gradients off by more than 1e-5 (relative): " + ", ".join(
+    bad = {n: e for n, e in errors.items() if not e <= bound}
+    assert loss_error <= loss_bound, f"loss {float(outputs['loss'])} vs JAX {jax_loss}"
+    assert not bad, f"gradients off by more than {bound:.2e} (relative): " + ", ".join(
         f"{n} {e:.3e}" for n, e in sorted(bad.items(), key=lambda kv: -kv[1])
     )
 
@@ -103,5 +106,16 @@ def test_jax_gradient_matches_tandem_finite_difference(model, corpus, tmp_path):
     )
     measured = losses[0] - losses[1]
     error = abs(measured - predicted) / abs(predicted)
-    print(f"{model}: finite difference {measured:.9g}, <jax grad, step> {predicted:.9g}, rel {error:.2e}")
-    assert error <= 2e-4, f"finite difference {measured} vs jax.grad {predicted}: {error:.2e}"
+    # The f64 losses are exact to ~1e-16 and the central difference's
+    # truncation error is O(h^2) = 4e-8 relative, so what differs is jax.grad's
+    # f32 error dg, with ||dg|| <= d ||g|| (d: the bound on the gradient
+    # function's arithmetic). Projected on the step: |<dg, step>| <=
+    # d ||g|| ||step|| (Cauchy-Schwarz), relative to |<g, step>|.
+    grad_text = upstream.autodiff(model_path, tmp_path / "grad.mlir")
+    step_norm = np.sqrt(sum(float(np.sum((plus[n].astype(np.float64) - minus[n]) ** 2)) for n in base))
+    grad_norm = np.sqrt(sum(float(np.sum(np.asarray(grads[n], np.float64) ** 2)) for n in base))
+    bound = (tolerance.chain_bound(grad_text, "forward_grad", "jax") * grad_norm * step_norm
+             / abs(predicted) + h * h)
+    print(f"{model}: finite difference {measured:.9g}, <jax grad, step> {predicted:.9g}, "
+          f"rel {error:.2e} (bound {bound:.2e})")
+    assert error <= bound, f"finite difference {measured} vs jax.grad {predicted}: {error:.2e} > {bound:.2e}"

@@ -1,0 +1,185 @@
+"""Tolerances for comparisons across implementations, derived from the
+arithmetic of the compared function (docs/testing.md, "Tolerances").
+
+The suites compare one function computed two ways: by tandem-eval (every op
+computed in double and rounded once to its element type) and by XLA (JAX in
+f32) or by Tandem's generated C++ (f32 GEMMs through OpenBLAS, every other
+op bitwise the evaluator's arithmetic). Neither the summation order of
+XLA's or OpenBLAS's kernels nor their vector width is the same on every
+CPU, so a tolerance must bound what any order can do, not what one machine
+did.
+
+The model, per op, relative to the op's result (u = 2^-24, f32's unit
+roundoff):
+
+- A length-n reduction (a sum, a dot product, a mean) evaluated in f32 in
+  any order carries at most gamma(n - 1) = (n - 1) u / (1 - (n - 1) u)
+  relative to the sum of the terms' magnitudes (Higham, "Accuracy and
+  Stability of Numerical Algorithms", 2nd ed., section 3.1; the bound holds
+  for every summation tree). For terms of one sign that is the relative
+  error of the result: the exact bounds below use it.
+- Rounding errors behave as independent, mean-zero random variables, so a
+  length-n reduction's error is at most LAMBDA * sqrt(n) * u with
+  probability at least 1 - 2 exp(-LAMBDA^2 / 2) (Higham and Mary, "A New
+  Approach to Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput.
+  41(5), 2019, Theorem 3.1). Model-wide bounds use this one: the worst case
+  compounds through a deep network into tolerances no comparison could
+  fail. LAMBDA = 3 (at most 2.2% of reductions exceed it, and a tensor's
+  norm-wise error averages over many of them).
+- The other side (tandem-eval) rounds each result once: u per op.
+- An op's result inherits the largest error of its operands (first order,
+  with the op's condition number taken as 1: these models' layer norms see
+  centred inputs, their logits are far below 1, and the loss of a
+  near-uniform prediction is insensitive to them).
+
+`chain_bound` walks a function's ops in order and returns the bound on its
+results; "jax" counts every op (XLA recomputes all of them in f32),
+"native" only the GEMMs (the generated code's other kernels compute in
+double exactly as the evaluator does: unittests/Target/CPU checks them
+bitwise).
+"""
+
+import math
+import re
+
+U32 = 2.0**-24
+LAMBDA = 3.0
+
+
+def gamma(n, u=U32):
+    """Higham's gamma_n = n u / (1 - n u): the worst-case relative error of
+    n successive roundings (a sum of n + 1 terms of one sign, in any order)."""
+    assert n * u < 1, n
+    return n * u / (1 - n * u)
+
+
+def probabilistic(n, u=U32, lam=LAMBDA):
+    """LAMBDA * sqrt(n) * u: the probabilistic bound of a length-n reduction."""
+    return lam * math.sqrt(n) * u
+
+
+def _shape(type_text):
+    inner = re.fullmatch(r"tensor<(.*)>", type_text.strip())
+    if not inner:
+        return None
+    return tuple(int(d) for d in inner.group(1).split("x")[:-1])
+
+
+def _types(text):
+    return [_shape(t) for t in re.findall(r"tensor<[^>]*>", text)]
+
+
+def _last(shape):
+    return shape[-1] if shape else 1
+
+
+def _reduction_lengths(op, attrs, axes, operand_types, result_types):
+    """The lengths of the reductions one op performs, in sequence along its
+    longest path (an empty list for elementwise and data-movement ops)."""
+    first = operand_types[0] if operand_types else None
+    if op == "matmul":
+        lhs = operand_types[0]
+        transpose = re.search(r"\btranspose_lhs\b", attrs)
+        return [lhs[-2] if transpose else lhs[-1]]
+    if op == "attention":
+        q, k = operand_types[0], operand_types[1]
+        heads = int(re.search(r"heads = (\d+)", attrs).group(1))
+        head_dim = q[-1] // heads
+        keys = k[-2]
+        # scores (head_dim), the softmax's sum (keys), probabilities x V (keys)
+        return [head_dim, keys, keys]
+    if op in ("layer_norm", "rms_norm"):
+        return [_last(first)] * (2 if op == "layer_norm" else 1)
+    if op in ("softmax", "log_softmax"):
+        axis = re.search(r"axis = (-?\d+)", attrs)
+        dim = first[int(axis.group(1))] if axis else _last(first)
+        return [dim]
+    if op in ("cross_entropy", "cross_entropy_grad"):
+        rows = math.prod(first[:-1])
+        return [_last(first), rows] if op == "cross_entropy" else [_last(first)]
+    if op == "embedding_grad":
+        # a token's rows summed over every position that reads it
+        return [math.prod(operand_types[-1])] if operand_types else []
+    if op.startswith("reduce_"):
+        # `nn.reduce_sum %x [0, 1]`: the product of the reduced dimensions
+        dims = [int(a) for a in axes.split(",")] if axes else range(len(first))
+        return [math.prod(first[d] for d in dims)]
+    return []
+
+
+_OP = re.compile(
+    r"^\s*(?P<results>(?:%[\w.#:]+(?:,\s*)?)+) = nn\.(?P<op>\w+)(?P<rest>.*)$"
+)
+
+
+def _result_names(text):
+    names = []
+    for piece in re.findall(r"%[\w.]+(?::\d+)?", text):
+        if ":" in piece:
+            base, count = piece.split(":")
+            names += [f"{base}#{i}" for i in range(int(count))]
+        else:
+            names.append(piece)
+    return names
+
+
+def function_text(mlir_text, function):
+    match = re.search(rf"func\.func @{re.escape(function)}\(", mlir_text)
+    assert match, f"no function @{function}"
+    end = mlir_text.find("\n  }", match.start())
+    return mlir_text[match.start() : end if end >= 0 else None]
+
+
+def chain_bound(mlir_text, function="forward", kind="jax"):
+    """The bound on the relative error of `function`'s results between
+    tandem-eval and an f32 implementation ("jax": XLA; "native": Tandem's
+    generated C++), by the model in this module's docstring."""
+    assert kind in ("jax", "native"), kind
+    error = {}
+    worst = 0.0
+    body = function_text(mlir_text, function)
+    for line in body.splitlines():
+        match = _OP.match(line)
+        if match:
+            op, rest = match.group("op"), match.group("rest")
+            attrs = " ".join(re.findall(r"\{[^}]*\}", rest))
+            operands, _, types = re.sub(r"\{[^}]*\}", "", rest).partition(" : ")
+            names = re.findall(r"%[\w.]+(?:#\d+)?", operands)
+            inherited = max((error.get(n, 0.0) for n in names), default=0.0)
+            operand_types, _, result_text = types.partition(" -> ")
+            operand_shapes = [s for s in _types(operand_types) if s is not None]
+            result_shapes = _types(result_text) or operand_shapes[:1]
+            if op in ("param", "parameter", "constant"):
+                local = 0.0
+            else:
+                axes = re.search(r"\[([-\d, ]*)\]", operands)
+                axes = axes.group(1).strip() if axes else ""
+                lengths = _reduction_lengths(op, attrs, axes, operand_shapes, result_shapes)
+                if kind == "native":
+                    # Only OpenBLAS's f32 GEMMs differ from the evaluator.
+                    if op not in ("matmul", "attention"):
+                        lengths = []
+                        rounding = 0.0
+                    else:
+                        lengths = lengths if op == "matmul" else [lengths[0], lengths[2]]
+                        rounding = 0.0
+                else:
+                    rounding = LAMBDA * U32
+                local = sum(probabilistic(n + 1) for n in lengths) or rounding
+            value = inherited + local
+            for name in _result_names(match.group("results")):
+                error[name] = value
+            continue
+        ret = re.match(r"^\s*(?:func\.)?return (.*) : ", line)
+        if ret:
+            for name in re.findall(r"%[\w.]+(?:#\d+)?", ret.group(1)):
+                worst = max(worst, error.get(name, 0.0))
+    return worst
+
+
+def mean_of_equal_terms_bound(n, roundings_per_term, u=U32):
+    """The relative error of an f32 mean of n equal positive terms, each
+    computed with `roundings_per_term` roundings: gamma(roundings) for the
+    terms, gamma(n - 1) for their sum in any order, one rounding for the
+    division (exact when n is a power of two; counted anyway)."""
+    return gamma(roundings_per_term, u) + gamma(n - 1, u) + u
