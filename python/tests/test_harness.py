@@ -220,3 +220,39 @@ def test_adamw_clipping_and_schedule():
     grads = {"a": jnp.array([[3.0]]), "b": jnp.array([4.0])}
     _, state = tandem_ref.adamw_step(params, grads, tandem_ref.adamw_init(params), config)
     np.testing.assert_allclose(state["opt.m.a"], [[0.1 * 3.0 / (5.0 + 1e-6)]], rtol=1e-6)
+
+
+CHAIN = """module {
+  func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %v: tensor<16x3xf32>) -> (tensor<4x3xf32>, tensor<4x16xf32>) {
+    %h = nn.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %g = nn.gelu %h : tensor<4x16xf32>
+    %y = nn.matmul %g, %v : tensor<4x16xf32>, tensor<16x3xf32> -> tensor<4x3xf32>
+    %t = nn.matmul %x, %x {transpose_lhs} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+    %s = nn.reduce_sum %t [0, 1] : tensor<8x8xf32> -> tensor<f32>
+    return %y, %h : tensor<4x3xf32>, tensor<4x16xf32>
+  }
+}
+"""
+
+
+def test_chain_bound_follows_the_longest_path():
+    """GEMMs of K = 8 then 16 along the path to %y (the transposed GEMM, K =
+    4, and the unused sum are off it); "jax" adds the gelu's rounding."""
+    u, lam = tolerance.U32, tolerance.LAMBDA
+    gemms = lam * u * (math.sqrt(9) + math.sqrt(17))
+    assert tolerance.chain_bound(CHAIN, "f", "native") == pytest.approx(gemms, rel=1e-12)
+    assert tolerance.chain_bound(CHAIN, "f", "jax") == pytest.approx(gemms + lam * u, rel=1e-12)
+    with_sum = CHAIN.replace("return %y, %h", "return %s, %h").replace(
+        "-> (tensor<4x3xf32>", "-> (tensor<f32>").replace(": tensor<4x3xf32>, tensor<4x16xf32>\n  }", ": tensor<f32>, tensor<4x16xf32>\n  }")
+    # The transposed GEMM sums over the 4 rows; the sum over 64 elements.
+    expected = lam * u * (math.sqrt(5) + math.sqrt(65))
+    assert tolerance.chain_bound(with_sum, "f", "jax") == pytest.approx(expected, rel=1e-12)
+
+
+def test_worst_case_bounds():
+    u = tolerance.U32
+    assert tolerance.gamma(127) == pytest.approx(127 * u / (1 - 127 * u))
+    assert 7.5e-6 < tolerance.gamma(127) < 7.6e-6
+    assert tolerance.mean_of_equal_terms_bound(128, 4) == pytest.approx(
+        tolerance.gamma(4) + tolerance.gamma(127) + u)
+    assert tolerance.from_spec("2.5e-6") == 2.5e-6

@@ -183,3 +183,14 @@ def mean_of_equal_terms_bound(n, roundings_per_term, u=U32):
     terms, gamma(n - 1) for their sum in any order, one rounding for the
     division (exact when n is a power of two; counted anyway)."""
     return gamma(roundings_per_term, u) + gamma(n - 1, u) + u
+
+
+def from_spec(spec):
+    """A tolerance from the command line of the lit tests' comparison
+    scripts: a number, or KIND:MODEL.mlir:FUNCTION for chain_bound on that
+    function of that file (KIND jax or native)."""
+    if ":" not in spec:
+        return float(spec)
+    kind, path, function = spec.split(":")
+    with open(path) as model:
+        return chain_bound(model.read(), function, kind)

@@ -1,10 +1,15 @@
 """compare_losses.py RUNTIME_LOG EVAL_LOG_JSON TOL: the per-step losses of a
 tandem-run-inproc --data log ('step K loss X ...' lines) against those of
 tandem-eval --train --log-json, for every step both ran: the relative error
-|a-b|/|b| <= TOL. Prints 'ok N' (N compared steps) or one line per step that
-differs and exits 1."""
+|a-b|/|b| <= TOL, a number or KIND:MODEL.mlir:FUNCTION, the bound
+python/tests/tolerance.py derives from that function's arithmetic. Prints
+'ok N' (N compared steps) or one line per step that differs and exits 1."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "tests"))
+import tolerance  # noqa: E402
 
 runtime = {}
 for line in open(sys.argv[1]):
@@ -12,7 +17,7 @@ for line in open(sys.argv[1]):
     if len(words) >= 4 and words[0] == "step" and words[2] == "loss":
         runtime[int(words[1])] = float(words[3])
 reference = {s["step"]: s["loss"] for s in json.load(open(sys.argv[2]))["steps"]}
-tol = float(sys.argv[3])
+tol = tolerance.from_spec(sys.argv[3])
 common = sorted(set(runtime) & set(reference))
 bad = [
     "step %d: loss %.9g vs %.9g: relative error %.3g" % (k, runtime[k], reference[k], abs(runtime[k] - reference[k]) / abs(reference[k]))

@@ -2,6 +2,7 @@
 
 #include "EmitterTestUtils.h"
 
+#include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Eval/Rounding.h"
 #include "tandem/InitAll.h"
 #include "tandem/Target/CPU/Compiler.h"
@@ -246,6 +247,31 @@ Tensor tandem::cpu::testing::randomTensor(mlir::RankedTensorType type,
   eval::roundAllToType(tensor.data.data(), tensor.data.size(),
                        type.getElementType(), {});
   return tensor;
+}
+
+double tandem::cpu::testing::nativeErrorBound(mlir::Block &body) {
+  // λ = 3 and u = 2^-24, as tolerance.LAMBDA and tolerance.U32.
+  constexpr double kLambda = 3.0, kUnitRoundoff = 0x1p-24;
+  llvm::DenseMap<mlir::Value, double> error;
+  double worst = 0.0;
+  for (mlir::Operation &op : body) {
+    double inherited = 0.0;
+    for (mlir::Value operand : op.getOperands())
+      inherited = std::max(inherited, error.lookup(operand));
+    if (auto matmul = llvm::dyn_cast<tandem::nn::MatmulOp>(op)) {
+      auto lhs = llvm::cast<mlir::RankedTensorType>(matmul.getLhs().getType());
+      int64_t rank = lhs.getRank();
+      int64_t k =
+          lhs.getDimSize(matmul.getTransposeLhs() ? rank - 2 : rank - 1);
+      inherited +=
+          kLambda * std::sqrt(static_cast<double>(k + 1)) * kUnitRoundoff;
+    }
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+      worst = std::max(worst, inherited);
+    for (mlir::Value result : op.getResults())
+      error[result] = inherited;
+  }
+  return worst;
 }
 
 double tandem::cpu::testing::relativeError(const Tensor &a, const Tensor &b) {

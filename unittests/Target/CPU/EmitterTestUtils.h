@@ -73,6 +73,14 @@ struct InputRange {
 eval::Tensor randomTensor(mlir::RankedTensorType type, std::mt19937 &rng,
                           const InputRange &range);
 
+/// The bound on the relative error of `body`'s results between the
+/// generated code and the evaluator, by the model of python/tests/
+/// tolerance.py ("native", docs/testing.md): only the f32 GEMMs (OpenBLAS,
+/// summing in an order that depends on the CPU) differ from the evaluator's
+/// arithmetic; each adds the probabilistic bound 3·sqrt(K + 1)·2^-24 of its
+/// length-K dot products to the largest error of its operands.
+double nativeErrorBound(mlir::Block &body);
+
 /// ‖a − b‖ / ‖b‖ over all elements (‖a − b‖ when b is zero; infinity when
 /// the shapes differ or an element is NaN in one tensor only).
 double relativeError(const eval::Tensor &a, const eval::Tensor &b);

@@ -3,7 +3,7 @@
 // The tiny GPT (examples/tiny-gpt.mlir) through attention decomposition,
 // autodiff and an SGD step, emitted and compiled whole: the loss, every
 // gradient and the full training step against the evaluator on the same inputs,
-// at the backend's tolerance (relative error per tensor ≤ 1e-5; BLAS sums in
+// within the bound of each function's GEMMs (nativeErrorBound; BLAS sums in
 // its own order, so bitwise equality is not expected).
 //
 //===----------------------------------------------------------------------===//
@@ -55,14 +55,14 @@ void checkTinyGpt(const std::string &pipeline, const std::string &name,
                                      rng, {-1.0, 1.0, 256});
   ASSERT_TRUE(static_cast<bool>(errors)) << llvm::toString(errors.takeError());
   ASSERT_EQ(errors->size(), expectedResults);
-  double worst = 0.0;
+  double worst = 0.0, bound = nativeErrorBound(function.getBody().front());
   for (auto [i, e] : llvm::enumerate(*errors)) {
-    EXPECT_LE(e, 1e-5) << name << " result " << i;
+    EXPECT_LE(e, bound) << name << " result " << i;
     worst = std::max(worst, e);
   }
   std::cout << "[ emitter ] tiny GPT " << name << ": " << errors->size()
             << " results, loss error " << errors->front()
-            << ", max relative error " << worst << "\n";
+            << ", max relative error " << worst << " (bound " << bound << ")\n";
 }
 
 TEST(TrainStep, TinyGptGradientsMatchTheEvaluator) {

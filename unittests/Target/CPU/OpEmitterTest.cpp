@@ -397,13 +397,17 @@ TEST_F(OpEmitter, EveryOpForwardAndBackwardMatchesTheEvaluator) {
                                          rng, c.range);
       ASSERT_TRUE(static_cast<bool>(errors))
           << llvm::toString(errors.takeError());
+      // Bitwise but for the GEMMs, which sum in f32 in OpenBLAS's order.
+      double bound = nativeErrorBound(
+          module->lookupSymbol<mlir::func::FuncOp>(name).getBody().front());
       double worst = 0.0;
       for (double error : *errors) {
-        EXPECT_LE(error, 1e-5);
+        EXPECT_LE(error, bound);
         worst = std::max(worst, error);
       }
       std::cout << "[ emitter ] " << name << ": " << errors->size()
-                << " result(s), max relative error " << worst << "\n";
+                << " result(s), max relative error " << worst << " (bound "
+                << bound << ")\n";
     }
   }
 }

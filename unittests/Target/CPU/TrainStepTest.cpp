@@ -25,7 +25,14 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
   auto context = makeContext();
   auto module = parseModule(*context, (*buffer)->getBuffer());
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  llvm::Error error = runPipeline(**module, "nn-autodiff,nn-optimizer");
+  // An SGD step: its new parameters p - lr g carry the gradients' error, which
+  // nativeErrorBound bounds. (AdamW's first step turns a gradient element at
+  // its rounding noise into ±lr whatever the noise, which no bound on the
+  // gradient limits; the optimizer's arithmetic is bitwise the evaluator's
+  // (OpEmitterTest, FusionPropertyTest) and AdamW runs bitwise across stage
+  // counts in test/Runtime.)
+  llvm::Error error =
+      runPipeline(**module, "nn-autodiff,nn-optimizer{optimizer=sgd lr=0.1}");
   ASSERT_FALSE(static_cast<bool>(error)) << llvm::toString(std::move(error));
   auto step = (**module).lookupSymbol<mlir::func::FuncOp>("train_step");
   ASSERT_TRUE(step);
@@ -35,9 +42,9 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
       << llvm::toString(compiled.takeError());
   const EmittedFunction *info = compiled->find("train_step");
   ASSERT_NE(info, nullptr);
-  // Every parameter and optimizer state is read, and the step fuses: the
+  // Every parameter and the step counter are read, and the step fuses: the
   // same-shaped layers' updates share group functions.
-  EXPECT_EQ(info->parameters.size(), 31u);
+  EXPECT_EQ(info->parameters.size(), 11u);
   EXPECT_GT(info->numFusedOps, info->numFusedGroups);
   EXPECT_LT(compiled->emitted.numUniqueGroups, compiled->emitted.numGroupCalls);
 
@@ -50,16 +57,16 @@ TEST(TrainStep, TinyMlpMatchesTheEvaluator) {
                                      *parameters, rng, {-1.0, 1.0, 10});
   ASSERT_TRUE(static_cast<bool>(errors)) << llvm::toString(errors.takeError());
   ASSERT_EQ(errors->size(), info->resultTypes.size());
-  double worst = 0.0;
+  double worst = 0.0, bound = nativeErrorBound(step.getBody().front());
   for (auto [i, error] : llvm::enumerate(*errors)) {
-    EXPECT_LE(error, 1e-5) << "result " << i;
+    EXPECT_LE(error, bound) << "result " << i;
     worst = std::max(worst, error);
   }
   std::cout << "[ emitter ] train_step: " << errors->size()
             << " results, loss error " << errors->front()
-            << ", max relative error " << worst << "; " << info->numFusedGroups
-            << " fused groups (" << info->numFusedOps << " ops), "
-            << compiled->emitted.numUniqueGroups
+            << ", max relative error " << worst << " (bound " << bound << "); "
+            << info->numFusedGroups << " fused groups (" << info->numFusedOps
+            << " ops), " << compiled->emitted.numUniqueGroups
             << " distinct group functions, " << info->numKernels
             << " kernels\n";
 
@@ -172,14 +179,18 @@ TEST(TrainStep, PartitionedFragmentsMatchTheEvaluator) {
     ASSERT_TRUE(static_cast<bool>(actual))
         << llvm::toString(actual.takeError());
     ASSERT_EQ(actual->size(), expected->size());
-    double worst = 0.0;
+    // Positive random moments keep AdamW's update away from the noise
+    // floor, so the fragments' results follow their GEMMs' bound.
+    double worst = 0.0,
+           bound = nativeErrorBound(fragment.getFunctionBody().front());
     for (auto [a, b] : llvm::zip(*actual, *expected)) {
       double e = relativeError(a, b);
-      EXPECT_LE(e, 1e-5);
+      EXPECT_LE(e, bound);
       worst = std::max(worst, e);
     }
     std::cout << "[ emitter ] fragment " << name << ": " << actual->size()
-              << " results, max relative error " << worst << "\n";
+              << " results, max relative error " << worst << " (bound " << bound
+              << ")\n";
   }
 }
 
