@@ -58,7 +58,7 @@ fi
 run_suites() {
   local label=$1
   echo "== lit ($label)"
-  "$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test" 2>&1 | tee "$LOG_DIR/$label-lit.log"
+  "$LLVM_PREFIX/bin/lit" -sv --show-flakypass "$BUILD_DIR/test" 2>&1 | tee "$LOG_DIR/$label-lit.log"
   local lit_rc=${PIPESTATUS[0]}
   local lit_passed lit_failed
   lit_passed=$(grep -E '^\s*Passed\s*:' "$LOG_DIR/$label-lit.log" | grep -oE '[0-9]+' | head -1)

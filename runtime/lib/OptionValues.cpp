@@ -16,6 +16,15 @@ bool tandem::runtime::parseCount(const std::string &option,
   return true;
 }
 
+bool tandem::runtime::parsePositiveCount(const std::string &option,
+                                         const std::string &text, uint64_t &out,
+                                         std::string &error) {
+  if (parseCount(option, text, out, error) && out > 0)
+    return true;
+  error = option + " needs a positive integer, found '" + text + "'";
+  return false;
+}
+
 bool tandem::runtime::parsePositive(const std::string &option,
                                     const std::string &text, double &out,
                                     std::string &error) {

@@ -117,7 +117,8 @@ int main(int argc, char **argv) {
       uint64_t &out = arg == "--seed"    ? seed
                       : arg == "--steps" ? steps
                                          : firstStep;
-      if (!parseCount(arg, text, out, error))
+      bool positive = arg == "--steps";
+      if (!(positive ? parsePositiveCount : parseCount)(arg, text, out, error))
         return fail(error);
       stepsGiven |= arg == "--steps";
       firstGiven |= arg == "--first-step";
@@ -149,8 +150,6 @@ int main(int argc, char **argv) {
                 "--data (training on token data)");
   if (!inputsFile.empty() && (stepsGiven || firstGiven))
     return fail("--steps and --first-step need --data");
-  if (steps == 0)
-    return fail("--steps must be at least 1");
 
   std::vector<std::unique_ptr<RankProgram>> ranks;
   if (!loadRanks(dir, ranks, error))

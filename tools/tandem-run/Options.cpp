@@ -11,6 +11,7 @@
 using namespace tandem::run;
 using tandem::runtime::parseCount;
 using tandem::runtime::parsePositive;
+using tandem::runtime::parsePositiveCount;
 
 static const char *const kUsage = R"(usage: tandem-run DIR --data FILE [options]
 
@@ -90,7 +91,9 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
                       : arg == "--ckpt-keep"  ? o.ckptKeep
                       : arg == "--eval-every" ? o.evalEvery
                                               : o.evalBatches;
-      if (!value(text) || !parseCount(arg, text, out, error))
+      bool positive = arg == "--eval-batches";
+      if (!value(text) ||
+          !(positive ? parsePositiveCount : parseCount)(arg, text, out, error))
         return false;
     } else if (arg == "--trace") {
       if (!value(o.trace))
@@ -107,7 +110,8 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
                       : arg == "--steps"   ? o.steps
                       : arg == "--threads" ? o.threads
                                            : o.firstStep;
-      if (!parseCount(arg, text, out, error))
+      bool positive = arg == "--steps" || arg == "--threads";
+      if (!(positive ? parsePositiveCount : parseCount)(arg, text, out, error))
         return false;
       o.firstStepGiven |= arg == "--first-step";
     } else if (arg == "--held-out-fraction") {
@@ -123,12 +127,8 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       if (!value(text) || !parsePositive(arg, text, o.timeout, error))
         return false;
     } else if (arg == "--ranks-per-host") {
-      if (!value(text) || !parseCount(arg, text, o.ranksPerHost, error))
+      if (!value(text) || !parsePositiveCount(arg, text, o.ranksPerHost, error))
         return false;
-      if (o.ranksPerHost == 0) {
-        error = "--ranks-per-host must be at least 1, found 0";
-        return false;
-      }
       forward = false;
     } else if (arg == "--hosts") {
       if (!value(text) || !parseHosts(text, o.hosts, error))
@@ -161,10 +161,6 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     error = "--data is required (a text or token file)";
     return false;
   }
-  if (o.steps == 0) {
-    error = "--steps must be at least 1";
-    return false;
-  }
   if (o.ckptEvery > 0 && o.ckptDir.empty()) {
     error = "--ckpt-every needs --ckpt-dir";
     return false;
@@ -180,14 +176,6 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
   }
   if (!o.hosts.empty() && o.ranksPerHost == 0) {
     error = "--hosts needs --ranks-per-host N (the ranks each host takes)";
-    return false;
-  }
-  if (o.evalEvery > 0 && o.evalBatches == 0) {
-    error = "--eval-batches must be at least 1";
-    return false;
-  }
-  if (o.threads == 0) {
-    error = "--threads must be at least 1";
     return false;
   }
   return true;

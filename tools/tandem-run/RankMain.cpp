@@ -549,7 +549,10 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       program->stepBufferBytes() / MiB,
       program->usesSeparateBuffers() ? " separate at most" : " arena",
       parameterBytes / MiB);
-  std::vector<std::string> lines = gatherText(line, 0, rank, size);
+  // The rank that prints the step lines prints the summary too: mpirun
+  // forwards each rank's output separately, so lines from two ranks can
+  // reach the terminal in any order, whatever each flushed when.
+  std::vector<std::string> lines = gatherText(line, lossRank, rank, size);
   // Measured against predicted: the growth of the peak resident size above
   // the baseline, and the most bytes of runtime buffers allocated at once
   // (the runtime's own count), each over mpmd-memory's peak.
@@ -594,7 +597,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     memory += text + ratio(growth);
     memory += stepPeakParts(program->manifest());
   }
-  std::vector<std::string> memoryLines = gatherText(memory, 0, rank, size);
+  std::vector<std::string> memoryLines =
+      gatherText(memory, lossRank, rank, size);
   if (rank == lossRank && firstHeldOut)
     std::printf("held-out loss %.6f at step %llu -> %.6f at step %llu: "
                 "relative drop %.2f%%\n",
@@ -602,9 +606,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                 *lastHeldOut,
                 static_cast<unsigned long long>(firstStep + o.steps),
                 100.0 * (*firstHeldOut - *lastHeldOut) / *firstHeldOut);
-  std::fflush(stdout);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) {
+  if (rank == lossRank) {
     std::printf("summary: %llu steps on %d processes\n",
                 static_cast<unsigned long long>(o.steps), size);
     for (const std::string &text : lines)
@@ -623,8 +625,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
 
   if (!o.trace.empty()) {
     std::vector<std::string> events =
-        gatherText(timer.eventsJson(rank), 0, rank, size);
-    if (rank == 0) {
+        gatherText(timer.eventsJson(rank), lossRank, rank, size);
+    if (rank == lossRank) {
       std::ofstream out(o.trace);
       out << "{\"traceEvents\":[\n";
       bool firstEvent = true;

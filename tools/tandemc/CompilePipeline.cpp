@@ -52,11 +52,15 @@ static std::string passes(const Twine &list) { return list.str(); }
 
 Expected<std::vector<PhasePipeline>>
 tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
-  if (o.stages < 1 || o.microbatches < 1 || o.chunks < 0)
-    return invalid("--stages and --microbatches must be at least 1 and "
-                   "--chunks at least 0, found --stages=" +
-                   Twine(o.stages) + " --microbatches=" +
-                   Twine(o.microbatches) + " --chunks=" + Twine(o.chunks));
+  // Each message names the option at fault.
+  if (o.stages < 1)
+    return invalid("--stages must be at least 1, found " + Twine(o.stages));
+  if (o.microbatches < 1)
+    return invalid("--microbatches must be at least 1, found " +
+                   Twine(o.microbatches));
+  if (o.chunks < 0)
+    return invalid("--chunks must be at least 0 (0: one per stage), found " +
+                   Twine(o.chunks));
   if (o.target != "none" && o.target != "cpu")
     return invalid("--target must be none or cpu, found '" + o.target + "'");
   if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")

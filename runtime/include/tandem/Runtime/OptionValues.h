@@ -2,7 +2,7 @@
 //-*-===//
 //
 // The runtime tools' option values, with the same messages everywhere:
-// "--steps needs a non-negative integer, found 'x'". No MLIR.
+// "--steps needs a positive integer, found 'x'". No MLIR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,11 @@ namespace tandem::runtime {
 /// A non-negative decimal integer; `option` names the flag in the error.
 bool parseCount(const std::string &option, const std::string &text,
                 uint64_t &out, std::string &error);
+
+/// A decimal integer of at least 1: "--steps needs a positive integer,
+/// found '0'".
+bool parsePositiveCount(const std::string &option, const std::string &text,
+                        uint64_t &out, std::string &error);
 
 /// A positive number.
 bool parsePositive(const std::string &option, const std::string &text,
