@@ -21,6 +21,16 @@
 using namespace mlir;
 using namespace tandem::nn;
 
+LogicalResult tandem::nn::verifyInsideFunction(Operation *op) {
+  Operation *parent = op->getParentOp();
+  if (parent && isa<ModuleOp>(parent))
+    return op->emitOpError()
+           << "must be inside a function (func.func or an mpmd fragment), "
+              "found at module level, where nothing runs it and the rank "
+              "programs would drop it";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//

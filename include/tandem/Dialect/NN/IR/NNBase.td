@@ -32,7 +32,18 @@ def NN_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
+// Every nn op but nn.parameter computes, so it belongs in a function (a
+// func.func or an mpmd fragment): at module level nothing would run it and
+// the rank programs would silently drop it.
+def NN_InsideFunction : NativeOpTrait<"InsideFunction"> {
+  let cppNamespace = "::tandem::nn";
+}
+
 class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, !listconcat(traits, [NN_InsideFunction])>;
+
+// The module-level declarations (nn.parameter) take their traits as given.
+class NN_DeclarationOp<string mnemonic, list<Trait> traits = []>
     : Op<NN_Dialect, mnemonic, traits>;
 
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,19 @@
 
 namespace tandem::nn {
 
+/// Fails, naming the op, when `op` sits directly in a module.
+llvm::LogicalResult verifyInsideFunction(mlir::Operation *op);
+
+/// The trait of every nn op that computes (all but nn.parameter).
+template <typename ConcreteType>
+class InsideFunction
+    : public mlir::OpTrait::TraitBase<ConcreteType, InsideFunction> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyInsideFunction(op);
+  }
+};
+
 /// Result type of a NumPy-broadcasting elementwise op `opName` on `lhs` and
 /// `rhs`; reports an error at `loc` (when given) if the shapes or element
 /// types are incompatible.

@@ -13,7 +13,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Parameters
 //===----------------------------------------------------------------------===//
 
-def NN_ParameterOp : NN_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let summary = "A trainable parameter of the model";
   let description = [{
     Declares a trainable parameter: a module-level symbol with a statically
