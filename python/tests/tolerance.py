@@ -73,7 +73,7 @@ def _last(shape):
     return shape[-1] if shape else 1
 
 
-def _reduction_lengths(op, attrs, axes, operand_types, result_types):
+def _reduction_lengths(op, attrs, axes, operand_types):
     """The lengths of the reductions one op performs, in sequence along its
     longest path (an empty list for elementwise and data-movement ops)."""
     first = operand_types[0] if operand_types else None
@@ -146,25 +146,23 @@ def chain_bound(mlir_text, function="forward", kind="jax"):
             operands, _, types = re.sub(r"\{[^}]*\}", "", rest).partition(" : ")
             names = re.findall(r"%[\w.]+(?:#\d+)?", operands)
             inherited = max((error.get(n, 0.0) for n in names), default=0.0)
-            operand_types, _, result_text = types.partition(" -> ")
+            operand_types = types.partition(" -> ")[0]
             operand_shapes = [s for s in _types(operand_types) if s is not None]
-            result_shapes = _types(result_text) or operand_shapes[:1]
             if op in ("param", "parameter", "constant"):
                 local = 0.0
             else:
                 axes = re.search(r"\[([-\d, ]*)\]", operands)
                 axes = axes.group(1).strip() if axes else ""
-                lengths = _reduction_lengths(op, attrs, axes, operand_shapes, result_shapes)
+                lengths = _reduction_lengths(op, attrs, axes, operand_shapes)
+                rounding = LAMBDA * U32
                 if kind == "native":
-                    # Only OpenBLAS's f32 GEMMs differ from the evaluator.
-                    if op not in ("matmul", "attention"):
+                    # Only OpenBLAS's f32 GEMMs differ from the evaluator
+                    # (attention: its two GEMMs, not the softmax's sum).
+                    rounding = 0.0
+                    if op == "attention":
+                        lengths = [lengths[0], lengths[2]]
+                    elif op != "matmul":
                         lengths = []
-                        rounding = 0.0
-                    else:
-                        lengths = lengths if op == "matmul" else [lengths[0], lengths[2]]
-                        rounding = 0.0
-                else:
-                    rounding = LAMBDA * U32
                 local = sum(probabilistic(n + 1) for n in lengths) or rounding
             value = inherited + local
             for name in _result_names(match.group("results")):
