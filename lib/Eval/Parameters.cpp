@@ -117,6 +117,7 @@ llvm::Expected<st::Tensor> tandem::eval::toSafetensors(const Tensor &tensor) {
     }
     case st::DType::I64:
     case st::DType::I32:
+    case st::DType::I8:
     case st::DType::U8:
       storeBits(at, static_cast<uint64_t>(static_cast<int64_t>(x)), size);
       break;
@@ -155,6 +156,9 @@ Tensor tandem::eval::fromSafetensors(const st::Tensor &tensor,
       break;
     case st::DType::I32:
       out.data[i] = static_cast<int32_t>(loadBits(at, 4));
+      break;
+    case st::DType::I8:
+      out.data[i] = static_cast<int8_t>(at[0]);
       break;
     case st::DType::U8:
       out.data[i] = at[0];

@@ -34,6 +34,13 @@ bool hasFeature(const std::string &name) {
 
 } // namespace
 
+const std::vector<std::string> &tandem::runtime::knownCpuFeatures() {
+  static const std::vector<std::string> names = {
+      "sse4.2", "avx",     "avx2",     "fma",      "f16c",
+      "bmi2",   "avx512f", "avx512dq", "avx512bw", "avx512vl"};
+  return names;
+}
+
 std::vector<std::string>
 tandem::runtime::missingCpuFeatures(const std::string &features) {
   std::vector<std::string> missing;

@@ -1,7 +1,8 @@
-//===- Manifest.cpp - per-rank manifests (tandem-rank-v1) -----------------===//
+//===- Manifest.cpp - reading per-rank manifests (tandem-rank-v2) ---------===//
 
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/FileIO.h"
+#include "tandem/Runtime/MemoryPlan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,37 +15,51 @@
 using namespace tandem::runtime;
 using json = nlohmann::json;
 
+namespace {
+
+struct TypeName {
+  ElementType type;
+  const char *name;
+  size_t bytes;
+};
+
+constexpr TypeName kTypes[] = {
+    {ElementType::F32, "f32", 4},           {ElementType::F64, "f64", 8},
+    {ElementType::I32, "i32", 4},           {ElementType::I64, "i64", 8},
+    {ElementType::BF16, "bf16", 2},         {ElementType::F16, "f16", 2},
+    {ElementType::I8, "i8", 1},             {ElementType::F8E4M3FN, "f8E4M3FN", 1},
+    {ElementType::F8E5M2, "f8E5M2", 1}};
+
+} // namespace
+
 const char *tandem::runtime::elementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F64:
-    return "f64";
-  case ElementType::I32:
-    return "i32";
-  case ElementType::I64:
-    return "i64";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::F16:
-    return "f16";
-  }
+  for (const TypeName &t : kTypes)
+    if (t.type == type)
+      return t.name;
   return "?";
 }
 
 size_t tandem::runtime::elementTypeSize(ElementType type) {
-  switch (type) {
-  case ElementType::F64:
-  case ElementType::I64:
-    return 8;
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::BF16:
-  case ElementType::F16:
-    return 2;
-  }
+  for (const TypeName &t : kTypes)
+    if (t.type == type)
+      return t.bytes;
   return 0;
+}
+
+std::optional<ElementType>
+tandem::runtime::parseElementType(const std::string &name) {
+  for (const TypeName &t : kTypes)
+    if (name == t.name)
+      return t.type;
+  return std::nullopt;
+}
+
+const char *tandem::runtime::memorySpaceName(MemorySpace space) {
+  return space == MemorySpace::Host ? "host" : "device";
+}
+
+const char *tandem::runtime::targetKindName(TargetKind kind) {
+  return kind == TargetKind::Cpu ? "cpu" : "cuda";
 }
 
 namespace {
@@ -141,29 +156,57 @@ public:
 
   ElementType dtype(const json &object, const std::string &where,
                     const char *key) const {
-    return choice<ElementType>(object, where, key,
-                               {{"f32", ElementType::F32},
-                                {"f64", ElementType::F64},
-                                {"i32", ElementType::I32},
-                                {"i64", ElementType::I64},
-                                {"bf16", ElementType::BF16},
-                                {"f16", ElementType::F16}},
-                               "element type");
+    std::string name = string(object, where, key);
+    if (std::optional<ElementType> type = parseElementType(name))
+      return *type;
+    fail(where, "unknown element type '" + name + "'");
   }
 
-  /// Checks `bytes` against the shape and type.
+  MemorySpace space(const json &object, const std::string &where) const {
+    return choice<MemorySpace>(
+        object, where, "space",
+        {{"host", MemorySpace::Host}, {"device", MemorySpace::Device}},
+        "memory space");
+  }
+
+  /// A byte count no larger than kMaxBytes.
+  uint64_t size(const json &object, const std::string &where,
+                const char *key) const {
+    int64_t value = integer(object, where, key);
+    if (value < 0 || static_cast<uint64_t>(value) > kMaxBytes)
+      fail(where, std::string("field '") + key + "' is " +
+                      std::to_string(value) + ", outside [0, 2^48] bytes");
+    return static_cast<uint64_t>(value);
+  }
+
+  /// Checks `bytes` against the shape and type, in checked arithmetic: a
+  /// tensor of more than kMaxBytes (256 TiB) is refused, as no machine can
+  /// allocate it.
   uint64_t bytes(const json &object, const std::string &where,
                  const std::vector<int64_t> &shape, ElementType type,
                  const char *key = "bytes") const {
     int64_t value = integer(object, where, key);
     uint64_t expected = elementTypeSize(type);
     for (int64_t dim : shape)
-      expected *= static_cast<uint64_t>(dim);
+      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(dim),
+                                 &expected) ||
+          expected > kMaxBytes)
+        fail(where, "a tensor of shape " + shapeText(shape) + " and type " +
+                        elementTypeName(type) +
+                        " holds more than 2^48 bytes, more than any machine "
+                        "can allocate");
     if (value < 0 || static_cast<uint64_t>(value) != expected)
       fail(where, std::string("field '") + key + "' is " +
                       std::to_string(value) + ", the shape and type need " +
                       std::to_string(expected));
     return expected;
+  }
+
+  static std::string shapeText(const std::vector<int64_t> &shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      text += (i ? "," : "") + std::to_string(shape[i]);
+    return text + "]";
   }
 
   SlotRef slot(const json &object, const std::string &where,
@@ -186,266 +229,91 @@ std::string at(const char *list, size_t index) {
   return std::string(list) + "[" + std::to_string(index) + "]";
 }
 
-std::string bufferText(const PlanBufferInfo &buffer) {
-  switch (buffer.kind) {
-  case PlanBufferKind::Slot:
-    return "slot " + slotText(buffer.slot);
-  case PlanBufferKind::Accumulator:
-    return "accumulator of argument " + std::to_string(buffer.argument) +
-           " of actions[" + std::to_string(buffer.action) + "]";
-  case PlanBufferKind::Scratch:
-    return "scratch of actions[" + std::to_string(buffer.action) + "]";
-  }
-  return "?";
-}
-
-/// Reads the "memory" object and checks it against the action list: a
-/// corrupt plan must be an error here, never memory corruption in a step.
-/// The liveness walk is this reader's own (the compiler's planner is not
-/// linked into the runtime), so the two implementations check each other.
+/// Reads the "memory" object and checks it against the action list
+/// (checkMemoryPlan): a corrupt plan must be an error here, never memory
+/// corruption in a step.
 void parseMemory(const json &root, const Reader &r, Manifest &m) {
   const json &memory = r.field(root, "", "memory");
   MemoryPlanInfo &plan = m.memory;
+  plan.space = r.space(memory, "memory");
   int64_t alignment = r.integer(memory, "memory", "alignment");
-  if (alignment < 64 || (alignment & (alignment - 1)) != 0)
+  if (alignment < static_cast<int64_t>(m.target.alignment) ||
+      (alignment & (alignment - 1)) != 0)
     r.fail("memory", "alignment " + std::to_string(alignment) +
-                         " is not a power of two of at least 64 (the ABI "
-                         "needs 64-byte aligned buffers)");
+                         " is not a power of two of at least the target's " +
+                         std::to_string(m.target.alignment));
   plan.alignment = static_cast<uint64_t>(alignment);
-  int64_t arena = r.integer(memory, "memory", "arena_bytes");
-  int64_t naive = r.integer(memory, "memory", "naive_bytes");
-  if (arena < 0 || naive < 0)
-    r.fail("memory", "negative arena_bytes or naive_bytes");
-  plan.arenaBytes = static_cast<uint64_t>(arena);
-  plan.naiveBytes = static_cast<uint64_t>(naive);
+  plan.arenaBytes = r.size(memory, "memory", "arena_bytes");
+  plan.naiveBytes = r.size(memory, "memory", "naive_bytes");
 
-  const int64_t end = static_cast<int64_t>(m.actions.size());
-  std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slots;
-  std::map<std::pair<int64_t, int64_t>, size_t> accumulators;
-  std::map<int64_t, size_t> scratches;
   const json &buffers = r.array(memory, "memory", "buffers");
   for (size_t i = 0; i < buffers.size(); ++i) {
     std::string where = "memory: " + at("buffers", i);
     const json &b = buffers[i];
     PlanBufferInfo info;
     std::string kind = r.string(b, where, "kind");
-    bool inserted = true;
     if (kind == "slot") {
       info.kind = PlanBufferKind::Slot;
       info.slot.fragment = r.string(b, where, "fragment");
       info.slot.result = r.integer(b, where, "result");
       if (b.contains("microbatch"))
         info.slot.microbatch = r.integer(b, where, "microbatch");
-      inserted = slots
-                     .insert({{info.slot.fragment, info.slot.result,
-                               info.slot.microbatch},
-                              i})
-                     .second;
     } else if (kind == "accumulator" || kind == "scratch") {
       info.kind = kind == "scratch" ? PlanBufferKind::Scratch
                                     : PlanBufferKind::Accumulator;
       info.action = r.integer(b, where, "action");
-      if (info.action < 0 || info.action >= end ||
-          m.actions[info.action].op != ActionKind::Run)
-        r.fail(where, "field 'action' names no run");
-      if (kind == "scratch") {
-        inserted = scratches.insert({info.action, i}).second;
-      } else {
+      if (kind == "accumulator")
         info.argument = r.integer(b, where, "argument");
-        inserted =
-            accumulators.insert({{info.action, info.argument}, i}).second;
-      }
     } else {
       r.fail(where, "unknown buffer kind '" + kind + "'");
     }
-    if (!inserted)
-      r.fail(where, "a second buffer for the " + bufferText(info));
-    int64_t offset = r.integer(b, where, "offset");
-    int64_t bytes = r.integer(b, where, "bytes");
+    info.offset = r.size(b, where, "offset");
+    info.bytes = r.size(b, where, "bytes");
     info.first = r.integer(b, where, "first");
     info.last = r.integer(b, where, "last");
-    if (offset < 0 || bytes < 0)
-      r.fail(where, "negative offset or bytes");
-    info.offset = static_cast<uint64_t>(offset);
-    info.bytes = static_cast<uint64_t>(bytes);
-    if (info.offset % plan.alignment != 0)
-      r.fail(where, "offset " + std::to_string(offset) + " is not " +
-                        std::to_string(alignment) + "-byte aligned");
-    if (info.bytes > plan.arenaBytes ||
-        info.offset > plan.arenaBytes - info.bytes)
-      r.fail(where, "bytes [" + std::to_string(offset) + ", " +
-                        std::to_string(info.offset + info.bytes) +
-                        ") do not fit the arena of " + std::to_string(arena) +
-                        " bytes");
-    if (info.first < 0 || info.first > info.last || info.last > end)
-      r.fail(where, "live interval [" + std::to_string(info.first) + ", " +
-                        std::to_string(info.last) +
-                        "] is not inside the action list [0, " +
-                        std::to_string(end) + "]");
     plan.buffers.push_back(std::move(info));
   }
+  std::string violation = checkMemoryPlan(m);
+  if (!violation.empty())
+    r.fail("", violation);
+}
 
-  // Every buffer the list touches is planned with the right size and is
-  // live whenever it is touched. Sends read until, and receives write from,
-  // the ends of their group (consecutive sends and receives posted
-  // together); update/output results are read at the end of the step;
-  // summed slots are read as they appear.
-  std::vector<char> touched(plan.buffers.size(), 0);
-  auto touch = [&](size_t index, uint64_t bytes, bool atLeast, int64_t from,
-                   int64_t to, size_t action) {
-    PlanBufferInfo &buffer = plan.buffers[index];
-    buffer.usedFirst = touched[index] ? std::min(buffer.usedFirst, from) : from;
-    buffer.usedLast = touched[index] ? std::max(buffer.usedLast, to) : to;
-    std::string where = "memory: " + at("buffers", index);
-    if (atLeast ? buffer.bytes < bytes : buffer.bytes != bytes)
-      r.fail(where, "the " + bufferText(buffer) + " has " +
-                        std::to_string(buffer.bytes) + " bytes, " +
-                        at("actions", action) + " needs " +
-                        std::to_string(bytes));
-    if (from < buffer.first || to > buffer.last)
-      r.fail(where, "the " + bufferText(buffer) + " is live over actions [" +
-                        std::to_string(buffer.first) + ", " +
-                        std::to_string(buffer.last) + "], but " +
-                        at("actions", action) + " uses it over [" +
-                        std::to_string(from) + ", " + std::to_string(to) + "]");
-    touched[index] = 1;
-  };
-  auto missing = [&](const std::string &what, size_t action) {
-    r.fail("memory",
-           "no buffer for the " + what + " (" + at("actions", action) + ")");
-  };
-  // Per slot buffer: the action after which its value is there (its run,
-  // or the last action of its receive's group).
-  std::map<int64_t, int64_t> ready;
-  auto slotIndex = [&](const SlotRef &slot) -> int64_t {
-    auto it = slots.find({slot.fragment, slot.result, slot.microbatch});
-    return it == slots.end() ? -1 : static_cast<int64_t>(it->second);
-  };
-  for (int64_t i = 0; i < end;) {
-    const ActionInfo &action = m.actions[i];
-    if (action.op == ActionKind::Run) {
-      const FragmentInfo &f = m.fragments[m.findFragment(action.fragment)];
-      for (size_t a = 0; a < f.arguments.size(); ++a) {
-        const ArgumentInfo &arg = f.arguments[a];
-        if (arg.kind != BindingKind::Slot)
-          continue;
-        // A slot nobody defines is reported by the step ("not held").
-        if (arg.rule != SlotRule::SumMicrobatches) {
-          SlotRef slot = arg.slot;
-          slot.microbatch =
-              arg.rule == SlotRule::SameMicrobatch ? action.microbatch : -1;
-          int64_t index = slotIndex(slot);
-          if (index >= 0)
-            touch(index, arg.bytes, false, i, i, i);
-          continue;
-        }
-        // Summed as the slots appear, in microbatch order: slot k is added
-        // right after the action at which both it and the sum of slots
-        // 0..k-1 are there (RankProgram::runStep), so it lives until then
-        // and the sum from slot 0's action to the run.
-        auto it = accumulators.find({i, static_cast<int64_t>(a)});
-        if (it == accumulators.end())
-          missing("sum of argument " + std::to_string(a) + " of " + f.name, i);
-        int64_t fold = -1, sumFirst = i;
-        for (int64_t k = 0; k < m.grid.microbatches; ++k) {
-          SlotRef slot = arg.slot;
-          slot.microbatch = k;
-          int64_t index = slotIndex(slot);
-          if (index < 0)
-            continue;
-          auto at = ready.find(index);
-          fold = std::max(fold, at == ready.end() ? i : at->second);
-          if (k == 0)
-            sumFirst = fold;
-          touch(index, arg.bytes, false, fold, fold, i);
-        }
-        touch(it->second, arg.bytes, false, sumFirst, i, i);
-      }
-      if (f.scratchBytes) {
-        auto it = scratches.find(i);
-        if (it == scratches.end())
-          missing("scratch of " + f.name, i);
-        touch(it->second, f.scratchBytes, true, i, i, i);
-      } else if (scratches.count(i)) {
-        // More scratch than needed is harmless.
-        PlanBufferInfo &extra = plan.buffers[scratches[i]];
-        extra.usedFirst = extra.usedLast = i;
-        touched[scratches[i]] = 1;
-      }
-      for (size_t k = 0; k < f.results.size(); ++k) {
-        if (f.results[k].inPlaceOf)
-          continue; // Written over its parameter: no slot buffer.
-        SlotRef slot{f.name, static_cast<int64_t>(k), action.microbatch};
-        int64_t index = slotIndex(slot);
-        if (index < 0)
-          missing("result slot " + slotText(slot), i);
-        const ResultInfo &res = f.results[k];
-        touch(index, res.bytes, false, i, res.update || res.output ? end : i,
-              i);
-        ready[index] = i;
-      }
-      ++i;
-      continue;
-    }
-    int64_t last = i;
-    while (last + 1 < end && m.actions[last + 1].op != ActionKind::Run)
-      ++last;
-    for (int64_t k = i; k <= last; ++k) {
-      const ActionInfo &a = m.actions[k];
-      int64_t index = slotIndex(a.slot);
-      if (a.op == ActionKind::Recv) {
-        if (index < 0)
-          missing("received slot " + slotText(a.slot), k);
-        touch(index, a.bytes, false, i, last, k);
-        ready[index] = last;
-      } else if (index >= 0) {
-        touch(index, a.bytes, false, k, last, k);
-      }
-    }
-    i = last + 1;
+TargetInfo parseTarget(const json &root, const Reader &r) {
+  const json &target = r.field(root, "", "target");
+  TargetInfo info;
+  info.kind = r.choice<TargetKind>(
+      target, "target", "kind",
+      {{"cpu", TargetKind::Cpu}, {"cuda", TargetKind::Cuda}}, "target kind");
+  info.arch = r.string(target, "target", "arch");
+  for (const json &feature : r.array(target, "target", "features")) {
+    if (!feature.is_string())
+      r.fail("target", "field 'features' must hold strings");
+    info.features.push_back(feature.get<std::string>());
   }
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (!touched[i])
-      r.fail("memory: " + at("buffers", i),
-             "the " + bufferText(plan.buffers[i]) + " is used by no action");
-
-  // Buffers live together never share a byte: a sweep in offset order, where
-  // only buffers starting inside another's bytes can collide with it.
-  std::vector<size_t> order;
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].bytes)
-      order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return plan.buffers[a].offset < plan.buffers[b].offset;
-  });
-  for (size_t i = 0; i < order.size(); ++i) {
-    const PlanBufferInfo &a = plan.buffers[order[i]];
-    for (size_t j = i + 1;
-         j < order.size() && plan.buffers[order[j]].offset < a.offset + a.bytes;
-         ++j) {
-      const PlanBufferInfo &b = plan.buffers[order[j]];
-      if (a.first <= b.last && b.first <= a.last) {
-        size_t lo = std::min(order[i], order[j]);
-        size_t hi = std::max(order[i], order[j]);
-        r.fail("memory", at("buffers", lo) + " (" +
-                             bufferText(plan.buffers[lo]) + ") and " +
-                             at("buffers", hi) + " (" +
-                             bufferText(plan.buffers[hi]) +
-                             ") are live together but share bytes");
-      }
-    }
-  }
+  int64_t alignment = r.integer(target, "target", "alignment");
+  if (alignment < 64 || alignment > 4096 || (alignment & (alignment - 1)) != 0)
+    r.fail("target", "alignment " + std::to_string(alignment) +
+                         " is not a power of two in [64, 4096] (the ABI "
+                         "needs 64-byte aligned buffers)");
+  info.alignment = static_cast<uint64_t>(alignment);
+  return info;
 }
 
 Manifest parse(const json &root, const Reader &r) {
   Manifest m;
   std::string format = r.string(root, "", "format");
-  if (format != "tandem-rank-v1")
+  if (format == "tandem-rank-v1")
+    r.fail("", "manifest format 'tandem-rank-v1' was written by an older "
+               "tandemc; this runtime reads " +
+                   std::string(kManifestFormat) +
+                   ": compile the model again with this tandemc");
+  if (format != kManifestFormat)
     r.fail("", "unsupported manifest format '" + format +
-                   "' (this runtime reads tandem-rank-v1)");
+                   "' (this runtime reads " + kManifestFormat + ")");
   m.program = r.string(root, "", "program");
   m.library = r.string(root, "", "library");
   m.source = r.string(root, "", "source");
+  m.target = parseTarget(root, r);
 
   const json &grid = r.field(root, "", "grid");
   m.grid.stages = r.integer(grid, "grid", "stages");
@@ -455,8 +323,16 @@ Manifest parse(const json &root, const Reader &r) {
   m.grid.rank = r.integer(grid, "grid", "rank");
   m.grid.stage = r.integer(grid, "grid", "stage");
   m.grid.replica = r.integer(grid, "grid", "replica");
-  if (m.grid.stages < 1 || m.grid.replicas < 1 || m.grid.microbatches < 1 ||
-      m.grid.rank < 0 || m.grid.rank >= m.grid.stages * m.grid.replicas)
+  // Bounded first, so that the product below cannot overflow.
+  constexpr int64_t kMaxGrid = int64_t(1) << 20;
+  for (int64_t count : {m.grid.stages, m.grid.chunks, m.grid.replicas,
+                        m.grid.microbatches})
+    if (count < 1 || count > kMaxGrid)
+      r.fail("grid", "stages, chunks, replicas and microbatches must be in "
+                     "[1, 2^20]");
+  if (m.grid.rank < 0 || m.grid.rank >= m.grid.stages * m.grid.replicas ||
+      m.grid.stage < 0 || m.grid.stage >= m.grid.stages ||
+      m.grid.replica < 0 || m.grid.replica >= m.grid.replicas)
     r.fail("grid", "inconsistent grid");
 
   const json &parameters = r.array(root, "", "parameters");
@@ -479,6 +355,7 @@ Manifest parse(const json &root, const Reader &r) {
     info.init.a = r.number(init, where + ": init", "a");
     info.init.b = r.number(init, where + ": init", "b");
     info.updated = r.boolean(p, where, "updated");
+    info.space = r.space(p, where);
     m.parameters.push_back(std::move(info));
   }
 
@@ -511,6 +388,7 @@ Manifest parse(const json &root, const Reader &r) {
       if (*info.vocabulary <= 0)
         r.fail(where, "vocabulary must be positive");
     }
+    info.space = r.space(in, where);
     m.inputs.push_back(std::move(info));
   }
 
@@ -536,10 +414,7 @@ Manifest parse(const json &root, const Reader &r) {
     info.perMicrobatch = r.boolean(f, where, "per_microbatch");
     info.stage = r.integer(f, where, "stage");
     info.chunk = r.integer(f, where, "chunk");
-    int64_t scratch = r.integer(f, where, "scratch_bytes");
-    if (scratch < 0)
-      r.fail(where, "negative scratch_bytes");
-    info.scratchBytes = static_cast<uint64_t>(scratch);
+    info.scratchBytes = r.size(f, where, "scratch_bytes");
     const json &args = r.array(f, where, "arguments");
     for (size_t a = 0; a < args.size(); ++a) {
       std::string aw = where + ": " + at("arguments", a);
@@ -568,6 +443,15 @@ Manifest parse(const json &root, const Reader &r) {
              {"sum_microbatches", SlotRule::SumMicrobatches}},
             "rule");
         ai.local = r.boolean(arg, aw, "local");
+        if (ai.rule == SlotRule::SumMicrobatches)
+          ai.accumulatedBy = r.choice<Accumulation>(
+              arg, aw, "accumulated_by",
+              {{"runtime", Accumulation::Runtime},
+               {"fragment", Accumulation::Fragment}},
+              "accumulation");
+        else if (arg.contains("accumulated_by"))
+          r.fail(aw, "accumulated_by belongs to sum_microbatches arguments "
+                     "only");
       }
       info.arguments.push_back(std::move(ai));
     }
@@ -613,18 +497,35 @@ Manifest parse(const json &root, const Reader &r) {
       info.fragment = r.string(a, where, "fragment");
       if (a.contains("microbatch"))
         info.microbatch = r.integer(a, where, "microbatch");
-    } else if (op == "send" || op == "recv") {
-      info.op = op == "send" ? ActionKind::Send : ActionKind::Recv;
+    } else if (op == "send" || op == "recv" || op == "all_reduce" ||
+               op == "broadcast") {
+      info.op = op == "send"         ? ActionKind::Send
+                : op == "recv"       ? ActionKind::Recv
+                : op == "all_reduce" ? ActionKind::AllReduce
+                                     : ActionKind::Broadcast;
       info.slot = r.slot(a, where, /*withMicrobatch=*/true);
-      info.peer = r.integer(a, where, "peer");
-      info.channel = r.integer(a, where, "channel");
+      if (op == "send" || op == "recv") {
+        info.peer = r.integer(a, where, "peer");
+        info.channel = r.integer(a, where, "channel");
+      } else {
+        if (op == "all_reduce")
+          info.reduction = r.string(a, where, "reduction");
+        else
+          info.root = r.integer(a, where, "root");
+        for (const json &member : r.array(a, where, "group")) {
+          if (!member.is_number_integer())
+            r.fail(where, "field 'group' must hold integers");
+          info.group.push_back(member.get<int64_t>());
+        }
+      }
       info.sequence = r.integer(a, where, "sequence");
       info.dtype = r.dtype(a, where, "dtype");
       info.shape = r.shape(a, where, "shape");
       info.bytes = r.bytes(a, where, info.shape, info.dtype);
-      info.wire = r.dtype(a, where, "wire");
+      if (op == "send" || op == "recv")
+        info.wire = r.dtype(a, where, "wire");
     } else {
-      r.fail(where, "action '" + op + "' is not supported by the runtime yet");
+      r.fail(where, "unknown action '" + op + "'");
     }
     m.actions.push_back(std::move(info));
   }
@@ -657,9 +558,16 @@ Manifest parse(const json &root, const Reader &r) {
     const ActionInfo &a = m.actions[i];
     if (a.op == ActionKind::Run && m.findFragment(a.fragment) < 0)
       r.fail(at("actions", i), "runs unknown fragment '" + a.fragment + "'");
-    if (a.op != ActionKind::Run &&
-        (a.peer < 0 || a.peer >= m.grid.stages * m.grid.replicas))
+    int64_t ranks = m.grid.stages * m.grid.replicas;
+    if ((a.op == ActionKind::Send || a.op == ActionKind::Recv) &&
+        (a.peer < 0 || a.peer >= ranks))
       r.fail(at("actions", i), "peer outside the grid");
+    for (int64_t member : a.group)
+      if (member < 0 || member >= ranks)
+        r.fail(at("actions", i), "group member outside the grid");
+    if (a.op == ActionKind::Broadcast &&
+        std::find(a.group.begin(), a.group.end(), a.root) == a.group.end())
+      r.fail(at("actions", i), "root outside the group");
   }
   parseMemory(root, r, m);
   if (root.contains("predicted_memory")) {
@@ -667,12 +575,7 @@ Manifest parse(const json &root, const Reader &r) {
     const char *where = "predicted_memory";
     PredictedMemoryInfo info;
     info.analysis = r.string(p, where, "analysis");
-    auto bytes = [&](const char *key) {
-      int64_t value = r.integer(p, where, key);
-      if (value < 0)
-        r.fail(where, std::string("negative '") + key + "'");
-      return static_cast<uint64_t>(value);
-    };
+    auto bytes = [&](const char *key) { return r.size(p, where, key); };
     info.peakBytes = bytes("peak_bytes");
     info.parameters = bytes("parameters");
     info.parameterCopies = bytes("parameter_copies");

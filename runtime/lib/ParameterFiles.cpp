@@ -19,6 +19,12 @@ st::DType tandem::runtime::toSafetensorsType(ElementType type) {
     return st::DType::BF16;
   case ElementType::F16:
     return st::DType::F16;
+  case ElementType::I8:
+    return st::DType::I8;
+  case ElementType::F8E4M3FN:
+    return st::DType::F8_E4M3;
+  case ElementType::F8E5M2:
+    return st::DType::F8_E5M2;
   }
   return st::DType::F32;
 }

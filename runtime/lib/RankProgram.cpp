@@ -104,6 +104,46 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
                 "parameter '" + *r.update + "'";
         return nullptr;
       }
+  // What this runtime cannot run is refused before anything is loaded.
+  if (m.target.kind != TargetKind::Cpu) {
+    error = m.path + ": the rank was compiled for target '" +
+            targetKindName(m.target.kind) +
+            "', and this runtime runs CPU ranks only";
+    return nullptr;
+  }
+  std::string wanted;
+  for (const std::string &feature : m.target.features)
+    wanted += feature + " ";
+  std::vector<std::string> lacking = missingCpuFeatures(wanted);
+  if (!lacking.empty()) {
+    std::string names;
+    for (const std::string &name : lacking)
+      names += (names.empty() ? "" : ", ") + name;
+    error = m.path + ": the rank was compiled for -march=" + m.target.arch +
+            ", which needs CPU features this machine lacks: " + names +
+            " (compile on this machine, or with --cpu-arch set to a CPU "
+            "every machine has, e.g. x86-64-v3)";
+    return nullptr;
+  }
+  for (const FragmentInfo &f : m.fragments)
+    for (const ArgumentInfo &arg : f.arguments)
+      if (arg.rule == SlotRule::SumMicrobatches &&
+          arg.accumulatedBy != Accumulation::Runtime) {
+        error = m.path + ": fragment '" + f.name +
+                "' accumulates its microbatch sums itself "
+                "(accumulated_by: fragment), which this runtime does not "
+                "support yet";
+        return nullptr;
+      }
+  for (size_t i = 0; i < m.actions.size(); ++i)
+    if (m.actions[i].op == ActionKind::AllReduce ||
+        m.actions[i].op == ActionKind::Broadcast) {
+      error = m.path + ": actions[" + std::to_string(i) + "]: " +
+              (m.actions[i].op == ActionKind::AllReduce ? "all_reduce"
+                                                        : "broadcast") +
+              " is not supported by the runtime yet";
+      return nullptr;
+    }
   for (const ActionInfo &a : m.actions)
     if (a.op != ActionKind::Run && a.wire != a.dtype) {
       error = m.path + ": a " + (a.op == ActionKind::Send ? "send" : "recv") +

@@ -24,7 +24,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::F16, "F16", 2},         {DType::BF16, "BF16", 2},
     {DType::F8_E4M3, "F8_E4M3", 1}, {DType::F8_E5M2, "F8_E5M2", 1},
     {DType::I64, "I64", 8},         {DType::I32, "I32", 4},
-    {DType::U8, "U8", 1},
+    {DType::I8, "I8", 1},           {DType::U8, "U8", 1},
 };
 
 // Headers beyond this are rejected before allocating: a corrupted length
@@ -134,7 +134,7 @@ std::optional<File> tandem::st::parse(const std::vector<uint8_t> &bytes,
     if (!dtype)
       return fail(where + "unknown dtype '" + dtypeStr +
                   "' (supported: F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, "
-                  "I32, U8)");
+                  "I32, I8, U8)");
     Tensor tensor;
     tensor.dtype = *dtype;
     uint64_t elements = 1;

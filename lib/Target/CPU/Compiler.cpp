@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -13,6 +14,9 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
+
+#include "tandem/Runtime/CpuFeatures.h"
 
 #include <optional>
 
@@ -40,6 +44,25 @@ std::string tandem::cpu::resolveArch(llvm::StringRef arch) {
   if (!arch.empty())
     return arch.str();
   return llvm::sys::Process::GetEnv("TANDEM_CPU_ARCH").value_or("native");
+}
+
+std::vector<std::string> tandem::cpu::archFeatures(llvm::StringRef arch) {
+  llvm::StringSet<> enabled;
+  if (arch == "native") {
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      if (feature.second)
+        enabled.insert(feature.first());
+  } else if (llvm::X86::parseArchX86(arch) != llvm::X86::CK_None) {
+    llvm::SmallVector<llvm::StringRef> features;
+    llvm::X86::getFeaturesForCPU(arch, features);
+    for (llvm::StringRef feature : features)
+      enabled.insert(feature);
+  }
+  std::vector<std::string> known;
+  for (const std::string &name : tandem::runtime::knownCpuFeatures())
+    if (enabled.contains(name))
+      known.push_back(name);
+  return known;
 }
 
 namespace {

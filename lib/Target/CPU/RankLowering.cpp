@@ -4,7 +4,7 @@
 // runs (CppEmitter), the shared library (Compiler) and a JSON manifest of
 // everything else the runtime needs: grid, parameters and their
 // initializers, step inputs, fragment argument and result bindings, and the
-// action list. docs/cpu-backend.md, "Per-rank libraries and manifests".
+// action list (docs/manifest.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,18 +14,17 @@
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Target/CPU/CppEmitter.h"
-#include "tandem/Target/CPU/MemoryPlan.h"
+#include "tandem/Runtime/Manifest.h"
+#include "tandem/Runtime/MemoryPlan.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <charconv>
 #include <map>
 #include <set>
 #include <tuple>
@@ -33,12 +32,14 @@
 using namespace mlir;
 namespace mpmd = tandem::mpmd;
 namespace nn = tandem::nn;
+namespace rt = tandem::runtime;
+namespace rng = tandem::rng;
 
 namespace {
 
 constexpr llvm::StringLiteral kSplitRankAttrName = "mpmd.split_rank";
 constexpr llvm::StringLiteral kPassName = "tandem-lower-cpu";
-/// The microbatch of a once-per-step slot in the slot keys below.
+/// The microbatch of a once-per-step slot.
 constexpr int64_t kStepSlot = -1;
 /// What a step input feeds: the ids of an embedding (tokens) or the targets
 /// of a cross-entropy. The runtime fills such inputs from token data.
@@ -60,66 +61,91 @@ std::string typeString(Type type) {
   return text;
 }
 
-uint64_t elementBytes(Type type) {
-  if (type.isIndex())
-    return 8;
-  if (type.isIntOrFloat())
-    return std::max(1u, (type.getIntOrFloatBitWidth() + 7) / 8);
-  return 0;
+/// The manifest element type of `type` (MLIR's spelling is the manifest's).
+std::optional<rt::ElementType> elementTypeOf(Type type) {
+  return rt::parseElementType(typeString(type));
 }
 
+/// Bytes of a tensor whose type checkTensorType accepted.
 uint64_t tensorBytes(RankedTensorType type) {
-  return elementBytes(type.getElementType()) *
-         static_cast<uint64_t>(type.getNumElements());
+  uint64_t bytes = rt::elementTypeSize(*elementTypeOf(type.getElementType()));
+  for (int64_t size : type.getShape())
+    bytes *= static_cast<uint64_t>(size);
+  return bytes;
 }
 
-/// The shortest decimal text that reads back as `value` (valid JSON).
-std::string doubleText(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  (void)ec;
-  return std::string(buffer, end);
+/// A tensor the manifest can describe: static shape, an element type it
+/// knows, at most 2^48 bytes (checked arithmetic). Errors name `what` at
+/// `anchor`.
+LogicalResult checkTensorType(Operation *anchor, Type type,
+                              const llvm::Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return anchor->emitError() << kPassName << ": " << what << " has type "
+                               << type << " (expected a static tensor)";
+  std::optional<rt::ElementType> element =
+      elementTypeOf(tensor.getElementType());
+  if (!element)
+    return anchor->emitError()
+           << kPassName << ": " << what << " has element type "
+           << tensor.getElementType()
+           << ", which the runtime does not support (f32, f64, bf16, f16, "
+              "f8E4M3FN, f8E5M2, i64, i32, i8)";
+  uint64_t bytes = rt::elementTypeSize(*element);
+  for (int64_t size : tensor.getShape())
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes) ||
+        bytes > rt::kMaxBytes)
+      return anchor->emitError()
+             << kPassName << ": " << what << " of type " << type
+             << " holds more than 2^48 bytes, more than any machine can "
+                "allocate";
+  return success();
 }
 
-/// Writes the value `write` produces on one line (keys in the order
-/// written), so that each action, argument and parameter is one line.
-void writeCompact(llvm::json::OStream &j,
-                  llvm::function_ref<void(llvm::json::OStream &)> write) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  {
-    llvm::json::OStream line(os, 0);
-    write(line);
+rng::InitKind initKindOf(nn::InitKind kind) {
+  switch (kind) {
+  case nn::InitKind::Zeros:
+    return rng::InitKind::Zeros;
+  case nn::InitKind::Ones:
+    return rng::InitKind::Ones;
+  case nn::InitKind::Normal:
+    return rng::InitKind::Normal;
+  case nn::InitKind::Uniform:
+    return rng::InitKind::Uniform;
   }
-  j.rawValue(text);
+  llvm_unreachable("an nn.init kind without a runtime kind");
 }
 
-void writeShape(llvm::json::OStream &j, StringRef key,
-                ArrayRef<int64_t> shape) {
-  j.attributeBegin(key);
-  writeCompact(j, [&](llvm::json::OStream &line) {
-    line.array([&] {
-      for (int64_t size : shape)
-        line.value(size);
-    });
-  });
-  j.attributeEnd();
+/// The value type (and wire type) of a send, receive or collective.
+LogicalResult checkTransfer(Operation &action) {
+  auto p2p = [&](auto op) -> LogicalResult {
+    if (failed(checkTensorType(op, op.getType(), "the value sent")))
+      return failure();
+    if (!elementTypeOf(op.getWire()))
+      return op.emitError() << kPassName << ": wire type " << op.getWire()
+                            << " is not supported";
+    return success();
+  };
+  if (auto send = dyn_cast<mpmd::SendOp>(action))
+    return p2p(send);
+  if (auto recv = dyn_cast<mpmd::RecvOp>(action))
+    return p2p(recv);
+  if (auto reduce = dyn_cast<mpmd::AllReduceOp>(action))
+    return checkTensorType(reduce, reduce.getType(), "the value reduced");
+  if (auto broadcast = dyn_cast<mpmd::BroadcastOp>(action))
+    return checkTensorType(broadcast, broadcast.getType(),
+                           "the value broadcast");
+  return success();
 }
 
-void writeTensor(llvm::json::OStream &j, RankedTensorType type) {
-  j.attribute("dtype", typeString(type.getElementType()));
-  writeShape(j, "shape", type.getShape());
-  j.attribute("bytes", static_cast<int64_t>(tensorBytes(type)));
+std::vector<int64_t> shapeOf(RankedTensorType type) {
+  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
 }
 
-void writeSlot(llvm::json::OStream &j, StringRef fragment, int64_t result,
-               std::optional<int64_t> microbatch) {
-  j.attributeObject("slot", [&] {
-    j.attribute("fragment", fragment);
-    j.attribute("result", result);
-    if (microbatch)
-      j.attribute("microbatch", *microbatch);
-  });
+rt::SlotRef slotOf(StringRef fragment, int64_t result,
+                   std::optional<uint64_t> microbatch) {
+  return {fragment.str(), result,
+          microbatch ? static_cast<int64_t>(*microbatch) : kStepSlot};
 }
 
 const char *lowerFirstAdvice() {
@@ -216,10 +242,14 @@ public:
   RankLowering(RankUnit unit) : unit(unit), table(unit.program) {}
 
   LogicalResult analyze();
-  /// The rank's memory plan (docs/cpu-backend.md, "Memory plan").
-  LogicalResult planMemory(const tandem::cpu::EmitResult &emitted);
-  void writeManifest(llvm::raw_ostream &os, StringRef library, StringRef source,
-                     const tandem::cpu::EmitResult &emitted);
+  /// The rank's manifest, all but its memory plan.
+  rt::Manifest buildManifest(StringRef library, StringRef source,
+                             const tandem::cpu::EmitResult &emitted,
+                             const rt::TargetInfo &target);
+  /// Decides the in-place updates and plans the rank's memory
+  /// (docs/memory-plan.md) into `manifest`.
+  LogicalResult planMemory(rt::Manifest &manifest,
+                           const tandem::cpu::EmitResult &emitted);
 
   SmallVector<Operation *> fragmentOps() {
     SmallVector<Operation *> ops;
@@ -229,9 +259,6 @@ public:
   }
 
 private:
-  /// Fragment name -> (result -> argument): updates written in place over
-  /// the parameter (planMemory decides; the manifest says `in_place_of`).
-  std::map<std::string, std::map<unsigned, unsigned>> inPlace;
   /// The transfer that binds argument `arg` of `fragment`, or null.
   mpmd::TransferOp transferInto(StringRef fragment, int64_t arg) {
     auto it = transfers.find(std::make_pair(fragment.str(), arg));
@@ -240,10 +267,10 @@ private:
   LogicalResult checkRun(mpmd::RunOp run, const std::set<SlotKey> &held);
   /// Records what step input `input`, bound to `argument`, feeds.
   void noteInputUses(BlockArgument argument, int64_t input);
-  void writeAction(llvm::json::OStream &out, Operation &action);
-  void writeActionLine(llvm::json::OStream &j, Operation &action);
-  void writeMemory(llvm::json::OStream &j);
-  void writePrediction(llvm::json::OStream &j);
+  rt::FragmentInfo fragmentInfo(mpmd::FragmentOp fragment,
+                                const tandem::cpu::EmittedFunction &function);
+  std::optional<rt::ActionInfo> actionInfo(Operation &action);
+  std::optional<rt::PredictedMemoryInfo> prediction();
 
   RankUnit unit;
   SymbolTable table;
@@ -263,7 +290,6 @@ private:
   /// channel) and of collectives per member set.
   std::map<std::tuple<bool, int64_t, int64_t>, int64_t> p2pCount;
   std::map<std::vector<int64_t>, int64_t> collectiveCount;
-  tandem::cpu::MemoryPlan memory;
 };
 
 LogicalResult RankLowering::checkRun(mpmd::RunOp run,
@@ -337,6 +363,23 @@ LogicalResult RankLowering::analyze() {
   for (auto transfer : program.getBodyBlock().getOps<mpmd::TransferOp>())
     transfers[{transfer.getDst().str(),
                static_cast<int64_t>(transfer.getArg())}] = transfer;
+  // Every tensor the manifest describes, before any size is computed.
+  for (mpmd::FragmentOp fragment : fragments) {
+    for (auto [i, type] : llvm::enumerate(fragment.getArgumentTypes()))
+      if (failed(checkTensorType(fragment, type,
+                                 "argument " + llvm::Twine(i) + " of @" +
+                                     fragment.getSymName())))
+        return failure();
+    for (auto [i, type] : llvm::enumerate(fragment.getResultTypes()))
+      if (failed(checkTensorType(fragment, type,
+                                 "result " + llvm::Twine(i) + " of @" +
+                                     fragment.getSymName())))
+        return failure();
+  }
+  if (unit.list)
+    for (Operation &action : unit.list.getBodyBlock())
+      if (failed(checkTransfer(action)))
+        return failure();
 
   // Data availability along the list: a run reads only slots produced or
   // received earlier on this rank.
@@ -393,8 +436,12 @@ LogicalResult RankLowering::analyze() {
     }
   }
   for (auto parameter : unit.scope.getOps<nn::ParameterOp>())
-    if (bound.contains(parameter.getSymName()))
+    if (bound.contains(parameter.getSymName())) {
+      if (failed(checkTensorType(parameter, parameter.getTensorType(),
+                                 "parameter @" + parameter.getSymName())))
+        return failure();
       parameters.push_back(parameter);
+    }
   if (parameters.size() != bound.size()) {
     for (const auto &name : bound.keys())
       if (!llvm::any_of(parameters, [&](nn::ParameterOp p) {
@@ -406,139 +453,211 @@ LogicalResult RankLowering::analyze() {
   return success();
 }
 
-void RankLowering::writeAction(llvm::json::OStream &out, Operation &action) {
-  writeCompact(out,
-               [&](llvm::json::OStream &j) { writeActionLine(j, action); });
+rt::FragmentInfo
+RankLowering::fragmentInfo(mpmd::FragmentOp fragment,
+                           const tandem::cpu::EmittedFunction &function) {
+  rt::FragmentInfo info;
+  info.name = fragment.getSymName().str();
+  info.symbol = function.symbol;
+  info.scratchSymbol = function.symbol + "_scratch_bytes";
+  info.kind = mpmd::stringifyFragmentKind(fragment.getKind()).str();
+  info.perMicrobatch = fragment.isPerMicrobatch();
+  info.stage = fragment.getStage();
+  info.chunk = fragment.getChunk();
+  info.scratchBytes = function.scratchBytes;
+  for (unsigned arg = 0; arg < fragment.getNumArguments(); ++arg) {
+    auto type = cast<RankedTensorType>(fragment.getArgumentTypes()[arg]);
+    rt::ArgumentInfo a;
+    a.dtype = *elementTypeOf(type.getElementType());
+    a.shape = shapeOf(type);
+    a.bytes = tensorBytes(type);
+    if (FlatSymbolRefAttr param = fragment.getParamBinding(arg)) {
+      a.kind = rt::BindingKind::Param;
+      a.param = param.getValue().str();
+    } else if (std::optional<int64_t> input = fragment.getInputBinding(arg)) {
+      a.kind = rt::BindingKind::Input;
+      a.input = *input;
+    } else {
+      mpmd::TransferOp transfer = transferInto(fragment.getSymName(), arg);
+      auto producer = table.lookup<mpmd::FragmentOp>(transfer.getSrc());
+      a.kind = rt::BindingKind::Slot;
+      a.slot = slotOf(transfer.getSrc(), transfer.getResult(), std::nullopt);
+      a.rule = !producer.isPerMicrobatch() ? rt::SlotRule::StepValue
+               : fragment.isPerMicrobatch() ? rt::SlotRule::SameMicrobatch
+                                            : rt::SlotRule::SumMicrobatches;
+      a.local = producer.getStage() == fragment.getStage();
+      // The CPU fragments write each microbatch's value to its own slot;
+      // the runtime sums them in microbatch order.
+      a.accumulatedBy = rt::Accumulation::Runtime;
+    }
+    info.arguments.push_back(std::move(a));
+  }
+  for (unsigned i = 0; i < fragment.getNumResults(); ++i) {
+    auto type = cast<RankedTensorType>(fragment.getResultTypes()[i]);
+    rt::ResultInfo r;
+    r.dtype = *elementTypeOf(type.getElementType());
+    r.shape = shapeOf(type);
+    r.bytes = tensorBytes(type);
+    if (FlatSymbolRefAttr param = fragment.getUpdateBinding(i))
+      r.update = param.getValue().str();
+    r.output = fragment.getOutputBinding(i);
+    info.results.push_back(std::move(r));
+  }
+  return info;
 }
 
-void RankLowering::writeActionLine(llvm::json::OStream &j, Operation &action) {
-  auto optional = [](std::optional<uint64_t> value) {
-    return value ? std::optional<int64_t>(static_cast<int64_t>(*value))
-                 : std::nullopt;
+std::optional<rt::ActionInfo> RankLowering::actionInfo(Operation &action) {
+  rt::ActionInfo a;
+  if (auto run = dyn_cast<mpmd::RunOp>(action)) {
+    a.op = rt::ActionKind::Run;
+    a.fragment = run.getFragment().str();
+    if (run.getMicrobatch())
+      a.microbatch = static_cast<int64_t>(*run.getMicrobatch());
+    return a;
+  }
+  auto tensor = [&](auto op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    a.slot = slotOf(op.getFragment(), op.getResult(), op.getMicrobatch());
+    a.dtype = *elementTypeOf(type.getElementType());
+    a.shape = shapeOf(type);
+    a.bytes = tensorBytes(type);
   };
-  j.object([&] {
-    if (auto run = dyn_cast<mpmd::RunOp>(action)) {
-      j.attribute("op", "run");
-      j.attribute("fragment", run.getFragment());
-      if (run.getMicrobatch())
-        j.attribute("microbatch", static_cast<int64_t>(*run.getMicrobatch()));
-      return;
-    }
-    auto p2p = [&](auto op, bool isSend) {
-      j.attribute("op", isSend ? "send" : "recv");
-      writeSlot(j, op.getFragment(), op.getResult(),
-                optional(op.getMicrobatch()));
-      j.attribute("peer", static_cast<int64_t>(op.getPeer()));
-      j.attribute("channel", static_cast<int64_t>(op.getChannel()));
-      j.attribute("sequence",
-                  p2pCount[{isSend, op.getPeer(), op.getChannel()}]++);
-      writeTensor(j, cast<RankedTensorType>(op.getType()));
-      j.attribute("wire", typeString(op.getWire()));
-    };
-    auto collective = [&](auto op) {
-      writeSlot(j, op.getFragment(), op.getResult(),
-                optional(op.getMicrobatch()));
-      std::vector<int64_t> group(op.getGroup().begin(), op.getGroup().end());
-      j.attributeArray("group", [&] {
-        for (int64_t member : group)
-          j.value(member);
-      });
-      std::vector<int64_t> members = group;
-      llvm::sort(members);
-      j.attribute("sequence", collectiveCount[members]++);
-      writeTensor(j, cast<RankedTensorType>(op.getType()));
-    };
-    if (auto send = dyn_cast<mpmd::SendOp>(action)) {
-      p2p(send, true);
-    } else if (auto recv = dyn_cast<mpmd::RecvOp>(action)) {
-      p2p(recv, false);
-    } else if (auto reduce = dyn_cast<mpmd::AllReduceOp>(action)) {
-      j.attribute("op", "all_reduce");
-      j.attribute("reduction",
-                  mpmd::stringifyReduceKind(reduce.getReduction()));
-      collective(reduce);
-    } else if (auto broadcast = dyn_cast<mpmd::BroadcastOp>(action)) {
-      j.attribute("op", "broadcast");
-      j.attribute("root", static_cast<int64_t>(broadcast.getRoot()));
-      collective(broadcast);
-    }
-  });
+  auto p2p = [&](auto op, bool isSend) {
+    a.op = isSend ? rt::ActionKind::Send : rt::ActionKind::Recv;
+    tensor(op);
+    a.peer = op.getPeer();
+    a.channel = op.getChannel();
+    a.sequence = p2pCount[{isSend, op.getPeer(), op.getChannel()}]++;
+    a.wire = *elementTypeOf(op.getWire());
+  };
+  auto collective = [&](auto op) {
+    tensor(op);
+    a.group.assign(op.getGroup().begin(), op.getGroup().end());
+    std::vector<int64_t> members = a.group;
+    llvm::sort(members);
+    a.sequence = collectiveCount[members]++;
+  };
+  if (auto send = dyn_cast<mpmd::SendOp>(action)) {
+    p2p(send, true);
+  } else if (auto recv = dyn_cast<mpmd::RecvOp>(action)) {
+    p2p(recv, false);
+  } else if (auto reduce = dyn_cast<mpmd::AllReduceOp>(action)) {
+    a.op = rt::ActionKind::AllReduce;
+    a.reduction = mpmd::stringifyReduceKind(reduce.getReduction()).str();
+    collective(reduce);
+  } else if (auto broadcast = dyn_cast<mpmd::BroadcastOp>(action)) {
+    a.op = rt::ActionKind::Broadcast;
+    a.root = broadcast.getRoot();
+    collective(broadcast);
+  } else {
+    return std::nullopt;
+  }
+  return a;
 }
 
-LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
-  namespace cpu = tandem::cpu;
-  std::map<std::string, uint64_t> scratch;
-  for (const cpu::EmittedFunction &function : emitted.functions)
-    scratch[function.name] = function.scratchBytes;
-  cpu::RankDescription rank;
-  rank.microbatches = unit.program.getMicrobatches();
-  for (mpmd::FragmentOp fragment : fragments) {
-    cpu::PlanFragment planned;
-    planned.name = fragment.getSymName().str();
-    planned.perMicrobatch = fragment.isPerMicrobatch();
-    planned.scratchBytes = scratch[planned.name];
-    for (unsigned arg = 0; arg < fragment.getNumArguments(); ++arg) {
-      cpu::PlanArgument argument;
-      argument.bytes =
-          tensorBytes(cast<RankedTensorType>(fragment.getArgumentTypes()[arg]));
-      // As the manifest binds it: parameters and inputs live outside the
-      // arena, whatever else names the argument.
-      mpmd::TransferOp transfer =
-          fragment.getParamBinding(arg) || fragment.getInputBinding(arg)
-              ? nullptr
-              : transferInto(fragment.getSymName(), arg);
-      if (transfer) {
-        auto producer = table.lookup<mpmd::FragmentOp>(transfer.getSrc());
-        argument.isSlot = true;
-        argument.fragment = transfer.getSrc().str();
-        argument.result = transfer.getResult();
-        argument.rule = !producer.isPerMicrobatch() ? cpu::SlotRule::StepValue
-                        : fragment.isPerMicrobatch()
-                            ? cpu::SlotRule::SameMicrobatch
-                            : cpu::SlotRule::SumMicrobatches;
-      }
-      planned.arguments.push_back(argument);
-    }
-    for (unsigned i = 0; i < fragment.getNumResults(); ++i)
-      planned.results.push_back(
-          {tensorBytes(cast<RankedTensorType>(fragment.getResultTypes()[i])),
-           fragment.getUpdateBinding(i) ||
-               fragment.getOutputBinding(i).has_value()});
-    rank.fragments.push_back(std::move(planned));
+std::optional<rt::PredictedMemoryInfo> RankLowering::prediction() {
+  // mpmd-memory's prediction for this rank, so that the runtime can put
+  // what it measures next to it (docs/runtime.md, "Memory"). The analysis
+  // runs on the whole program, or on the rank's own after
+  // mpmd-split-programs; a rank without an action list holds nothing.
+  if (!unit.list)
+    return std::nullopt;
+  FailureOr<SmallVector<mpmd::RankMemory>> ranks =
+      mpmd::analyzeMemory(unit.program);
+  if (failed(ranks))
+    return std::nullopt;
+  for (const mpmd::RankMemory &m : *ranks) {
+    if (m.rank != unit.rank)
+      continue;
+    rt::PredictedMemoryInfo p;
+    p.analysis = "mpmd-memory";
+    p.peakBytes = m.peak;
+    p.parameters = m.parameters;
+    p.parameterCopies = m.parameterCopies;
+    p.optimizerState = m.optimizerState;
+    p.gradients = m.gradients;
+    p.stash = m.stash;
+    p.stashPerMicrobatch = m.stashPerMicrobatch;
+    p.peakInFlight = m.peakInFlight;
+    p.temporaries = m.temporaries;
+    return p;
   }
-  if (unit.list) {
-    for (Operation &op : unit.list.getBodyBlock()) {
-      cpu::PlanAction action;
-      auto slotOf = [&](auto transfer, cpu::PlanActionKind kind) {
-        action.kind = kind;
-        action.fragment = transfer.getFragment().str();
-        action.result = transfer.getResult();
-        action.microbatch =
-            transfer.getMicrobatch()
-                ? static_cast<int64_t>(*transfer.getMicrobatch())
-                : kStepSlot;
-        action.bytes = tensorBytes(cast<RankedTensorType>(transfer.getType()));
-      };
-      if (auto run = dyn_cast<mpmd::RunOp>(op)) {
-        action.kind = cpu::PlanActionKind::Run;
-        action.fragment = run.getFragment().str();
-        action.microbatch = run.getMicrobatch()
-                                ? static_cast<int64_t>(*run.getMicrobatch())
-                                : kStepSlot;
-      } else if (auto send = dyn_cast<mpmd::SendOp>(op)) {
-        slotOf(send, cpu::PlanActionKind::Send);
-      } else if (auto recv = dyn_cast<mpmd::RecvOp>(op)) {
-        slotOf(recv, cpu::PlanActionKind::Recv);
-      } else if (auto reduce = dyn_cast<mpmd::AllReduceOp>(op)) {
-        slotOf(reduce, cpu::PlanActionKind::Collective);
-      } else if (auto broadcast = dyn_cast<mpmd::BroadcastOp>(op)) {
-        slotOf(broadcast, cpu::PlanActionKind::Collective);
-      } else {
-        continue;
-      }
-      rank.actions.push_back(std::move(action));
-    }
+  return std::nullopt;
+}
+
+rt::Manifest RankLowering::buildManifest(
+    StringRef library, StringRef source,
+    const tandem::cpu::EmitResult &emitted, const rt::TargetInfo &target) {
+  mpmd::ProgramOp program = unit.program;
+  rt::Manifest m;
+  m.program = program.getSymName().str();
+  m.library = library.str();
+  m.source = source.str();
+  m.target = target;
+  m.grid.stages = program.getStages();
+  m.grid.chunks = program.getChunks();
+  m.grid.replicas = program.getReplicas();
+  m.grid.microbatches = program.getMicrobatches();
+  m.grid.rank = unit.rank;
+  m.grid.stage = program.getStageOfRank(unit.rank);
+  m.grid.replica = program.getReplicaOfRank(unit.rank);
+
+  for (nn::ParameterOp parameter : parameters) {
+    RankedTensorType type = parameter.getTensorType();
+    rt::ParameterInfo p;
+    p.name = parameter.getSymName().str();
+    p.dtype = *elementTypeOf(type.getElementType());
+    p.shape = shapeOf(type);
+    p.bytes = tensorBytes(type);
+    nn::InitializerAttr init = parameter.getInit();
+    p.init.kind = initKindOf(init.getKind());
+    p.init.a = init.getAValue();
+    p.init.b = init.getBValue();
+    p.updated = updated.contains(parameter.getSymName());
+    p.space = rt::MemorySpace::Host;
+    m.parameters.push_back(std::move(p));
   }
+
+  for (auto [index, type] : inputs) {
+    rt::InputInfo in;
+    in.index = index;
+    in.dtype = *elementTypeOf(type.getElementType());
+    in.microbatchShape = shapeOf(type);
+    in.stepShape = in.microbatchShape;
+    in.stepShape[0] *= m.grid.microbatches;
+    in.microbatchBytes = tensorBytes(type);
+    unsigned roles = inputRoles[index];
+    in.role = roles == kTokensRole    ? rt::InputRole::Tokens
+              : roles == kTargetsRole ? rt::InputRole::Targets
+              : roles == 0            ? rt::InputRole::Other
+                                      : rt::InputRole::Ambiguous;
+    auto vocab = inputVocabularies.find(index);
+    if (vocab != inputVocabularies.end())
+      in.vocabulary = vocab->second;
+    in.space = rt::MemorySpace::Host;
+    m.inputs.push_back(std::move(in));
+  }
+  for (auto &[index, slot] : outputs)
+    m.outputs.push_back({index, slot.first, slot.second});
+
+  std::map<std::string, const tandem::cpu::EmittedFunction *> byName;
+  for (const tandem::cpu::EmittedFunction &function : emitted.functions)
+    byName[function.name] = &function;
+  for (mpmd::FragmentOp fragment : fragments)
+    m.fragments.push_back(
+        fragmentInfo(fragment, *byName.at(fragment.getSymName().str())));
+  if (unit.list)
+    for (Operation &action : unit.list.getBodyBlock())
+      if (std::optional<rt::ActionInfo> a = actionInfo(action))
+        m.actions.push_back(std::move(*a));
+  m.memory.space = rt::MemorySpace::Host;
+  m.memory.alignment = std::max(rt::kArenaAlignment, target.alignment);
+  m.predictedMemory = prediction();
+  return m;
+}
+
+LogicalResult RankLowering::planMemory(rt::Manifest &m,
+                                       const tandem::cpu::EmitResult &emitted) {
   // An update the emitter can write over its parameter is written there
   // when, in this rank's action list, every run of another fragment binding
   // the parameter comes before the writer's run (they read the old value)
@@ -546,31 +665,33 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
   // Such a result needs no buffer.
   std::map<std::string, std::vector<int64_t>> runsOf;
   std::set<std::pair<std::string, int64_t>> readSlots;
-  for (auto [i, action] : llvm::enumerate(rank.actions)) {
-    if (action.kind == cpu::PlanActionKind::Run)
+  for (auto [i, action] : llvm::enumerate(m.actions)) {
+    if (action.op == rt::ActionKind::Run)
       runsOf[action.fragment].push_back(static_cast<int64_t>(i));
     else
-      readSlots.insert({action.fragment, action.result});
+      readSlots.insert({action.slot.fragment, action.slot.result});
   }
   // Per parameter, the fragments binding it.
-  std::map<StringRef, std::vector<std::string>> bindersOf;
-  for (auto [fragment, planned] : llvm::zip_equal(fragments, rank.fragments))
-    for (auto [a, arg] : llvm::enumerate(planned.arguments)) {
-      if (arg.isSlot)
-        readSlots.insert({arg.fragment, arg.result});
-      else if (FlatSymbolRefAttr param = fragment.getParamBinding(a))
-        bindersOf[param.getValue()].push_back(planned.name);
+  std::map<std::string, std::vector<std::string>> bindersOf;
+  for (const rt::FragmentInfo &f : m.fragments)
+    for (const rt::ArgumentInfo &arg : f.arguments) {
+      if (arg.kind == rt::BindingKind::Slot)
+        readSlots.insert({arg.slot.fragment, arg.slot.result});
+      else if (arg.kind == rt::BindingKind::Param)
+        bindersOf[arg.param].push_back(f.name);
     }
-  for (const cpu::EmittedFunction &function : emitted.functions) {
-    auto writer = table.lookup<mpmd::FragmentOp>(function.name);
-    if (!writer || writer.isPerMicrobatch() ||
-        runsOf[function.name].size() != 1)
+  for (const tandem::cpu::EmittedFunction &function : emitted.functions) {
+    int64_t index = m.findFragment(function.name);
+    if (index < 0)
+      continue;
+    rt::FragmentInfo &writer = m.fragments[index];
+    if (writer.perMicrobatch || runsOf[function.name].size() != 1)
       continue;
     int64_t at = runsOf[function.name].front();
     for (auto [result, argument] : function.inPlaceResults) {
       if (readSlots.count({function.name, result}))
         continue;
-      StringRef param = writer.getUpdateBinding(result).getValue();
+      const std::string &param = *writer.results[result].update;
       bool readBefore =
           llvm::all_of(bindersOf[param], [&](const std::string &f) {
             auto runs = runsOf.find(f);
@@ -578,252 +699,27 @@ LogicalResult RankLowering::planMemory(const tandem::cpu::EmitResult &emitted) {
                    (runs != runsOf.end() && runs->second.back() < at);
           });
       if (readBefore)
-        inPlace[function.name][result] = argument;
+        writer.results[result].inPlaceOf = argument;
     }
   }
-  for (cpu::PlanFragment &f : rank.fragments)
-    for (auto [result, argument] : inPlace[f.name])
-      f.results[result].inPlace = true;
-  llvm::Expected<cpu::MemoryPlan> plan = cpu::planRankMemory(rank);
+  std::string error;
+  std::optional<rt::MemoryPlanInfo> plan =
+      rt::planRankMemory(rt::describeRank(m), error);
   if (!plan)
+    return unit.program.emitError() << kPassName << ": rank " << unit.rank
+                                    << ": memory plan: " << error;
+  plan->space = m.memory.space;
+  m.memory = std::move(*plan);
+  // The runtime's check of the plan, run here too: a plan it would refuse
+  // is the compiler's error, reported when compiling.
+  rt::Manifest checked = m;
+  std::string violation = rt::checkMemoryPlan(checked);
+  if (!violation.empty())
     return unit.program.emitError()
            << kPassName << ": rank " << unit.rank
-           << ": memory plan: " << llvm::toString(plan.takeError());
-  memory = std::move(*plan);
+           << ": internal error: the memory plan fails the runtime's check: "
+           << violation;
   return success();
-}
-
-void RankLowering::writeMemory(llvm::json::OStream &j) {
-  namespace cpu = tandem::cpu;
-  j.attributeObject("memory", [&] {
-    j.attribute("alignment", static_cast<int64_t>(cpu::kArenaAlignment));
-    j.attribute("arena_bytes", static_cast<int64_t>(memory.arenaBytes));
-    j.attribute("naive_bytes", static_cast<int64_t>(memory.naiveBytes));
-    j.attributeArray("buffers", [&] {
-      for (const cpu::PlannedBuffer &buffer : memory.buffers) {
-        writeCompact(j, [&](llvm::json::OStream &j) {
-          j.object([&] {
-            switch (buffer.kind) {
-            case cpu::BufferKind::Slot:
-              j.attribute("kind", "slot");
-              j.attribute("fragment", buffer.fragment);
-              j.attribute("result", buffer.result);
-              if (buffer.microbatch != kStepSlot)
-                j.attribute("microbatch", buffer.microbatch);
-              break;
-            case cpu::BufferKind::Accumulator:
-              j.attribute("kind", "accumulator");
-              j.attribute("action", buffer.action);
-              j.attribute("argument", buffer.argument);
-              break;
-            case cpu::BufferKind::Scratch:
-              j.attribute("kind", "scratch");
-              j.attribute("action", buffer.action);
-              break;
-            }
-            j.attribute("offset", static_cast<int64_t>(buffer.offset));
-            j.attribute("bytes", static_cast<int64_t>(buffer.bytes));
-            j.attribute("first", buffer.first);
-            j.attribute("last", buffer.last);
-          });
-        });
-      }
-    });
-  });
-}
-
-void RankLowering::writePrediction(llvm::json::OStream &j) {
-  // mpmd-memory's prediction for this rank, so that the runtime can put
-  // what it measures next to it (docs/runtime.md, "Memory"). The analysis
-  // runs on the whole program, or on the rank's own after
-  // mpmd-split-programs; a rank without an action list holds nothing.
-  if (!unit.list)
-    return;
-  FailureOr<SmallVector<mpmd::RankMemory>> ranks =
-      mpmd::analyzeMemory(unit.program);
-  if (failed(ranks))
-    return;
-  for (const mpmd::RankMemory &m : *ranks) {
-    if (m.rank != unit.rank)
-      continue;
-    j.attributeObject("predicted_memory", [&] {
-      j.attribute("analysis", "mpmd-memory");
-      j.attribute("peak_bytes", m.peak);
-      j.attribute("parameters", m.parameters);
-      j.attribute("parameter_copies", m.parameterCopies);
-      j.attribute("optimizer_state", m.optimizerState);
-      j.attribute("gradients", m.gradients);
-      j.attribute("stash", m.stash);
-      j.attribute("stash_per_microbatch", m.stashPerMicrobatch);
-      j.attribute("peak_in_flight", m.peakInFlight);
-      j.attribute("temporaries", m.temporaries);
-    });
-    return;
-  }
-}
-
-void RankLowering::writeManifest(llvm::raw_ostream &os, StringRef library,
-                                 StringRef source,
-                                 const tandem::cpu::EmitResult &emitted) {
-  mpmd::ProgramOp program = unit.program;
-  llvm::json::OStream j(os, 2);
-  j.object([&] {
-    j.attribute("format", tandem::cpu::kRankManifestFormat);
-    j.attribute("program", program.getSymName());
-    j.attribute("library", library);
-    j.attribute("source", source);
-    j.attributeObject("grid", [&] {
-      j.attribute("stages", static_cast<int64_t>(program.getStages()));
-      j.attribute("chunks", static_cast<int64_t>(program.getChunks()));
-      j.attribute("replicas", static_cast<int64_t>(program.getReplicas()));
-      j.attribute("microbatches",
-                  static_cast<int64_t>(program.getMicrobatches()));
-      j.attribute("rank", unit.rank);
-      j.attribute("stage", program.getStageOfRank(unit.rank));
-      j.attribute("replica", program.getReplicaOfRank(unit.rank));
-    });
-
-    j.attributeArray("parameters", [&] {
-      for (nn::ParameterOp parameter : parameters) {
-        writeCompact(j, [&](llvm::json::OStream &j) {
-          j.object([&] {
-            j.attribute("name", parameter.getSymName());
-            writeTensor(j, parameter.getTensorType());
-            nn::InitializerAttr init = parameter.getInit();
-            j.attributeObject("init", [&] {
-              j.attribute("kind", nn::stringifyInitKind(init.getKind()));
-              j.attributeBegin("a");
-              j.rawValue(doubleText(init.getAValue()));
-              j.attributeEnd();
-              j.attributeBegin("b");
-              j.rawValue(doubleText(init.getBValue()));
-              j.attributeEnd();
-            });
-            j.attribute("updated", updated.contains(parameter.getSymName()));
-          });
-        });
-      }
-    });
-
-    int64_t m = program.getMicrobatches();
-    j.attributeArray("inputs", [&] {
-      for (auto [index, type] : inputs) {
-        writeCompact(j, [&](llvm::json::OStream &j) {
-          j.object([&] {
-            j.attribute("index", index);
-            j.attribute("dtype", typeString(type.getElementType()));
-            writeShape(j, "microbatch_shape", type.getShape());
-            SmallVector<int64_t> step(type.getShape());
-            step[0] *= m;
-            writeShape(j, "step_shape", step);
-            j.attribute("microbatch_bytes",
-                        static_cast<int64_t>(tensorBytes(type)));
-            unsigned roles = inputRoles[index];
-            j.attribute("role", roles == kTokensRole    ? "tokens"
-                                : roles == kTargetsRole ? "targets"
-                                : roles == 0            ? "other"
-                                                        : "ambiguous");
-            auto vocab = inputVocabularies.find(index);
-            if (vocab != inputVocabularies.end())
-              j.attribute("vocabulary", vocab->second);
-          });
-        });
-      }
-    });
-
-    j.attributeArray("outputs", [&] {
-      for (auto &[index, slot] : outputs) {
-        writeCompact(j, [&](llvm::json::OStream &j) {
-          j.object([&] {
-            j.attribute("index", index);
-            j.attribute("fragment", slot.first);
-            j.attribute("result", slot.second);
-          });
-        });
-      }
-    });
-
-    std::map<std::string, const tandem::cpu::EmittedFunction *> byName;
-    for (const tandem::cpu::EmittedFunction &function : emitted.functions)
-      byName[function.name] = &function;
-    j.attributeArray("fragments", [&] {
-      for (mpmd::FragmentOp fragment : fragments) {
-        const tandem::cpu::EmittedFunction *function =
-            byName.at(fragment.getSymName().str());
-        j.object([&] {
-          j.attribute("name", fragment.getSymName());
-          j.attribute("symbol", function->symbol);
-          j.attribute("scratch_symbol", function->symbol + "_scratch_bytes");
-          j.attribute("kind", mpmd::stringifyFragmentKind(fragment.getKind()));
-          j.attribute("per_microbatch", fragment.isPerMicrobatch());
-          j.attribute("stage", static_cast<int64_t>(fragment.getStage()));
-          j.attribute("chunk", static_cast<int64_t>(fragment.getChunk()));
-          j.attribute("scratch_bytes",
-                      static_cast<int64_t>(function->scratchBytes));
-          j.attributeArray("arguments", [&] {
-            for (unsigned arg = 0; arg < fragment.getNumArguments(); ++arg) {
-              writeCompact(j, [&](llvm::json::OStream &j) {
-                j.object([&] {
-                  writeTensor(j, cast<RankedTensorType>(
-                                     fragment.getArgumentTypes()[arg]));
-                  if (FlatSymbolRefAttr param = fragment.getParamBinding(arg)) {
-                    j.attribute("param", param.getValue());
-                    return;
-                  }
-                  if (std::optional<int64_t> input =
-                          fragment.getInputBinding(arg)) {
-                    j.attribute("input", *input);
-                    return;
-                  }
-                  mpmd::TransferOp transfer =
-                      transferInto(fragment.getSymName(), arg);
-                  auto producer =
-                      table.lookup<mpmd::FragmentOp>(transfer.getSrc());
-                  writeSlot(j, transfer.getSrc(), transfer.getResult(),
-                            std::nullopt);
-                  const char *rule = "step_value";
-                  if (producer.isPerMicrobatch())
-                    rule = fragment.isPerMicrobatch() ? "same_microbatch"
-                                                      : "sum_microbatches";
-                  j.attribute("rule", rule);
-                  j.attribute("local",
-                              producer.getStage() == fragment.getStage());
-                });
-              });
-            }
-          });
-          j.attributeArray("results", [&] {
-            for (unsigned i = 0; i < fragment.getNumResults(); ++i) {
-              writeCompact(j, [&](llvm::json::OStream &j) {
-                j.object([&] {
-                  writeTensor(
-                      j, cast<RankedTensorType>(fragment.getResultTypes()[i]));
-                  if (FlatSymbolRefAttr param = fragment.getUpdateBinding(i))
-                    j.attribute("update", param.getValue());
-                  auto written = inPlace[fragment.getSymName().str()].find(i);
-                  if (written != inPlace[fragment.getSymName().str()].end())
-                    j.attribute("in_place_of",
-                                static_cast<int64_t>(written->second));
-                  if (std::optional<int64_t> output =
-                          fragment.getOutputBinding(i))
-                    j.attribute("output", *output);
-                });
-              });
-            }
-          });
-        });
-      }
-    });
-
-    j.attributeArray("actions", [&] {
-      if (unit.list)
-        for (Operation &action : unit.list.getBodyBlock())
-          writeAction(j, action);
-    });
-    writeMemory(j);
-    writePrediction(j);
-  });
-  os << "\n";
 }
 
 LogicalResult writeFile(Operation *anchor, StringRef path, StringRef text) {
@@ -853,16 +749,26 @@ tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
     return module.emitError() << kPassName << ": cannot create '"
                               << options.outputDir << "': " << ec.message();
 
+  rt::TargetInfo target;
+  target.kind = rt::TargetKind::Cpu;
+  target.arch = resolveArch(options.compile.arch);
+  target.features = archFeatures(target.arch);
+  target.alignment = rt::kArenaAlignment;
+
   std::vector<LoweredRank> lowered;
   for (RankUnit unit : *units) {
     RankLowering rank(unit);
     if (failed(rank.analyze()))
       return failure();
     FailureOr<EmitResult> emitted = emitCpp(rank.fragmentOps());
-    if (failed(emitted) || failed(rank.planMemory(*emitted)))
+    if (failed(emitted))
+      return failure();
+    std::string stem = "rank" + std::to_string(unit.rank);
+    rt::Manifest manifest =
+        rank.buildManifest(stem + ".so", stem + ".cpp", *emitted, target);
+    if (failed(rank.planMemory(manifest, *emitted)))
       return failure();
 
-    std::string stem = "rank" + std::to_string(unit.rank);
     LoweredRank out;
     out.rank = unit.rank;
     auto pathOf = [&](StringRef extension) {
@@ -891,10 +797,8 @@ tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
                << out.libraryPath << "': " << ec.message();
     }
 
-    std::string manifest;
-    llvm::raw_string_ostream os(manifest);
-    rank.writeManifest(os, stem + ".so", stem + ".cpp", *emitted);
-    if (failed(writeFile(unit.program, out.manifestPath, manifest)))
+    if (failed(writeFile(unit.program, out.manifestPath,
+                         rt::writeManifest(manifest))))
       return failure();
     lowered.push_back(std::move(out));
   }

@@ -8,8 +8,10 @@ runtime's error tests:
   short      ends a stashed slot's interval before its last reader
   drop       removes the first buffer
   missing    removes the "memory" object
-  huge       claims an arena of 2^60 bytes (valid, but not allocatable:
-             only TANDEM_SEPARATE_BUFFERS=1 runs it)
+  huge       claims an arena of 2^47 bytes (valid, but not allocatable:
+             x86-64 gives a process at most 2^47 bytes of address space
+             without asking for more; only TANDEM_SEPARATE_BUFFERS=1 runs it)
+  toohuge    claims an arena of 2^60 bytes (beyond what a manifest may say)
 """
 
 import json
@@ -46,6 +48,8 @@ def main():
     elif mode == "drop":
         del buffers[0]
     elif mode == "huge":
+        plan["arena_bytes"] = 1 << 47
+    elif mode == "toohuge":
         plan["arena_bytes"] = 1 << 60
     elif mode == "missing":
         del manifest["memory"]

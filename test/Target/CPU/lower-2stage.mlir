@@ -27,10 +27,16 @@
 // CACHED: remark: tandem-lower-cpu: rank 0: {{.*}}split/rank0.so, {{.*}}split/rank0.json (cached library)
 // CACHED: remark: tandem-lower-cpu: rank 1: {{.*}}split/rank1.so, {{.*}}split/rank1.json (cached library)
 
-// RANK0:      "format": "tandem-rank-v1",
+// RANK0:      "format": "tandem-rank-v2",
 // RANK0-NEXT: "program": "mlp",
 // RANK0-NEXT: "library": "rank0.so",
 // RANK0-NEXT: "source": "rank0.cpp",
+// RANK0-NEXT: "target": {
+// RANK0-NEXT:   "kind": "cpu",
+// RANK0-NEXT:   "arch": "{{[a-z0-9-]+}}",
+// RANK0-NEXT:   "features": [{{.*}}],
+// RANK0-NEXT:   "alignment": 64
+// RANK0-NEXT: },
 // RANK0-NEXT: "grid": {
 // RANK0-NEXT:   "stages": 2,
 // RANK0-NEXT:   "chunks": 1,
@@ -41,10 +47,10 @@
 // RANK0-NEXT:   "replica": 0
 // RANK0-NEXT: },
 // RANK0-NEXT: "parameters": [
-// RANK0-NEXT:   {"name":"w0","dtype":"f32","shape":[8,16],"bytes":512,"init":{"kind":"normal","a":0.1,"b":0},"updated":false}
+// RANK0-NEXT:   {"name":"w0","dtype":"f32","shape":[8,16],"bytes":512,"init":{"kind":"normal","a":0.1,"b":0},"updated":false,"space":"host"}
 // RANK0-NEXT: ],
 // RANK0-NEXT: "inputs": [
-// RANK0-NEXT:   {"index":0,"dtype":"f32","microbatch_shape":[4,8],"step_shape":[8,8],"microbatch_bytes":128,"role":"other"}
+// RANK0-NEXT:   {"index":0,"dtype":"f32","microbatch_shape":[4,8],"step_shape":[8,8],"microbatch_bytes":128,"role":"other","space":"host"}
 // RANK0-NEXT: ],
 // RANK0-NEXT: "outputs": [],
 // RANK0-NEXT: "fragments": [
@@ -76,7 +82,7 @@
 // RANK0:          "kind": "optimizer",
 // RANK0-NEXT:     "per_microbatch": false,
 // RANK0:          "arguments": [
-// RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"slot":{"fragment":"s0.bwd","result":0},"rule":"sum_microbatches","local":true},
+// RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"slot":{"fragment":"s0.bwd","result":0},"rule":"sum_microbatches","local":true,"accumulated_by":"runtime"},
 // RANK0-NEXT:       {"dtype":"f32","shape":[8,16],"bytes":512,"param":"w0"}
 // RANK0-NEXT:     ],
 // RANK0:      "actions": [
@@ -92,7 +98,7 @@
 // RANK0-NEXT: ],
 
 // The memory plan: one arena, each buffer live from the action defining it
-// to its last reader (docs/cpu-backend.md, "Memory plan"). The sends at 1
+// to its last reader (docs/memory-plan.md). The sends at 1
 // and 3 end their slots' lives (3 is one group with the receive at 4); the
 // stashed s0.fwd[1] lives until its backward; each microbatch's gradient
 // only during its backward, which adds it to s0.opt's sum (the accumulator,
@@ -102,6 +108,7 @@
 // stash of microbatch 1 are live together. Both gradients and s0.opt's
 // result reuse microbatch 0's activation's bytes at offset 0.
 // RANK0-NEXT: "memory": {
+// RANK0-NEXT:   "space": "host",
 // RANK0-NEXT:   "alignment": 64,
 // RANK0-NEXT:   "arena_bytes": 2176,
 // RANK0-NEXT:   "naive_bytes": 4352,
@@ -139,7 +146,7 @@
 // RANK1:      "rank": 1,
 // RANK1-NEXT: "stage": 1,
 // RANK1:      "parameters": [
-// RANK1-NEXT:   {"name":"w1","dtype":"f32","shape":[16,4],"bytes":256,"init":{"kind":"normal","a":0.1,"b":0},"updated":false}
+// RANK1-NEXT:   {"name":"w1","dtype":"f32","shape":[16,4],"bytes":256,"init":{"kind":"normal","a":0.1,"b":0},"updated":false,"space":"host"}
 // RANK1-NEXT: ],
 // RANK1-NEXT: "inputs": [],
 // RANK1:          "name": "s1.fwd",

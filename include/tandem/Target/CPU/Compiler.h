@@ -48,6 +48,13 @@ std::vector<std::string> defaultCompileFlags();
 /// `arch`, or when empty $TANDEM_CPU_ARCH, or "native".
 std::string resolveArch(llvm::StringRef arch);
 
+/// The instruction-set extensions a library compiled for `arch` (a -march
+/// value; "native" is this machine's CPU) may use, among those the runtime
+/// checks (tandem::runtime::knownCpuFeatures), by LLVM's table of x86 CPUs.
+/// Empty for a CPU LLVM does not know: the library's own
+/// tandem_cpu_features, which the runtime also checks, then stands alone.
+std::vector<std::string> archFeatures(llvm::StringRef arch);
+
 /// Compiles `source` into a shared library (or finds it in the cache) and
 /// returns its path. Fails with the compiler's stderr when compilation
 /// fails, or with a message naming the compiler when it cannot be found.

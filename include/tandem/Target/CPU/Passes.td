@@ -45,7 +45,7 @@ def TandemLowerCPU : Pass<"tandem-lower-cpu", "::mlir::ModuleOp"> {
     `mpmd-split-programs`, to `output-dir/rank<N>.cpp` (the fragments the
     rank runs, through the C++ emitter), `rank<N>.so` (compiled through the
     compile cache) and `rank<N>.json`, a manifest in the format
-    `tandem-rank-v1` that a runtime without MLIR can execute: the grid, the
+    `tandem-rank-v2` (docs/manifest.md) that a runtime without MLIR can execute: the grid, the
     parameters the rank binds with their initializers, the step inputs, each
     fragment's entry point and argument and result bindings, and the action
     list (docs/cpu-backend.md, "Per-rank libraries and manifests").

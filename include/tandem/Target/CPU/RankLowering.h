@@ -3,8 +3,8 @@
 // Lowers a scheduled, lowered and verified mpmd program (whole, or in the
 // per-rank form of mpmd-split-programs) to one C++ source, one shared
 // library and one JSON manifest per rank: what a runtime without MLIR needs
-// to execute the rank's action list. docs/cpu-backend.md, "Per-rank
-// libraries and manifests", describes the manifest.
+// to execute the rank's action list. The manifest is the runtime's schema
+// (tandem/Runtime/Manifest.h, docs/manifest.md), written with its writer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +20,6 @@
 #include <vector>
 
 namespace tandem::cpu {
-
-/// The version string every manifest carries in its "format" field.
-inline constexpr const char *kRankManifestFormat = "tandem-rank-v1";
 
 struct LowerRanksOptions {
   /// Where rank<N>.cpp, rank<N>.so and rank<N>.json go (created if needed).

@@ -21,6 +21,10 @@ namespace tandem::runtime {
 /// it cannot promise the CPU has it.
 std::vector<std::string> missingCpuFeatures(const std::string &features);
 
+/// The names missingCpuFeatures knows, as GCC and LLVM spell them
+/// ("avx2", "avx512f", ...): what a manifest's target features may hold.
+const std::vector<std::string> &knownCpuFeatures();
+
 } // namespace tandem::runtime
 
 #endif // TANDEM_RUNTIME_CPUFEATURES_H

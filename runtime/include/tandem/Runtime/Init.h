@@ -25,6 +25,11 @@ struct InitSpec {
   double a = 0.0;
   /// High bound (uniform).
   double b = 0.0;
+
+  bool operator==(const InitSpec &o) const {
+    return kind == o.kind && a == o.a && b == o.b;
+  }
+  bool operator!=(const InitSpec &o) const { return !(*this == o); }
 };
 
 /// The random stream of a parameter: FNV-1a of its name. Keyed by name, not

@@ -24,7 +24,7 @@
 namespace tandem::st {
 
 /// The element types Tandem reads and writes, by their safetensors names.
-enum class DType { F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, I32, U8 };
+enum class DType { F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, I32, I8, U8 };
 
 /// "F32", "BF16", "F8_E4M3", ...
 std::string_view dtypeName(DType dtype);

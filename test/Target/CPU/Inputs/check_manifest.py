@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Checks a tandem-rank-v1 manifest against its library and itself.
+"""Checks a tandem-rank-v2 manifest against its library and itself.
 
 Usage: check_manifest.py DIR RANK NM
 
-Fails (exit 1, a message on stderr) unless: the format is tandem-rank-v1;
+Fails (exit 1, a message on stderr) unless: the format is tandem-rank-v2;
 the library exports every fragment's symbol and scratch symbol (NM -D
 --defined-only), and nothing else named tandem_<fragment>; every
 parameter, input and slot an argument names is declared in the manifest
@@ -27,7 +27,7 @@ def main():
     directory, rank, nm = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     with open(os.path.join(directory, "rank%d.json" % rank)) as f:
         manifest = json.load(f)
-    if manifest.get("format") != "tandem-rank-v1":
+    if manifest.get("format") != "tandem-rank-v2":
         fail("format is %r" % manifest.get("format"))
     grid = manifest["grid"]
     if grid["rank"] != rank:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the memory plan of tandem-lower-cpu's manifests independently of
-the compiler and the runtime (docs/cpu-backend.md, "Memory plan").
+the compiler and the runtime (docs/memory-plan.md).
 
   check_memory_plan.py DIR RANK
       recomputes every buffer's live interval from the action list, checks

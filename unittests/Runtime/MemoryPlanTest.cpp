@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Target/CPU/MemoryPlan.h"
+#include "tandem/Runtime/MemoryPlan.h"
 
 #include "gtest/gtest.h"
 
 #include <algorithm>
 #include <random>
 
-using namespace tandem::cpu;
+using namespace tandem::runtime;
 
 namespace {
 
@@ -42,9 +42,17 @@ void expectValid(const std::vector<BufferInterval> &buffers,
   }
 }
 
+/// assignOffsets, which must succeed.
+ArenaAssignment assign(const std::vector<BufferInterval> &buffers) {
+  std::string error;
+  std::optional<ArenaAssignment> plan = assignOffsets(buffers, error);
+  EXPECT_TRUE(plan) << error;
+  return plan.value_or(ArenaAssignment{});
+}
+
 TEST(MemoryPlanAllocator, DisjointLifetimesReuseBytes) {
   std::vector<BufferInterval> buffers = {{100, 0, 1}, {100, 2, 3}};
-  ArenaAssignment plan = assignOffsets(buffers);
+  ArenaAssignment plan = assign(buffers);
   expectValid(buffers, plan);
   EXPECT_EQ(plan.offsets[0], 0u);
   EXPECT_EQ(plan.offsets[1], 0u);
@@ -55,7 +63,7 @@ TEST(MemoryPlanAllocator, DisjointLifetimesReuseBytes) {
 TEST(MemoryPlanAllocator, TouchingIntervalsAreLiveTogether) {
   // A run's last argument read and its result are at the same action.
   std::vector<BufferInterval> buffers = {{64, 0, 2}, {64, 2, 4}};
-  ArenaAssignment plan = assignOffsets(buffers);
+  ArenaAssignment plan = assign(buffers);
   expectValid(buffers, plan);
   EXPECT_NE(plan.offsets[0], plan.offsets[1]);
   EXPECT_EQ(plan.arenaBytes, 128u);
@@ -64,7 +72,7 @@ TEST(MemoryPlanAllocator, TouchingIntervalsAreLiveTogether) {
 TEST(MemoryPlanAllocator, OffsetsAreAligned) {
   std::vector<BufferInterval> buffers = {
       {1, 0, 5}, {65, 0, 5}, {3, 1, 2}, {129, 2, 3}, {0, 0, 5}};
-  ArenaAssignment plan = assignOffsets(buffers);
+  ArenaAssignment plan = assign(buffers);
   expectValid(buffers, plan);
   for (uint64_t offset : plan.offsets)
     EXPECT_EQ(offset % 64, 0u);
@@ -78,7 +86,7 @@ TEST(MemoryPlanAllocator, BestFitTakesTheSmallestGap) {
   // take offset 0.
   std::vector<BufferInterval> buffers = {
       {128, 0, 0}, {64, 0, 9}, {64, 0, 0}, {64, 0, 9}, {64, 1, 9}};
-  ArenaAssignment plan = assignOffsets(buffers);
+  ArenaAssignment plan = assign(buffers);
   expectValid(buffers, plan);
   EXPECT_EQ(plan.offsets[0], 0u);
   EXPECT_EQ(plan.offsets[1], 128u);
@@ -102,7 +110,7 @@ TEST(MemoryPlanAllocator, RandomPlansNeverShareLiveBytes) {
           rng() % 8 == 0 ? 0 : (rng() % 4 == 0 ? 4096 : 0) + rng() % 300;
       buffers.push_back({bytes, std::min(a, b), std::max(a, b)});
     }
-    ArenaAssignment plan = assignOffsets(buffers);
+    ArenaAssignment plan = assign(buffers);
     SCOPED_TRACE("trial " + std::to_string(trial));
     expectValid(buffers, plan);
     EXPECT_EQ(checkAssignment(buffers, plan), "");
@@ -118,25 +126,41 @@ TEST(MemoryPlanAllocator, RandomPlansNeverShareLiveBytes) {
     }
     EXPECT_GE(plan.arenaBytes, peak);
     // Deterministic.
-    EXPECT_EQ(assignOffsets(buffers).offsets, plan.offsets);
+    EXPECT_EQ(assign(buffers).offsets, plan.offsets);
   }
 }
 
 TEST(MemoryPlanAllocator, CheckerFindsCorruptPlans) {
   std::vector<BufferInterval> buffers = {{100, 0, 3}, {100, 2, 5}};
-  ArenaAssignment plan = assignOffsets(buffers);
+  ArenaAssignment plan = assign(buffers);
   ASSERT_EQ(checkAssignment(buffers, plan), "");
   ArenaAssignment shared = plan;
   shared.offsets[1] = shared.offsets[0];
   EXPECT_EQ(checkAssignment(buffers, shared),
-            "buffers 0 and 1 are live together and share bytes");
+            "buffer 0 and buffer 1 are live together but share bytes");
   ArenaAssignment unaligned = plan;
   unaligned.offsets[1] = 8;
   EXPECT_NE(checkAssignment(buffers, unaligned).find("is not 64-byte aligned"),
             std::string::npos);
   ArenaAssignment small = plan;
   small.arenaBytes = 150;
-  EXPECT_EQ(checkAssignment(buffers, small), "buffer 1 ends past the arena");
+  EXPECT_EQ(checkAssignment(buffers, small),
+            "buffer 1: bytes [128, 128 + 100) do not fit the arena of 150 "
+            "bytes");
+  EXPECT_EQ(checkAssignment(buffers, small, kArenaAlignment,
+                            [](size_t i) { return "B" + std::to_string(i); }),
+            "B1: bytes [128, 128 + 100) do not fit the arena of 150 bytes");
+}
+
+TEST(MemoryPlanAllocator, SizesBeyond64BitsAreRefused) {
+  std::string error;
+  EXPECT_FALSE(assignOffsets({{UINT64_MAX - 10, 0, 0}}, error));
+  EXPECT_EQ(error, "buffer 0 of 18446744073709551605 bytes makes the plan "
+                   "exceed 2^64 bytes");
+  EXPECT_FALSE(assignOffsets({{uint64_t(1) << 63, 0, 1},
+                              {uint64_t(1) << 63, 1, 2}},
+                             error));
+  EXPECT_NE(error.find("exceed 2^64 bytes"), std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,23 +220,40 @@ RankDescription oneFOneB(int64_t m) {
   return rank;
 }
 
-const PlannedBuffer *findSlot(const MemoryPlan &plan, const std::string &f,
-                              int64_t result, int64_t mb) {
-  for (const PlannedBuffer &b : plan.buffers)
-    if (b.kind == BufferKind::Slot && b.fragment == f && b.result == result &&
-        b.microbatch == mb)
+const PlanBufferInfo *findSlot(const MemoryPlanInfo &plan,
+                               const std::string &f, int64_t result,
+                               int64_t mb) {
+  for (const PlanBufferInfo &b : plan.buffers)
+    if (b.kind == PlanBufferKind::Slot && b.slot.fragment == f &&
+        b.slot.result == result && b.slot.microbatch == mb)
       return &b;
   return nullptr;
 }
 
+std::optional<MemoryPlanInfo> plan(const RankDescription &rank,
+                                   std::string *error = nullptr) {
+  std::string message;
+  std::optional<MemoryPlanInfo> result = planRankMemory(rank, message);
+  if (error)
+    *error = message;
+  return result;
+}
+
+/// The error planRankMemory gives for `rank`.
+std::string planError(const RankDescription &rank) {
+  std::string error;
+  EXPECT_FALSE(plan(rank, &error));
+  return error;
+}
+
 /// The largest number of stashed activations live at one action.
-int64_t maxStash(const MemoryPlan &plan, int64_t actions) {
+int64_t maxStash(const MemoryPlanInfo &plan, int64_t actions) {
   int64_t most = 0;
   for (int64_t t = 0; t < actions; ++t) {
     int64_t live = 0;
-    for (const PlannedBuffer &b : plan.buffers)
-      if (b.kind == BufferKind::Slot && b.fragment == "fwd" && b.result == 0 &&
-          b.first <= t && t <= b.last)
+    for (const PlanBufferInfo &b : plan.buffers)
+      if (b.kind == PlanBufferKind::Slot && b.slot.fragment == "fwd" &&
+          b.slot.result == 0 && b.first <= t && t <= b.last)
         ++live;
     most = std::max(most, live);
   }
@@ -222,36 +263,37 @@ int64_t maxStash(const MemoryPlan &plan, int64_t actions) {
 TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
   RankDescription rank = gpipe(2);
   // 0 fwd0, 1 send, 2 fwd1, 3 send, 4 recv, 5 bwd0, 6 recv, 7 bwd1, 8 opt
-  llvm::Expected<MemoryPlan> plan = planRankMemory(rank);
-  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
-  const PlannedBuffer *stash0 = findSlot(*plan, "fwd", 0, 0);
+  std::string error;
+  std::optional<MemoryPlanInfo> plan = planRankMemory(rank, error);
+  ASSERT_TRUE(plan) << error;
+  const PlanBufferInfo *stash0 = findSlot(*plan, "fwd", 0, 0);
   ASSERT_NE(stash0, nullptr);
   EXPECT_EQ(stash0->first, 0);
   EXPECT_EQ(stash0->last, 5);
-  const PlannedBuffer *sent1 = findSlot(*plan, "fwd", 1, 1);
+  const PlanBufferInfo *sent1 = findSlot(*plan, "fwd", 1, 1);
   ASSERT_NE(sent1, nullptr);
   EXPECT_EQ(sent1->first, 2);
   // The send at 3 and the receive at 4 are one group: in flight until 4.
   EXPECT_EQ(sent1->last, 4);
-  const PlannedBuffer *received0 = findSlot(*plan, "s1.bwd", 0, 0);
+  const PlanBufferInfo *received0 = findSlot(*plan, "s1.bwd", 0, 0);
   ASSERT_NE(received0, nullptr);
   EXPECT_EQ(received0->first, 3);
   EXPECT_EQ(received0->last, 5);
   // Each microbatch's gradient is added to the sum as it appears.
-  const PlannedBuffer *grad0 = findSlot(*plan, "bwd", 0, 0);
+  const PlanBufferInfo *grad0 = findSlot(*plan, "bwd", 0, 0);
   ASSERT_NE(grad0, nullptr);
   EXPECT_EQ(grad0->first, 5);
   EXPECT_EQ(grad0->last, 5);
-  const PlannedBuffer *grad1 = findSlot(*plan, "bwd", 0, 1);
+  const PlanBufferInfo *grad1 = findSlot(*plan, "bwd", 0, 1);
   ASSERT_NE(grad1, nullptr);
   EXPECT_EQ(grad1->last, 7);
-  const PlannedBuffer *update = findSlot(*plan, "opt", 0, -1);
+  const PlanBufferInfo *update = findSlot(*plan, "opt", 0, -1);
   ASSERT_NE(update, nullptr);
   EXPECT_EQ(update->first, 8);
   EXPECT_EQ(update->last, 9); // The end of the step.
   int accumulators = 0, scratches = 0;
-  for (const PlannedBuffer &b : plan->buffers) {
-    if (b.kind == BufferKind::Accumulator) {
+  for (const PlanBufferInfo &b : plan->buffers) {
+    if (b.kind == PlanBufferKind::Accumulator) {
       ++accumulators;
       EXPECT_EQ(b.action, 8);
       EXPECT_EQ(b.argument, 1);
@@ -259,7 +301,7 @@ TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
       EXPECT_EQ(b.first, 5); // From microbatch 0's gradient to opt.
       EXPECT_EQ(b.last, 8);
     }
-    if (b.kind == BufferKind::Scratch) {
+    if (b.kind == PlanBufferKind::Scratch) {
       ++scratches;
       EXPECT_EQ(b.first, b.action);
       EXPECT_EQ(b.last, b.action);
@@ -283,10 +325,11 @@ TEST(MemoryPlanLiveness, GroupsKeepSendAndRecvBuffersApart) {
                   {PlanActionKind::Send, "a", 0, -1, 256},
                   {PlanActionKind::Recv, "x", 0, -1, 256},
                   {PlanActionKind::Run, "b", 0, -1, 0}};
-  llvm::Expected<MemoryPlan> plan = planRankMemory(rank);
-  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
-  const PlannedBuffer *sent = findSlot(*plan, "a", 0, -1);
-  const PlannedBuffer *received = findSlot(*plan, "x", 0, -1);
+  std::string error;
+  std::optional<MemoryPlanInfo> plan = planRankMemory(rank, error);
+  ASSERT_TRUE(plan) << error;
+  const PlanBufferInfo *sent = findSlot(*plan, "a", 0, -1);
+  const PlanBufferInfo *received = findSlot(*plan, "x", 0, -1);
   ASSERT_TRUE(sent && received);
   EXPECT_EQ(sent->last, 2);
   EXPECT_EQ(received->first, 1);
@@ -297,8 +340,8 @@ TEST(MemoryPlanLiveness, GroupsKeepSendAndRecvBuffersApart) {
 TEST(MemoryPlanLiveness, OneFOneBStashesLessThanGPipe) {
   const int64_t m = 8;
   RankDescription g = gpipe(m), o = oneFOneB(m);
-  llvm::Expected<MemoryPlan> gp = planRankMemory(g);
-  llvm::Expected<MemoryPlan> op = planRankMemory(o);
+  std::optional<MemoryPlanInfo> gp = plan(g);
+  std::optional<MemoryPlanInfo> op = plan(o);
   ASSERT_TRUE(gp && op);
   EXPECT_EQ(maxStash(*gp, static_cast<int64_t>(g.actions.size())), m);
   EXPECT_EQ(maxStash(*op, static_cast<int64_t>(o.actions.size())), 2);
@@ -313,24 +356,24 @@ TEST(MemoryPlanLiveness, OneFOneBStashesLessThanGPipe) {
 TEST(MemoryPlanLiveness, Errors) {
   RankDescription unknown = gpipe(1);
   unknown.actions.push_back({PlanActionKind::Run, "nope", 0, -1, 0});
-  EXPECT_EQ(llvm::toString(planRankMemory(unknown).takeError()),
+  EXPECT_EQ(planError(unknown),
             "action 5 runs unknown fragment 'nope'");
 
   RankDescription early = stageZero(1);
   early.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
-  EXPECT_EQ(llvm::toString(planRankMemory(early).takeError()),
+  EXPECT_EQ(planError(early),
             "action 0 reads slot bwd[0] microbatch 0, which no earlier "
             "action defines");
 
   RankDescription twice = gpipe(1);
   twice.actions.insert(twice.actions.begin() + 1,
                        {PlanActionKind::Run, "fwd", 0, 0, 0});
-  EXPECT_EQ(llvm::toString(planRankMemory(twice).takeError()),
+  EXPECT_EQ(planError(twice),
             "action 1 defines slot fwd[0] microbatch 0 a second time");
 
   RankDescription noMicrobatch = stageZero(1);
   noMicrobatch.actions.push_back({PlanActionKind::Run, "fwd", 0, -1, 0});
-  EXPECT_EQ(llvm::toString(planRankMemory(noMicrobatch).takeError()),
+  EXPECT_EQ(planError(noMicrobatch),
             "action 0 runs 'fwd' without a microbatch, but the fragment is "
             "per-microbatch");
 }
