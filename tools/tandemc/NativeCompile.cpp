@@ -52,6 +52,8 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   tandem::cpu::LowerRanksOptions lowerOptions;
   lowerOptions.outputDir = options.outputDir;
   lowerOptions.compileLibraries = false;
+  // The manifests record the CPU the libraries are compiled for.
+  lowerOptions.compile.arch = options.arch;
   FailureOr<std::vector<tandem::cpu::LoweredRank>> ranks;
   {
     TimingScope emit = phase.nest("emit C++");
