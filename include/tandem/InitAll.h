@@ -24,6 +24,10 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 /// cse, inline, symbol-dce, ...) with the global pass registry.
 void registerAllPasses();
 
+/// Registers every target backend (tandem/Lowering/TargetBackend.h) under
+/// its --target name.
+void registerAllTargets();
+
 } // namespace tandem
 
 #endif // TANDEM_INITALL_H

@@ -1,6 +1,7 @@
 //===- Rounding.cpp - rounding doubles to element types -------------------===//
 
 #include "tandem/Eval/Rounding.h"
+#include "tandem/Support/Rounding.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -11,7 +12,8 @@
 using namespace tandem::eval;
 
 /// Rounds through APFloat, which implements round-to-nearest-even and each
-/// format's overflow behaviour (infinity, or NaN for formats without one).
+/// format's overflow behaviour (infinity, or NaN for formats without one):
+/// the float formats no generated code stores (f8E4M3, f8E4M3FNUZ, ...).
 static double roundFloat(double value, const llvm::fltSemantics &semantics,
                          bool saturate) {
   llvm::APFloat x(value);
@@ -23,41 +25,6 @@ static double roundFloat(double value, const llvm::fltSemantics &semantics,
   x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
             &losesInfo);
   return x.convertToDouble();
-}
-
-/// An IEEE-style binary format with infinities (bf16, f16): `precision`
-/// significant bits, smallest normal exponent `minExponent` (value
-/// 2^minExponent), largest finite value `largest`.
-struct BinaryFormat {
-  int precision;
-  int minExponent;
-  double largest;
-};
-
-/// Round-to-nearest-even into `format` with plain double arithmetic: the
-/// evaluator rounds every result of every low-precision op, and APFloat's
-/// generic conversion made bf16/f16 evaluation several times slower than
-/// f32. RoundingTest checks it against APFloat.
-static double roundBinary(double value, const BinaryFormat &format,
-                          bool saturate) {
-  if (std::isinf(value) && saturate)
-    return std::copysign(format.largest, value);
-  if (std::isnan(value) || std::isinf(value) || value == 0.0)
-    return value;
-  int exponent;
-  std::frexp(value, &exponent); // value = m * 2^exponent, 0.5 <= |m| < 1
-  // The unit in the last place: 2^(exponent - precision) for normals, the
-  // subnormal step below the smallest normal.
-  int ulpExponent =
-      std::max(exponent - 1, format.minExponent) - (format.precision - 1);
-  // Scaling by a power of two is exact; nearbyint rounds ties to even in
-  // the default rounding mode.
-  double rounded =
-      std::ldexp(std::nearbyint(std::ldexp(value, -ulpExponent)), ulpExponent);
-  if (std::fabs(rounded) > format.largest)
-    return saturate ? std::copysign(format.largest, value)
-                    : std::copysign(HUGE_VAL, value);
-  return rounded;
 }
 
 static double roundInteger(double value, unsigned width) {
@@ -84,10 +51,20 @@ double tandem::eval::roundToType(double value, mlir::Type elementType,
       return std::copysign(static_cast<double>(FLT_MAX), value);
     return rounded;
   }
+  // The formats the generated code stores round with the code it pastes
+  // in (tandem/Support/Rounding.h), so both give the same bits.
   if (elementType.isBF16())
-    return roundBinary(value, {8, -126, 0x1.fep127}, options.saturate);
+    return tandem_round::roundBinary(value, tandem_round::kBF16,
+                                     options.saturate);
   if (elementType.isF16())
-    return roundBinary(value, {11, -14, 65504.0}, options.saturate);
+    return tandem_round::roundBinary(value, tandem_round::kF16,
+                                     options.saturate);
+  if (llvm::isa<mlir::Float8E4M3FNType>(elementType))
+    return tandem_round::roundBinary(value, tandem_round::kF8E4M3FN,
+                                     options.saturate);
+  if (llvm::isa<mlir::Float8E5M2Type>(elementType))
+    return tandem_round::roundBinary(value, tandem_round::kF8E5M2,
+                                     options.saturate);
   if (auto floatType = llvm::dyn_cast<mlir::FloatType>(elementType))
     return roundFloat(value, floatType.getFloatSemantics(), options.saturate);
   if (auto intType = llvm::dyn_cast<mlir::IntegerType>(elementType))

@@ -5,6 +5,7 @@
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Dialect/NN/IR/NNDialect.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
+#include "tandem/Target/CPU/CPUBackend.h"
 #include "tandem/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,14 @@ void tandem::registerAllPasses() {
     nn::registerNNPasses();
     mpmd::registerMPMDPasses();
     cpu::registerTandemCPUPasses();
+    return true;
+  }();
+  (void)registered;
+}
+
+void tandem::registerAllTargets() {
+  static bool registered = [] {
+    cpu::registerCPUBackend();
     return true;
   }();
   (void)registered;

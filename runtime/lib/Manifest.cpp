@@ -24,10 +24,10 @@ struct TypeName {
 };
 
 constexpr TypeName kTypes[] = {
-    {ElementType::F32, "f32", 4},           {ElementType::F64, "f64", 8},
-    {ElementType::I32, "i32", 4},           {ElementType::I64, "i64", 8},
-    {ElementType::BF16, "bf16", 2},         {ElementType::F16, "f16", 2},
-    {ElementType::I8, "i8", 1},             {ElementType::F8E4M3FN, "f8E4M3FN", 1},
+    {ElementType::F32, "f32", 4},      {ElementType::F64, "f64", 8},
+    {ElementType::I32, "i32", 4},      {ElementType::I64, "i64", 8},
+    {ElementType::BF16, "bf16", 2},    {ElementType::F16, "f16", 2},
+    {ElementType::I8, "i8", 1},        {ElementType::F8E4M3FN, "f8E4M3FN", 1},
     {ElementType::F8E5M2, "f8E5M2", 1}};
 
 } // namespace
@@ -325,14 +325,14 @@ Manifest parse(const json &root, const Reader &r) {
   m.grid.replica = r.integer(grid, "grid", "replica");
   // Bounded first, so that the product below cannot overflow.
   constexpr int64_t kMaxGrid = int64_t(1) << 20;
-  for (int64_t count : {m.grid.stages, m.grid.chunks, m.grid.replicas,
-                        m.grid.microbatches})
+  for (int64_t count :
+       {m.grid.stages, m.grid.chunks, m.grid.replicas, m.grid.microbatches})
     if (count < 1 || count > kMaxGrid)
       r.fail("grid", "stages, chunks, replicas and microbatches must be in "
                      "[1, 2^20]");
   if (m.grid.rank < 0 || m.grid.rank >= m.grid.stages * m.grid.replicas ||
-      m.grid.stage < 0 || m.grid.stage >= m.grid.stages ||
-      m.grid.replica < 0 || m.grid.replica >= m.grid.replicas)
+      m.grid.stage < 0 || m.grid.stage >= m.grid.stages || m.grid.replica < 0 ||
+      m.grid.replica >= m.grid.replicas)
     r.fail("grid", "inconsistent grid");
 
   const json &parameters = r.array(root, "", "parameters");
@@ -444,11 +444,11 @@ Manifest parse(const json &root, const Reader &r) {
             "rule");
         ai.local = r.boolean(arg, aw, "local");
         if (ai.rule == SlotRule::SumMicrobatches)
-          ai.accumulatedBy = r.choice<Accumulation>(
-              arg, aw, "accumulated_by",
-              {{"runtime", Accumulation::Runtime},
-               {"fragment", Accumulation::Fragment}},
-              "accumulation");
+          ai.accumulatedBy =
+              r.choice<Accumulation>(arg, aw, "accumulated_by",
+                                     {{"runtime", Accumulation::Runtime},
+                                      {"fragment", Accumulation::Fragment}},
+                                     "accumulation");
         else if (arg.contains("accumulated_by"))
           r.fail(aw, "accumulated_by belongs to sum_microbatches arguments "
                      "only");

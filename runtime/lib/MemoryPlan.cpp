@@ -56,8 +56,8 @@ tandem::runtime::assignOffsets(const std::vector<BufferInterval> &buffers,
   std::vector<uint64_t> sizes(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
     std::optional<uint64_t> size = roundUp(buffers[i].bytes, alignment);
-    if (!size || __builtin_add_overflow(out.naiveBytes, *size,
-                                        &out.naiveBytes)) {
+    if (!size ||
+        __builtin_add_overflow(out.naiveBytes, *size, &out.naiveBytes)) {
       error = "buffer " + std::to_string(i) + " of " +
               std::to_string(buffers[i].bytes) +
               " bytes makes the plan exceed 2^64 bytes";
@@ -136,8 +136,7 @@ std::string tandem::runtime::checkAssignment(
     if (buffers[i].bytes > assignment.arenaBytes ||
         offset > assignment.arenaBytes - buffers[i].bytes)
       return nameOf(i) + ": bytes [" + std::to_string(offset) + ", " +
-             std::to_string(offset) + " + " +
-             std::to_string(buffers[i].bytes) +
+             std::to_string(offset) + " + " + std::to_string(buffers[i].bytes) +
              ") do not fit the arena of " +
              std::to_string(assignment.arenaBytes) + " bytes";
     if (buffers[i].bytes)
@@ -183,8 +182,8 @@ RankDescription tandem::runtime::describeRank(const Manifest &m) {
       planned.arguments.push_back(std::move(a));
     }
     for (const ResultInfo &r : f.results)
-      planned.results.push_back({r.bytes, r.update || r.output,
-                                 r.inPlaceOf.has_value()});
+      planned.results.push_back(
+          {r.bytes, r.update || r.output, r.inPlaceOf.has_value()});
     rank.fragments.push_back(std::move(planned));
   }
   for (const ActionInfo &a : m.actions) {
@@ -450,8 +449,9 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
       switch (b.kind) {
       case PlanBufferKind::Slot:
         inserted =
-            slots.insert({{b.slot.fragment, b.slot.result, b.slot.microbatch},
-                          i})
+            slots
+                .insert(
+                    {{b.slot.fragment, b.slot.result, b.slot.microbatch}, i})
                 .second;
         break;
       case PlanBufferKind::Accumulator:
@@ -459,10 +459,10 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
         if (b.action < 0 || b.action >= end ||
             m.actions[b.action].op != ActionKind::Run)
           fail(where, "field 'action' names no run");
-        inserted = b.kind == PlanBufferKind::Scratch
-                       ? scratches.insert({b.action, i}).second
-                       : accumulators.insert({{b.action, b.argument}, i})
-                             .second;
+        inserted =
+            b.kind == PlanBufferKind::Scratch
+                ? scratches.insert({b.action, i}).second
+                : accumulators.insert({{b.action, b.argument}, i}).second;
         break;
       }
       if (!inserted)
@@ -476,8 +476,8 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
       assignment.offsets.push_back(b.offset);
     }
     // Placement: aligned, inside the arena, no shared bytes while live.
-    std::string placement = checkAssignment(
-        intervals, assignment, plan.alignment, [&](size_t i) {
+    std::string placement =
+        checkAssignment(intervals, assignment, plan.alignment, [&](size_t i) {
           return at("buffers", i) + " (" + bufferText(plan.buffers[i]) + ")";
         });
     if (!placement.empty())
@@ -507,13 +507,12 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
                         std::to_string(buffer.first) + ", " +
                         std::to_string(buffer.last) + "], but " +
                         at("actions", action) + " uses it over [" +
-                        std::to_string(from) + ", " + std::to_string(to) +
-                        "]");
+                        std::to_string(from) + ", " + std::to_string(to) + "]");
       touched[index] = 1;
     };
     auto missing = [&](const std::string &what, size_t action) {
-      fail("", "no buffer for the " + what + " (" + at("actions", action) +
-                   ")");
+      fail("",
+           "no buffer for the " + what + " (" + at("actions", action) + ")");
     };
     // Per slot buffer: the action after which its value is there (its run,
     // or the last action of its receive's group).

@@ -179,6 +179,19 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
       return nullptr;
     }
   }
+  // The calling convention the library was generated for.
+  const uint32_t *abi = static_cast<const uint32_t *>(
+      dlsym(program->handle, "tandem_fragment_abi"));
+  if (!abi || *abi != TANDEM_FRAGMENT_ABI_VERSION) {
+    error = m.path + ": library '" + library + "' follows fragment ABI " +
+            (abi ? std::to_string(*abi)
+                 : std::string("1 (it has no "
+                               "tandem_fragment_abi)")) +
+            ", and this runtime calls ABI " +
+            std::to_string(TANDEM_FRAGMENT_ABI_VERSION) +
+            ": compile the model again with this tandemc";
+    return nullptr;
+  }
   for (const FragmentInfo &f : m.fragments) {
     void *fn = dlsym(program->handle, f.symbol.c_str());
     void *scratch = dlsym(program->handle, f.scratchSymbol.c_str());
@@ -591,7 +604,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
             slotBuffers.at(SlotKey{f.name, static_cast<int64_t>(r), mb}));
         results.push_back(bufferData[produced.back()]);
       }
-      int status = functions[fi](args.data(), results.data(), scratchData[at]);
+      int status =
+          functions[fi](&context, args.data(), results.data(), scratchData[at]);
       if (status != 0)
         return fail(where + ": the fragment returned " +
                     std::to_string(status) + " (an index out of range)");

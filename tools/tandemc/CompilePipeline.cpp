@@ -2,11 +2,16 @@
 
 #include "CompilePipeline.h"
 
+#include "tandem/Lowering/TargetBackend.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
 using namespace llvm;
 using namespace tandem::tandemc;
+namespace lowering = tandem::lowering;
 
 const char *tandem::tandemc::phaseName(Phase phase) {
   switch (phase) {
@@ -61,8 +66,10 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
   if (o.chunks < 0)
     return invalid("--chunks must be at least 0 (0: one per stage), found " +
                    Twine(o.chunks));
-  if (o.target != "none" && o.target != "cpu")
-    return invalid("--target must be none or cpu, found '" + o.target + "'");
+  std::vector<std::string> targets = lowering::registeredTargetBackends();
+  if (o.target != "none" && !llvm::is_contained(targets, o.target))
+    return invalid("--target must be none or " + llvm::join(targets, ", ") +
+                   ", found '" + o.target + "'");
   if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")
     return invalid("--precision must be f32, bf16 or fp16, found '" +
                    o.precision + "'");

@@ -2,8 +2,7 @@
 
 #include "NativeCompile.h"
 
-#include "tandem/Target/CPU/Compiler.h"
-#include "tandem/Target/CPU/RankLowering.h"
+#include "tandem/Lowering/RankLowering.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -26,7 +25,7 @@ struct Library {
   std::string source;
   /// The first rank with this source (errors name it).
   int64_t firstRank = 0;
-  std::optional<tandem::cpu::CompiledLibrary> compiled;
+  std::optional<tandem::lowering::CompiledLibrary> compiled;
   std::string error;
 };
 
@@ -49,27 +48,28 @@ std::string explain(std::string message) {
 LogicalResult tandem::tandemc::compileNative(ModuleOp module,
                                              const NativeOptions &options,
                                              TimingScope &phase) {
-  tandem::cpu::LowerRanksOptions lowerOptions;
+  tandem::lowering::TargetBackend &backend = *options.backend;
+  std::string language = backend.sourceLanguage().str();
+  tandem::lowering::LowerRanksOptions lowerOptions;
   lowerOptions.outputDir = options.outputDir;
   lowerOptions.compileLibraries = false;
-  // The manifests record the CPU the libraries are compiled for.
-  lowerOptions.compile.arch = options.arch;
-  FailureOr<std::vector<tandem::cpu::LoweredRank>> ranks;
+  lowerOptions.diagnosticPrefix = "tandemc";
+  FailureOr<std::vector<tandem::lowering::LoweredRank>> ranks;
   {
-    TimingScope emit = phase.nest("emit C++");
-    ranks = tandem::cpu::lowerRanks(module, lowerOptions);
+    TimingScope emit = phase.nest("emit " + language);
+    ranks = tandem::lowering::lowerRanks(module, backend, lowerOptions);
   }
   if (failed(ranks))
     return failure();
 
-  TimingScope compile = phase.nest("C++ compile");
+  TimingScope compile = phase.nest(language + " compile");
   // Ranks whose sources are equal share one compilation: the cache would
   // find the first one's library anyway, but only once it exists, and the
   // compilations below run at the same time.
   std::vector<Library> libraries;
   std::vector<size_t> libraryOf;
   llvm::StringMap<size_t> bySource;
-  for (const tandem::cpu::LoweredRank &rank : *ranks) {
+  for (const tandem::lowering::LoweredRank &rank : *ranks) {
     auto buffer = llvm::MemoryBuffer::getFile(rank.sourcePath);
     if (!buffer)
       return module.emitError() << "tandemc: cannot read '" << rank.sourcePath
@@ -87,14 +87,10 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   jobs = std::max(1u, std::min<unsigned>(jobs, libraries.size()));
   {
     llvm::StdThreadPool pool(llvm::hardware_concurrency(jobs));
-    tandem::cpu::CompileOptions compile;
-    compile.arch = options.arch;
     for (Library &library : libraries)
-      pool.async([&library, &compile] {
-        // The compiler and the cache directory come from $TANDEM_CXX and
-        // $TANDEM_CPU_CACHE, as for tandem-lower-cpu.
-        llvm::Expected<tandem::cpu::CompiledLibrary> compiled =
-            tandem::cpu::compileSource(library.source, compile);
+      pool.async([&library, &backend] {
+        llvm::Expected<tandem::lowering::CompiledLibrary> compiled =
+            backend.compile(library.source);
         if (compiled)
           library.compiled = *compiled;
         else
@@ -127,7 +123,8 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
       remark << " (cached library)";
   }
   emitRemark(module.getLoc())
-      << "tandemc: C++: " << ranks->size() << " ranks, " << libraries.size()
-      << " libraries: " << compiled << " compiled, " << cached << " cached";
+      << "tandemc: " << language << ": " << ranks->size() << " ranks, "
+      << libraries.size() << " libraries: " << compiled << " compiled, "
+      << cached << " cached";
   return success();
 }

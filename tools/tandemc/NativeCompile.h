@@ -1,14 +1,17 @@
 //===- NativeCompile.h - tandemc's native phase -----------------*- C++ -*-===//
 //
-// --target cpu: lowers every rank to C++ and a manifest (tandem::cpu::
-// lowerRanks, what tandem-lower-cpu runs), then compiles the ranks' sources
-// into libraries as a step of its own, so that --timing reports emission and
-// C++ compilation apart and the compilations can run in parallel.
+// --target T: lowers every rank to a source and a manifest through T's
+// backend (tandem::lowering::lowerRanks, what tandem-lower-cpu runs for the
+// CPU), then compiles the ranks' sources into libraries as a step of its
+// own, so that --timing reports emission and compilation apart and the
+// compilations can run in parallel.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TANDEM_TOOLS_TANDEMC_NATIVECOMPILE_H
 #define TANDEM_TOOLS_TANDEMC_NATIVECOMPILE_H
+
+#include "tandem/Lowering/TargetBackend.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
@@ -18,19 +21,20 @@
 namespace tandem::tandemc {
 
 struct NativeOptions {
-  /// Where rank<N>.{cpp,so,json} go.
+  /// Where each rank's source, library and manifest go.
   std::string outputDir;
-  /// C++ compilations run at once; 0: one per core.
+  /// Compilations run at once; 0: one per core.
   unsigned jobs = 0;
-  /// -march of the libraries; empty: $TANDEM_CPU_ARCH, else native.
-  std::string arch;
+  /// The target, configured with its options (--cpu-arch, ...).
+  lowering::TargetBackend *backend = nullptr;
 };
 
-/// Writes rank<N>.cpp and rank<N>.json for every rank of the module's
-/// program (timed as `emit C++` under `phase`), then rank<N>.so (timed as
-/// `C++ compile` under `phase`): each distinct source is compiled once,
-/// through the compile cache ($TANDEM_CPU_CACHE, $TANDEM_CXX; docs/
-/// cpu-backend.md), and ranks with the same source share the library.
+/// Writes the source (rank<N>.cpp for the CPU) and rank<N>.json for every
+/// rank of the module's program (timed as `emit <language>` under `phase`),
+/// then the library (rank<N>.so; timed as `<language> compile`): each
+/// distinct source is compiled once, through the backend (for the CPU, the
+/// compile cache: $TANDEM_CPU_CACHE, $TANDEM_CXX; docs/cpu-backend.md), and
+/// ranks with the same source share the library.
 /// Reports one remark per rank and a summary remark
 /// ("C++: R ranks, L libraries: C compiled, H cached"); errors are
 /// diagnostics on the module.

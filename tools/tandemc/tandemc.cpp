@@ -119,8 +119,9 @@ static cl::list<std::string> passPlugins("load-pass-plugin",
                                          cl::cat(tandemcCategory));
 static cl::opt<std::string>
     target("target",
-           cl::desc("none (per-rank MLIR) or cpu (also C++, a shared "
-                    "library and a manifest per rank; docs/cpu-backend.md)"),
+           cl::desc("none (per-rank MLIR) or a registered target: cpu (also "
+                    "C++, a shared library and a manifest per rank; "
+                    "docs/cpu-backend.md, docs/targets.md)"),
            cl::init("none"), cl::cat(tandemcCategory));
 static cl::opt<bool>
     memory("memory",
@@ -201,10 +202,10 @@ static int compile(const mlir::DialectRegistry &registry) {
   options.partitioner = partitioner;
   options.memory = memory;
   options.target = target;
-  if (emitPhase == Phase::Native && target != "cpu")
+  if (emitPhase == Phase::Native && target == "none")
     return fail("--emit=native needs a target: --target cpu");
-  // --target cpu goes on to the native phase unless --emit stops earlier.
-  Phase last = emitPhase == Phase::Split && target == "cpu"
+  // A target goes on to the native phase unless --emit stops earlier.
+  Phase last = emitPhase == Phase::Split && target != "none"
                    ? Phase::Native
                    : emitPhase.getValue();
   bool toDirectory = last == Phase::Split || last == Phase::Native;
@@ -217,6 +218,19 @@ static int compile(const mlir::DialectRegistry &registry) {
   auto phases = tandem::tandemc::buildPhases(options, last);
   if (!phases)
     return fail(toString(phases.takeError()));
+  // The target and its options (each target's own: --cpu-arch for cpu).
+  tandem::lowering::TargetOptionValues targetOptions;
+  if (cpuArch.getNumOccurrences())
+    targetOptions["cpu-arch"] = cpuArch;
+  std::unique_ptr<tandem::lowering::TargetBackend> backend;
+  if (target != "none") {
+    backend = tandem::lowering::createTargetBackend(target);
+    if (Error error = backend->configure(targetOptions))
+      return fail(toString(std::move(error)));
+  } else if (!targetOptions.empty()) {
+    return fail("--" + targetOptions.begin()->first +
+                " is a target option: give --target");
+  }
 
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);
@@ -265,7 +279,7 @@ static int compile(const mlir::DialectRegistry &registry) {
       tandem::tandemc::NativeOptions native;
       native.outputDir = options.outputDir;
       native.jobs = jobs;
-      native.arch = cpuArch;
+      native.backend = backend.get();
       if (failed(tandem::tandemc::compileNative(*module, native, scope)))
         return 1;
       if (trained && failed(tandem::tandemc::compileEvalProgram(
@@ -317,6 +331,7 @@ int main(int argc, char **argv) {
   // First: --mlir-print-ir-after=<pass> lists the passes registered when
   // the pass manager's options are created.
   tandem::registerAllPasses();
+  tandem::registerAllTargets();
   mlir::registerPassManagerCLOptions();
   // libLLVM registers hundreds of backend options; --help-hidden still
   // lists them and the MLIR printer options.

@@ -3,6 +3,7 @@
 #include "EvalTestUtils.h"
 
 #include "tandem/Eval/Rounding.h"
+#include "tandem/Support/Rounding.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/APFloat.h"
@@ -35,24 +36,30 @@ double roundWithAPFloat(double value, const llvm::fltSemantics &semantics,
   llvm::APFloat x(value);
   bool losesInfo = false;
   x.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  if (saturate && !std::isnan(value) && x.isInfinity())
+  // A format without infinities (f8E4M3FN) overflows to NaN.
+  if (saturate && !std::isnan(value) && (x.isInfinity() || x.isNaN()))
     x = llvm::APFloat::getLargest(semantics, value < 0);
   x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
             &losesInfo);
   return x.convertToDouble();
 }
 
-// bf16 and f16 round with double arithmetic (fast, for the evaluator's
-// mixed-precision runs); they must agree with APFloat bit for bit: random
-// values over every exponent the formats have, their subnormals and
-// overflow, exact ties and their neighbours, zeros and infinities.
-TEST_F(EvalRounding, FastBf16AndF16MatchAPFloat) {
+// bf16, f16 and the f8 formats round with double arithmetic
+// (tandem/Support/Rounding.h, shared with the generated code); they must
+// agree with APFloat bit for bit: random values over every exponent the
+// formats have, their subnormals and overflow, exact ties and their
+// neighbours, zeros and infinities.
+TEST_F(EvalRounding, FastRoundingMatchesAPFloat) {
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> mantissa(0.5, 1.0);
   for (auto [type, semantics, minExp, maxExp, precision] :
        {std::tuple<mlir::Type, const llvm::fltSemantics *, int, int, int>{
             b.getBF16Type(), &llvm::APFloat::BFloat(), -140, 130, 8},
-        {b.getF16Type(), &llvm::APFloat::IEEEhalf(), -28, 18, 11}}) {
+        {b.getF16Type(), &llvm::APFloat::IEEEhalf(), -28, 18, 11},
+        {b.getType<mlir::Float8E4M3FNType>(), &llvm::APFloat::Float8E4M3FN(),
+         -12, 11, 4},
+        {b.getType<mlir::Float8E5M2Type>(), &llvm::APFloat::Float8E5M2(), -19,
+         18, 3}}) {
     std::vector<double> values = {0.0, -0.0, HUGE_VAL, -HUGE_VAL};
     for (int e = minExp; e <= maxExp; ++e) {
       for (int i = 0; i < 200; ++i)
@@ -69,11 +76,52 @@ TEST_F(EvalRounding, FastBf16AndF16MatchAPFloat) {
       for (bool saturate : {false, true}) {
         double expected = roundWithAPFloat(value, *semantics, saturate);
         double actual = round(value, type, saturate);
+        if (std::isnan(expected)) {
+          ASSERT_TRUE(std::isnan(actual)) << value;
+          continue;
+        }
         ASSERT_EQ(std::signbit(expected), std::signbit(actual)) << value;
         ASSERT_EQ(expected, actual)
             << "value " << value << " saturate " << saturate;
       }
   }
+}
+
+// Every bit pattern of every format the generated code stores decodes to
+// APFloat's value and encodes back to itself (NaNs to the format's quiet
+// NaN).
+TEST(SharedRounding, EncodingsMatchAPFloat) {
+  for (auto [format, semantics, bits] :
+       {std::tuple<tandem_round::BinaryFormat, const llvm::fltSemantics *,
+                   unsigned>{tandem_round::kBF16, &llvm::APFloat::BFloat(), 16},
+        {tandem_round::kF16, &llvm::APFloat::IEEEhalf(), 16},
+        {tandem_round::kF8E4M3FN, &llvm::APFloat::Float8E4M3FN(), 8},
+        {tandem_round::kF8E5M2, &llvm::APFloat::Float8E5M2(), 8}}) {
+    for (uint32_t pattern = 0; pattern < (1u << bits); ++pattern) {
+      double expected = llvm::APFloat(*semantics, llvm::APInt(bits, pattern))
+                            .convertToDouble();
+      double value = tandem_round::decodeBinary(pattern, format);
+      if (std::isnan(expected)) {
+        ASSERT_TRUE(std::isnan(value)) << pattern;
+        uint32_t quiet = tandem_round::encodeBinary(value, format);
+        ASSERT_TRUE(std::isnan(tandem_round::decodeBinary(quiet, format)));
+        continue;
+      }
+      ASSERT_EQ(value, expected) << pattern;
+      ASSERT_EQ(std::signbit(value), std::signbit(expected)) << pattern;
+      ASSERT_EQ(tandem_round::encodeBinary(value, format), pattern) << pattern;
+    }
+  }
+  // The byte and half-word helpers are these encodings after rounding.
+  EXPECT_EQ(tandem_round::toBF16(1.0), 0x3f80);
+  EXPECT_EQ(tandem_round::fromBF16(0x3f80), 1.0);
+  EXPECT_EQ(tandem_round::toF16(65520.0), 0x7c00); // Rounds up: infinity.
+  EXPECT_EQ(tandem_round::toF8E4M3FN(1000.0, /*saturate=*/true), 0x7e); // 448
+  EXPECT_EQ(tandem_round::fromF8E4M3FN(0x7e), 448.0);
+  EXPECT_TRUE(std::isnan(
+      tandem_round::fromF8E4M3FN(tandem_round::toF8E4M3FN(1000.0, false))));
+  EXPECT_EQ(tandem_round::toF8E5M2(-1e9, /*saturate=*/false), 0xfc); // -inf
+  EXPECT_EQ(tandem_round::fromF8E5M2(0x7b), 57344.0);
 }
 
 TEST_F(EvalRounding, Bf16RoundsToNearestEven) {

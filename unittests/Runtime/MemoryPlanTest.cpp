@@ -157,9 +157,8 @@ TEST(MemoryPlanAllocator, SizesBeyond64BitsAreRefused) {
   EXPECT_FALSE(assignOffsets({{UINT64_MAX - 10, 0, 0}}, error));
   EXPECT_EQ(error, "buffer 0 of 18446744073709551605 bytes makes the plan "
                    "exceed 2^64 bytes");
-  EXPECT_FALSE(assignOffsets({{uint64_t(1) << 63, 0, 1},
-                              {uint64_t(1) << 63, 1, 2}},
-                             error));
+  EXPECT_FALSE(assignOffsets(
+      {{uint64_t(1) << 63, 0, 1}, {uint64_t(1) << 63, 1, 2}}, error));
   EXPECT_NE(error.find("exceed 2^64 bytes"), std::string::npos);
 }
 
@@ -220,9 +219,8 @@ RankDescription oneFOneB(int64_t m) {
   return rank;
 }
 
-const PlanBufferInfo *findSlot(const MemoryPlanInfo &plan,
-                               const std::string &f, int64_t result,
-                               int64_t mb) {
+const PlanBufferInfo *findSlot(const MemoryPlanInfo &plan, const std::string &f,
+                               int64_t result, int64_t mb) {
   for (const PlanBufferInfo &b : plan.buffers)
     if (b.kind == PlanBufferKind::Slot && b.slot.fragment == f &&
         b.slot.result == result && b.slot.microbatch == mb)
@@ -356,8 +354,7 @@ TEST(MemoryPlanLiveness, OneFOneBStashesLessThanGPipe) {
 TEST(MemoryPlanLiveness, Errors) {
   RankDescription unknown = gpipe(1);
   unknown.actions.push_back({PlanActionKind::Run, "nope", 0, -1, 0});
-  EXPECT_EQ(planError(unknown),
-            "action 5 runs unknown fragment 'nope'");
+  EXPECT_EQ(planError(unknown), "action 5 runs unknown fragment 'nope'");
 
   RankDescription early = stageZero(1);
   early.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});

@@ -64,9 +64,9 @@ TEST(Safetensors, RoundTripsEveryDType) {
   File file;
   file.metadata["format"] = "pt";
   file.tensors["w"] = f32Tensor({2, 3}, {1, 2, 3, 4, 5, 6});
-  for (DType dtype : {DType::F64, DType::F16, DType::BF16, DType::F8_E4M3,
-                      DType::F8_E5M2, DType::I64, DType::I32, DType::I8,
-                      DType::U8}) {
+  for (DType dtype :
+       {DType::F64, DType::F16, DType::BF16, DType::F8_E4M3, DType::F8_E5M2,
+        DType::I64, DType::I32, DType::I8, DType::U8}) {
     Tensor t;
     t.dtype = dtype;
     t.shape = {3};

@@ -2,6 +2,9 @@
 
 #include "tandem/Target/CPU/Compiler.h"
 
+#include "tandem/Lowering/CompileCache.h"
+#include "tandem/Runtime/CpuFeatures.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -11,12 +14,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/X86TargetParser.h"
-
-#include "tandem/Runtime/CpuFeatures.h"
 
 #include <optional>
 
@@ -67,15 +67,6 @@ std::vector<std::string> tandem::cpu::archFeatures(llvm::StringRef arch) {
 
 namespace {
 
-/// Removes a file when it goes out of scope.
-struct TempFile {
-  std::string path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
-
 llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -89,6 +80,25 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   return llvm::Error::success();
 }
 
+/// `compiler` as a path to run: found in PATH when it is a bare name.
+llvm::Expected<std::string> findCompiler(const std::string &compiler) {
+  if (!llvm::sys::path::is_absolute(compiler) &&
+      !llvm::StringRef(compiler).contains('/')) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
+    if (!found)
+      return llvm::createStringError(
+          "C++ compiler '" + compiler +
+          "' not found in PATH (set TANDEM_CXX or the compiler option)");
+    return *found;
+  }
+  if (!llvm::sys::fs::can_execute(compiler))
+    return llvm::createStringError(
+        "C++ compiler '" + compiler +
+        "' not found or not executable (set TANDEM_CXX or the compiler "
+        "option)");
+  return compiler;
+}
+
 } // namespace
 
 llvm::Expected<CompiledLibrary>
@@ -97,18 +107,10 @@ tandem::cpu::compileSource(llvm::StringRef source,
   std::string compiler = options.compiler;
   if (compiler.empty())
     compiler = llvm::sys::Process::GetEnv("TANDEM_CXX").value_or("c++");
-  std::string cacheDir = options.cacheDir;
-  if (cacheDir.empty()) {
-    if (std::optional<std::string> env =
-            llvm::sys::Process::GetEnv("TANDEM_CPU_CACHE")) {
-      cacheDir = *env;
-    } else {
-      llvm::SmallString<128> tmp;
-      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
-      llvm::sys::path::append(tmp, "tandem-cpu-cache");
-      cacheDir = std::string(tmp);
-    }
-  }
+  std::string cacheDir = options.cacheDir.empty()
+                             ? tandem::lowering::defaultCacheDir(
+                                   "TANDEM_CPU_CACHE", "tandem-cpu-cache")
+                             : options.cacheDir;
 
   std::string arch = resolveArch(options.arch);
   if (arch.empty() || arch.front() == '-' ||
@@ -124,100 +126,58 @@ tandem::cpu::compileSource(llvm::StringRef source,
   // The key covers everything that changes the library; for -march=native
   // that includes the CPU the compiler runs on (a cache shared between
   // machines must not hand one CPU's library to another).
-  llvm::SHA256 hasher;
-  hasher.update(source);
-  hasher.update(llvm::StringRef("\0", 1));
-  hasher.update(compiler);
-  for (const std::string &flag : flags) {
-    hasher.update(llvm::StringRef("\0", 1));
-    hasher.update(flag);
-  }
+  std::vector<std::string> key = {source.str(), compiler};
+  key.insert(key.end(), flags.begin(), flags.end());
   if (arch == "native") {
-    hasher.update(llvm::StringRef("\0", 1));
-    hasher.update(llvm::sys::getHostCPUName());
+    key.push_back(llvm::sys::getHostCPUName().str());
     std::vector<std::string> features;
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       if (feature.second)
         features.push_back(feature.first().str());
     llvm::sort(features);
-    for (const std::string &feature : features) {
-      hasher.update(llvm::StringRef("\0", 1));
-      hasher.update(feature);
-    }
-  }
-  std::string key =
-      llvm::toHex(hasher.final(), /*LowerCase=*/true).substr(0, 32);
-
-  llvm::SmallString<256> library(cacheDir);
-  llvm::sys::path::append(library, "tandem-" + key + ".so");
-  if (llvm::sys::fs::exists(library))
-    return CompiledLibrary{std::string(library), /*cached=*/true};
-
-  // Resolve the compiler only when it must run, so a cache hit needs none.
-  std::string program = compiler;
-  if (!llvm::sys::path::is_absolute(compiler) &&
-      !llvm::StringRef(compiler).contains('/')) {
-    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
-    if (!found)
-      return llvm::createStringError(
-          "C++ compiler '" + compiler +
-          "' not found in PATH (set TANDEM_CXX or the compiler option)");
-    program = *found;
-  } else if (!llvm::sys::fs::can_execute(compiler)) {
-    return llvm::createStringError(
-        "C++ compiler '" + compiler +
-        "' not found or not executable (set TANDEM_CXX or the compiler "
-        "option)");
+    key.insert(key.end(), features.begin(), features.end());
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
-    return llvm::createStringError("cannot create the compile cache '" +
-                                   cacheDir + "': " + ec.message());
-  // Unique names for the source, the library being written and stderr, so
-  // concurrent compilations of the same source never see a partial file;
-  // the finished library is renamed into place (atomic on one filesystem).
-  auto unique = [&](llvm::StringRef suffix) -> llvm::Expected<std::string> {
-    llvm::SmallString<256> model(cacheDir);
-    llvm::sys::path::append(model, "tandem-" + key + "-%%%%%%%%" + suffix);
-    llvm::SmallString<256> path;
-    llvm::sys::fs::createUniquePath(model, path, /*MakeAbsolute=*/false);
-    return std::string(path);
-  };
-  TempFile sourceFile, partial, errors;
-  for (auto [file, suffix] : {std::pair{&sourceFile, ".cpp"},
-                              {&partial, ".so.part"},
-                              {&errors, ".stderr"}}) {
-    llvm::Expected<std::string> path = unique(suffix);
-    if (!path)
-      return path.takeError();
-    file->path = *path;
-  }
-  if (llvm::Error error = writeFile(sourceFile.path, source))
-    return std::move(error);
-
-  std::vector<std::string> args = {program};
-  args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {"-o", partial.path, sourceFile.path, "-lopenblas"});
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errors.path,
-                                                errors.path};
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(program, argRefs, std::nullopt,
-                                         redirects, /*SecondsToWait=*/0,
-                                         /*MemoryLimit=*/0, &message);
-  if (status != 0) {
-    std::string output;
-    if (auto buffer = llvm::MemoryBuffer::getFile(errors.path))
-      output = (*buffer)->getBuffer().str();
-    std::string command = llvm::join(args, " ");
-    return llvm::createStringError("C++ compilation failed (exit status " +
-                                   std::to_string(status) +
-                                   (message.empty() ? "" : ", " + message) +
-                                   ")\ncommand: " + command + "\n" + output);
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(partial.path, library))
-    return llvm::createStringError("cannot move the library to '" + library +
-                                   "': " + ec.message());
-  partial.path.clear();
-  return CompiledLibrary{std::string(library), /*cached=*/false};
+  llvm::Expected<tandem::lowering::CompiledLibrary> library =
+      tandem::lowering::buildCached(
+          cacheDir, key, ".so",
+          [&](tandem::lowering::CacheBuild &build) -> llvm::Error {
+            // Resolved only when it must run, so a cache hit needs none.
+            llvm::Expected<std::string> program = findCompiler(compiler);
+            if (!program)
+              return program.takeError();
+            llvm::Expected<std::string> sourceFile = build.temporary(".cpp");
+            if (!sourceFile)
+              return sourceFile.takeError();
+            llvm::Expected<std::string> errors = build.temporary(".stderr");
+            if (!errors)
+              return errors.takeError();
+            if (llvm::Error error = writeFile(*sourceFile, source))
+              return error;
+            std::vector<std::string> args = {*program};
+            args.insert(args.end(), flags.begin(), flags.end());
+            args.insert(args.end(),
+                        {"-o", build.output(), *sourceFile, "-lopenblas"});
+            std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+            std::optional<llvm::StringRef> redirects[] = {
+                std::nullopt, llvm::StringRef(*errors),
+                llvm::StringRef(*errors)};
+            std::string message;
+            int status = llvm::sys::ExecuteAndWait(
+                *program, argRefs, std::nullopt, redirects,
+                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &message);
+            if (status == 0)
+              return llvm::Error::success();
+            std::string output;
+            if (auto buffer = llvm::MemoryBuffer::getFile(*errors))
+              output = (*buffer)->getBuffer().str();
+            return llvm::createStringError(
+                "C++ compilation failed (exit status " +
+                std::to_string(status) +
+                (message.empty() ? "" : ", " + message) +
+                ")\ncommand: " + llvm::join(args, " ") + "\n" + output);
+          });
+  if (!library)
+    return library.takeError();
+  return CompiledLibrary{library->path, library->cached};
 }

@@ -1,7 +1,8 @@
 //===- LowerCPUPass.cpp - tandem-lower-cpu --------------------------------===//
 
+#include "tandem/Lowering/RankLowering.h"
+#include "tandem/Target/CPU/CPUBackend.h"
 #include "tandem/Target/CPU/Passes.h"
-#include "tandem/Target/CPU/RankLowering.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,16 +21,20 @@ struct LowerCPUPass
   using TandemLowerCPUBase::TandemLowerCPUBase;
 
   void runOnOperation() override {
-    tandem::cpu::LowerRanksOptions options;
+    tandem::cpu::CompileOptions compile;
+    compile.compiler = compiler;
+    compile.arch = cpuArch;
+    compile.cacheDir = cacheDir;
+    std::unique_ptr<tandem::lowering::TargetBackend> backend =
+        tandem::cpu::createCPUBackend(compile);
+    tandem::lowering::LowerRanksOptions options;
     options.outputDir = outputDir;
-    options.compile.compiler = compiler;
-    options.compile.arch = cpuArch;
-    options.compile.cacheDir = cacheDir;
-    FailureOr<std::vector<tandem::cpu::LoweredRank>> ranks =
-        tandem::cpu::lowerRanks(getOperation(), options);
+    options.diagnosticPrefix = "tandem-lower-cpu";
+    FailureOr<std::vector<tandem::lowering::LoweredRank>> ranks =
+        tandem::lowering::lowerRanks(getOperation(), *backend, options);
     if (failed(ranks))
       return signalPassFailure();
-    for (const tandem::cpu::LoweredRank &rank : *ranks)
+    for (const tandem::lowering::LoweredRank &rank : *ranks)
       mlir::emitRemark(getOperation().getLoc(), "tandem-lower-cpu: rank ")
           << rank.rank << ": " << rank.libraryPath << ", " << rank.manifestPath
           << (rank.cached ? " (cached library)" : "");

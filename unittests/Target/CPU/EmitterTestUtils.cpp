@@ -5,6 +5,7 @@
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Eval/Rounding.h"
 #include "tandem/InitAll.h"
+#include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Target/CPU/Compiler.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -38,7 +39,10 @@ struct DiagnosticCollector {
   mlir::ScopedDiagnosticHandler handler;
 };
 
-using EntryPoint = int (*)(const void *const *, void *const *, void *);
+using EntryPoint = tandem_fragment_fn;
+/// What the host runtime passes (fragment ABI v2).
+const tandem_fragment_context kHostContext = {
+    TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
 using ScratchBytes = uint64_t (*)();
 
 size_t elementBytes(mlir::Type type) {
@@ -199,7 +203,8 @@ tandem::cpu::testing::runCompiled(const Compiled &compiled,
     resultPointers.push_back(bytes.data());
   void *scratch =
       std::aligned_alloc(64, (function.scratchBytes + 63) / 64 * 64 + 64);
-  int status = entry(args.data(), resultPointers.data(), scratch);
+  int status =
+      entry(&kHostContext, args.data(), resultPointers.data(), scratch);
   std::free(scratch);
   if (status != 0)
     return llvm::createStringError("entry point returned " +

@@ -307,7 +307,9 @@ struct Manifest {
 
 /// Field-by-field equality of the written fields, for every struct above.
 #define TANDEM_MANIFEST_EQUALITY(T)                                            \
-  inline bool operator==(const T &a, const T &b) { return a.tie() == b.tie(); } \
+  inline bool operator==(const T &a, const T &b) {                             \
+    return a.tie() == b.tie();                                                 \
+  }                                                                            \
   inline bool operator!=(const T &a, const T &b) { return !(a == b); }
 TANDEM_MANIFEST_EQUALITY(TargetInfo)
 TANDEM_MANIFEST_EQUALITY(GridInfo)

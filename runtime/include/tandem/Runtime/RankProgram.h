@@ -17,6 +17,7 @@
 #ifndef TANDEM_RUNTIME_RANKPROGRAM_H
 #define TANDEM_RUNTIME_RANKPROGRAM_H
 
+#include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/Transport.h"
 
@@ -149,8 +150,8 @@ public:
 
 private:
   RankProgram() = default;
-  using Fn = int (*)(const void *const *, void *const *, void *);
-  using ScratchFn = uint64_t (*)();
+  using Fn = tandem_fragment_fn;
+  using ScratchFn = tandem_scratch_bytes_fn;
 
   bool bindBuffers(const RankProgramOptions &options, std::string &error);
   /// Separate-buffers mode: allocates the buffers first used by actions
@@ -161,6 +162,10 @@ private:
 
   Manifest info;
   void *handle = nullptr;
+  /// What every entry point is called with (fragment ABI v2): on the host,
+  /// no stream, BLAS handle, workspace or plan cache.
+  tandem_fragment_context context = {
+      TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
   std::vector<Fn> functions;
   /// Per fragment: the scratch bytes its library function asks for.
   std::vector<uint64_t> scratchBytes;

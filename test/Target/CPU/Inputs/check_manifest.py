@@ -40,10 +40,12 @@ def main():
     wanted = set()
     for f in fragments.values():
         wanted |= {f["symbol"], f["scratch_symbol"]}
-    # Not an entry point: the CPU features the runtime checks at load.
-    if "tandem_cpu_features" not in exported:
-        fail("library lacks tandem_cpu_features")
-    wanted.add("tandem_cpu_features")
+    # Not entry points: the CPU features and the fragment ABI version the
+    # runtime checks at load.
+    for symbol in ("tandem_cpu_features", "tandem_fragment_abi"):
+        if symbol not in exported:
+            fail("library lacks " + symbol)
+        wanted.add(symbol)
     missing = wanted - exported
     if missing:
         fail("library lacks " + ", ".join(sorted(missing)))

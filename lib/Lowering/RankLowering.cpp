@@ -1,19 +1,19 @@
-//===- RankLowering.cpp - per-rank CPU libraries and manifests ------------===//
+//===- RankLowering.cpp - per-rank sources, libraries, manifests ----------===//
 //
-// For each rank of a scheduled, lowered program: the C++ of the fragments it
-// runs (CppEmitter), the shared library (Compiler) and a JSON manifest of
-// everything else the runtime needs: grid, parameters and their
-// initializers, step inputs, fragment argument and result bindings, and the
-// action list (docs/manifest.md).
+// For each rank of a scheduled, lowered program: the source of the fragments
+// it runs and its library (through the TargetBackend), and a manifest of
+// everything else the runtime needs: target, grid, parameters and their
+// initializers, step inputs, fragment argument and result bindings, the
+// action list and the memory plan (docs/manifest.md). Target-neutral: no
+// target is named here.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Target/CPU/RankLowering.h"
+#include "tandem/Lowering/RankLowering.h"
 
 #include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
-#include "tandem/Target/CPU/CppEmitter.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/MemoryPlan.h"
 
@@ -33,12 +33,15 @@ using namespace mlir;
 namespace mpmd = tandem::mpmd;
 namespace nn = tandem::nn;
 namespace rt = tandem::runtime;
+namespace lowering = tandem::lowering;
 namespace rng = tandem::rng;
 
 namespace {
 
 constexpr llvm::StringLiteral kSplitRankAttrName = "mpmd.split_rank";
-constexpr llvm::StringLiteral kPassName = "tandem-lower-cpu";
+/// What starts every message: the caller's name (LowerRanksOptions::
+/// diagnosticPrefix). One lowering runs at a time per thread.
+thread_local std::string kPassName;
 /// The microbatch of a once-per-step slot.
 constexpr int64_t kStepSlot = -1;
 /// What a step input feeds: the ids of an embedding (tokens) or the targets
@@ -148,9 +151,10 @@ rt::SlotRef slotOf(StringRef fragment, int64_t result,
           microbatch ? static_cast<int64_t>(*microbatch) : kStepSlot};
 }
 
-const char *lowerFirstAdvice() {
+std::string lowerFirstAdvice() {
   return "expected a scheduled, lowered program: run mpmd-schedule, "
-         "mpmd-lower-transfers and mpmd-verify before tandem-lower-cpu";
+         "mpmd-lower-transfers and mpmd-verify before " +
+         kPassName;
 }
 
 /// Checks that `program` was scheduled and its transfers lowered.
@@ -244,12 +248,27 @@ public:
   LogicalResult analyze();
   /// The rank's manifest, all but its memory plan.
   rt::Manifest buildManifest(StringRef library, StringRef source,
-                             const tandem::cpu::EmitResult &emitted,
-                             const rt::TargetInfo &target);
+                             const lowering::EmittedSource &emitted,
+                             const rt::TargetInfo &target,
+                             rt::MemorySpace space,
+                             rt::Accumulation accumulation);
   /// Decides the in-place updates and plans the rank's memory
   /// (docs/memory-plan.md) into `manifest`.
   LogicalResult planMemory(rt::Manifest &manifest,
-                           const tandem::cpu::EmitResult &emitted);
+                           const lowering::EmittedSource &emitted);
+
+  /// Every fragment the rank runs has an entry point in `emitted`.
+  LogicalResult checkEmitted(const lowering::EmittedSource &emitted) {
+    for (mpmd::FragmentOp fragment : fragments)
+      if (llvm::none_of(emitted.fragments,
+                        [&](const lowering::EmittedFragment &f) {
+                          return f.name == fragment.getSymName();
+                        }))
+        return fragment.emitError()
+               << kPassName << ": the target emitted no entry point for @"
+               << fragment.getSymName();
+    return success();
+  }
 
   SmallVector<Operation *> fragmentOps() {
     SmallVector<Operation *> ops;
@@ -268,7 +287,8 @@ private:
   /// Records what step input `input`, bound to `argument`, feeds.
   void noteInputUses(BlockArgument argument, int64_t input);
   rt::FragmentInfo fragmentInfo(mpmd::FragmentOp fragment,
-                                const tandem::cpu::EmittedFunction &function);
+                                const lowering::EmittedFragment &function,
+                                rt::Accumulation accumulation);
   std::optional<rt::ActionInfo> actionInfo(Operation &action);
   std::optional<rt::PredictedMemoryInfo> prediction();
 
@@ -455,7 +475,8 @@ LogicalResult RankLowering::analyze() {
 
 rt::FragmentInfo
 RankLowering::fragmentInfo(mpmd::FragmentOp fragment,
-                           const tandem::cpu::EmittedFunction &function) {
+                           const lowering::EmittedFragment &function,
+                           rt::Accumulation accumulation) {
   rt::FragmentInfo info;
   info.name = fragment.getSymName().str();
   info.symbol = function.symbol;
@@ -482,13 +503,11 @@ RankLowering::fragmentInfo(mpmd::FragmentOp fragment,
       auto producer = table.lookup<mpmd::FragmentOp>(transfer.getSrc());
       a.kind = rt::BindingKind::Slot;
       a.slot = slotOf(transfer.getSrc(), transfer.getResult(), std::nullopt);
-      a.rule = !producer.isPerMicrobatch() ? rt::SlotRule::StepValue
+      a.rule = !producer.isPerMicrobatch()  ? rt::SlotRule::StepValue
                : fragment.isPerMicrobatch() ? rt::SlotRule::SameMicrobatch
                                             : rt::SlotRule::SumMicrobatches;
       a.local = producer.getStage() == fragment.getStage();
-      // The CPU fragments write each microbatch's value to its own slot;
-      // the runtime sums them in microbatch order.
-      a.accumulatedBy = rt::Accumulation::Runtime;
+      a.accumulatedBy = accumulation;
     }
     info.arguments.push_back(std::move(a));
   }
@@ -585,9 +604,11 @@ std::optional<rt::PredictedMemoryInfo> RankLowering::prediction() {
   return std::nullopt;
 }
 
-rt::Manifest RankLowering::buildManifest(
-    StringRef library, StringRef source,
-    const tandem::cpu::EmitResult &emitted, const rt::TargetInfo &target) {
+rt::Manifest RankLowering::buildManifest(StringRef library, StringRef source,
+                                         const lowering::EmittedSource &emitted,
+                                         const rt::TargetInfo &target,
+                                         rt::MemorySpace space,
+                                         rt::Accumulation accumulation) {
   mpmd::ProgramOp program = unit.program;
   rt::Manifest m;
   m.program = program.getSymName().str();
@@ -614,7 +635,7 @@ rt::Manifest RankLowering::buildManifest(
     p.init.a = init.getAValue();
     p.init.b = init.getBValue();
     p.updated = updated.contains(parameter.getSymName());
-    p.space = rt::MemorySpace::Host;
+    p.space = space;
     m.parameters.push_back(std::move(p));
   }
 
@@ -634,30 +655,30 @@ rt::Manifest RankLowering::buildManifest(
     auto vocab = inputVocabularies.find(index);
     if (vocab != inputVocabularies.end())
       in.vocabulary = vocab->second;
-    in.space = rt::MemorySpace::Host;
+    in.space = space;
     m.inputs.push_back(std::move(in));
   }
   for (auto &[index, slot] : outputs)
     m.outputs.push_back({index, slot.first, slot.second});
 
-  std::map<std::string, const tandem::cpu::EmittedFunction *> byName;
-  for (const tandem::cpu::EmittedFunction &function : emitted.functions)
+  std::map<std::string, const lowering::EmittedFragment *> byName;
+  for (const lowering::EmittedFragment &function : emitted.fragments)
     byName[function.name] = &function;
   for (mpmd::FragmentOp fragment : fragments)
-    m.fragments.push_back(
-        fragmentInfo(fragment, *byName.at(fragment.getSymName().str())));
+    m.fragments.push_back(fragmentInfo(
+        fragment, *byName.at(fragment.getSymName().str()), accumulation));
   if (unit.list)
     for (Operation &action : unit.list.getBodyBlock())
       if (std::optional<rt::ActionInfo> a = actionInfo(action))
         m.actions.push_back(std::move(*a));
-  m.memory.space = rt::MemorySpace::Host;
+  m.memory.space = space;
   m.memory.alignment = std::max(rt::kArenaAlignment, target.alignment);
   m.predictedMemory = prediction();
   return m;
 }
 
 LogicalResult RankLowering::planMemory(rt::Manifest &m,
-                                       const tandem::cpu::EmitResult &emitted) {
+                                       const lowering::EmittedSource &emitted) {
   // An update the emitter can write over its parameter is written there
   // when, in this rank's action list, every run of another fragment binding
   // the parameter comes before the writer's run (they read the old value)
@@ -680,7 +701,7 @@ LogicalResult RankLowering::planMemory(rt::Manifest &m,
       else if (arg.kind == rt::BindingKind::Param)
         bindersOf[arg.param].push_back(f.name);
     }
-  for (const tandem::cpu::EmittedFunction &function : emitted.functions) {
+  for (const lowering::EmittedFragment &function : emitted.fragments) {
     int64_t index = m.findFragment(function.name);
     if (index < 0)
       continue;
@@ -706,8 +727,8 @@ LogicalResult RankLowering::planMemory(rt::Manifest &m,
   std::optional<rt::MemoryPlanInfo> plan =
       rt::planRankMemory(rt::describeRank(m), error);
   if (!plan)
-    return unit.program.emitError() << kPassName << ": rank " << unit.rank
-                                    << ": memory plan: " << error;
+    return unit.program.emitError()
+           << kPassName << ": rank " << unit.rank << ": memory plan: " << error;
   plan->space = m.memory.space;
   m.memory = std::move(*plan);
   // The runtime's check of the plan, run here too: a plan it would refuse
@@ -738,8 +759,10 @@ LogicalResult writeFile(Operation *anchor, StringRef path, StringRef text) {
 
 } // namespace
 
-FailureOr<std::vector<tandem::cpu::LoweredRank>>
-tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
+FailureOr<std::vector<lowering::LoweredRank>>
+lowering::lowerRanks(ModuleOp module, TargetBackend &backend,
+                     const LowerRanksOptions &options) {
+  kPassName = options.diagnosticPrefix;
   if (options.outputDir.empty())
     return module.emitError() << kPassName << ": no output directory given";
   FailureOr<SmallVector<RankUnit>> units = collectRanks(module);
@@ -749,42 +772,39 @@ tandem::cpu::lowerRanks(ModuleOp module, const LowerRanksOptions &options) {
     return module.emitError() << kPassName << ": cannot create '"
                               << options.outputDir << "': " << ec.message();
 
-  rt::TargetInfo target;
-  target.kind = rt::TargetKind::Cpu;
-  target.arch = resolveArch(options.compile.arch);
-  target.features = archFeatures(target.arch);
-  target.alignment = rt::kArenaAlignment;
-
+  rt::TargetInfo target = backend.targetInfo();
   std::vector<LoweredRank> lowered;
   for (RankUnit unit : *units) {
     RankLowering rank(unit);
     if (failed(rank.analyze()))
       return failure();
-    FailureOr<EmitResult> emitted = emitCpp(rank.fragmentOps());
-    if (failed(emitted))
+    FailureOr<EmittedSource> emitted = backend.emit(rank.fragmentOps());
+    if (failed(emitted) || failed(rank.checkEmitted(*emitted)))
       return failure();
     std::string stem = "rank" + std::to_string(unit.rank);
+    std::string sourceName = stem + backend.sourceExtension().str();
+    std::string libraryName = stem + backend.libraryExtension().str();
     rt::Manifest manifest =
-        rank.buildManifest(stem + ".so", stem + ".cpp", *emitted, target);
+        rank.buildManifest(libraryName, sourceName, *emitted, target,
+                           backend.memorySpace(), backend.accumulation());
     if (failed(rank.planMemory(manifest, *emitted)))
       return failure();
 
     LoweredRank out;
     out.rank = unit.rank;
-    auto pathOf = [&](StringRef extension) {
+    auto pathOf = [&](StringRef name) {
       llvm::SmallString<256> path(options.outputDir);
-      llvm::sys::path::append(path, stem + extension);
+      llvm::sys::path::append(path, name);
       return std::string(path);
     };
-    out.sourcePath = pathOf(".cpp");
-    out.libraryPath = pathOf(".so");
-    out.manifestPath = pathOf(".json");
-    if (failed(writeFile(unit.program, out.sourcePath, emitted->source)))
+    out.sourcePath = pathOf(sourceName);
+    out.libraryPath = pathOf(libraryName);
+    out.manifestPath = pathOf(stem + ".json");
+    if (failed(writeFile(unit.program, out.sourcePath, emitted->text)))
       return failure();
 
     if (options.compileLibraries) {
-      llvm::Expected<CompiledLibrary> library =
-          compileSource(emitted->source, options.compile);
+      llvm::Expected<CompiledLibrary> library = backend.compile(emitted->text);
       if (!library)
         return unit.program.emitError()
                << kPassName << ": rank " << unit.rank << ": "

@@ -1,0 +1,62 @@
+//===- CompileCache.h - libraries cached by what made them ------*- C++ -*-===//
+//
+// Compiling a rank's source is the slow part of lowering; a second
+// identical rank or a rerun should cost a file lookup. A library is named
+// by a hash of everything that made it (the source, the compiler, its
+// flags, the machine where that matters), and written under a unique
+// temporary name and renamed into place, so concurrent builds of the same
+// source never see a partial file. Target-neutral: each target says what
+// goes into the key and how to build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_LOWERING_COMPILECACHE_H
+#define TANDEM_LOWERING_COMPILECACHE_H
+
+#include "tandem/Lowering/TargetBackend.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tandem::lowering {
+
+/// What a build gets: where to write the library, and temporary files in
+/// the cache directory that are removed when the build ends.
+class CacheBuild {
+public:
+  /// The path the build must write the library to.
+  const std::string &output() const { return outputPath; }
+  /// A new unique path ending in `suffix` for a temporary file.
+  llvm::Expected<std::string> temporary(llvm::StringRef suffix);
+
+private:
+  friend llvm::Expected<CompiledLibrary>
+      buildCached(llvm::StringRef, llvm::ArrayRef<std::string>, llvm::StringRef,
+                  llvm::function_ref<llvm::Error(CacheBuild &)>);
+  CacheBuild(std::string cacheDir, std::string key)
+      : cacheDir(std::move(cacheDir)), key(std::move(key)) {}
+  ~CacheBuild();
+
+  std::string cacheDir, key, outputPath;
+  std::vector<std::string> temporaries;
+};
+
+/// `$<variable>` when set, else <system temp>/<name>.
+std::string defaultCacheDir(llvm::StringRef variable, llvm::StringRef name);
+
+/// The library for `keyParts` (hashed with SHA-256, parts separated by a
+/// zero byte) in `cacheDir`, named tandem-<hash><extension>: found, or made
+/// by `build` and moved into place.
+llvm::Expected<CompiledLibrary>
+buildCached(llvm::StringRef cacheDir, llvm::ArrayRef<std::string> keyParts,
+            llvm::StringRef extension,
+            llvm::function_ref<llvm::Error(CacheBuild &)> build);
+
+} // namespace tandem::lowering
+
+#endif // TANDEM_LOWERING_COMPILECACHE_H

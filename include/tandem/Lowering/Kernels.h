@@ -1,0 +1,89 @@
+//===- Kernels.h - kernels formed in IR before emission ---------*- C++ -*-===//
+//
+// What fuses is decided once, target-neutrally, and recorded in the IR
+// before any emitter runs (as CIRCT's PrepareForEmission does before
+// ExportVerilog): elementwise ops of one iteration shape form a kernel; a
+// reduction takes the kernel producing its input as its prologue and the
+// elementwise consumers of its result as its epilogue; a kernel that is the
+// only reader of a matmul becomes its epilogue, run over the GEMM's output;
+// an optimizer update that a flat elementwise kernel computes may be
+// written over the parameter it replaces. Op traits (nn::ElementwiseKernel,
+// nn::ReductionKernel) say what may fuse; a target's FusionPolicy says
+// which fusions it wants. docs/targets.md, "Kernels".
+//
+// Recorded form: `nn.kernel = K : i64` on every member of kernel K,
+// `nn.kernel_gemm = K : i64` on the matmul whose epilogue K is, and
+// `nn.in_place = array<i64: r0, a0, r1, a1, ...>` on a fragment whose
+// result r may share the buffer of argument a. Emitters read it back with
+// readKernels, which checks it, and print; they never change the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_LOWERING_KERNELS_H
+#define TANDEM_LOWERING_KERNELS_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace tandem::lowering {
+
+/// Which fusions a target's kernels may make.
+struct FusionPolicy {
+  /// Fold elementwise producers and consumers into reductions.
+  bool fuseReductions = true;
+  /// Run elementwise consumers of a matmul over its output after the GEMM.
+  bool fuseGemmEpilogues = true;
+  /// Unite the elementwise kernels an op reads into one kernel.
+  bool mergeGroups = true;
+};
+
+/// One kernel: elementwise ops with one iteration shape, optionally around
+/// one reduction, optionally the epilogue of one matmul.
+struct Kernel {
+  /// In program order.
+  llvm::SmallVector<mlir::Operation *> members;
+  /// The reduction member, if any: the members before it (its prologue)
+  /// iterate over its input's shape, the members after it (its epilogue)
+  /// over its result's shape.
+  mlir::Operation *reduction = nullptr;
+  /// A matmul whose result only this kernel reads.
+  mlir::Operation *gemm = nullptr;
+  /// The iteration shape: the members' result shape, or for a kernel with a
+  /// reduction its result's shape.
+  llvm::SmallVector<int64_t> shape;
+};
+
+struct KernelPlan {
+  /// By id; a kernel merged into another is left empty.
+  std::vector<Kernel> kernels;
+  /// (result, argument) pairs of an mpmd.fragment: the result updates the
+  /// parameter the argument binds, one flat elementwise kernel computes it
+  /// and is the argument's only reader, so both may be one buffer.
+  std::vector<std::pair<unsigned, unsigned>> inPlace;
+};
+
+/// Forms the kernels of `function` (a func.func or mpmd.fragment with a
+/// single-block body): greedily, in program order. Changes nothing.
+KernelPlan formKernels(mlir::Operation *function, const FusionPolicy &policy);
+
+/// Writes `plan` into `function` (replacing what was recorded before).
+void recordKernels(mlir::Operation *function, const KernelPlan &plan);
+
+/// The plan recorded in `function`, or nullopt when it holds none. A
+/// recorded plan that formKernels could not have made (a member that does
+/// not fuse, shapes that differ, a value read outside its kernel before the
+/// kernel runs, an in-place pair that is not safe) is an error at the op.
+mlir::FailureOr<std::optional<KernelPlan>>
+readKernels(mlir::Operation *function);
+
+/// Registers tandem-form-kernels.
+void registerKernelPasses();
+
+} // namespace tandem::lowering
+
+#endif // TANDEM_LOWERING_KERNELS_H

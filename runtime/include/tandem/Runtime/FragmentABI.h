@@ -1,0 +1,57 @@
+/*===- FragmentABI.h - how the runtime calls a fragment (ABI v2) ----------===*
+ *
+ * The contract between a rank's library and the runtime that calls it
+ * (docs/targets.md, "Fragment ABI"): every entry point takes a context
+ * holding what a target's code needs from outside (a stream, a BLAS
+ * handle, a workspace, a per-rank cache of GEMM plans), so generated code
+ * keeps no state of its own and stays reentrant: each rank, thread or
+ * stream passes its own context. The library exports the ABI version it
+ * was generated for as `tandem_fragment_abi`; the runtime refuses another.
+ * Plain C, pasted into every generated translation unit and included by
+ * the runtime: one definition.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TANDEM_RUNTIME_FRAGMENTABI_H
+#define TANDEM_RUNTIME_FRAGMENTABI_H
+
+#include <stdint.h>
+
+#define TANDEM_FRAGMENT_ABI_VERSION 2
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tandem_fragment_context {
+  /* TANDEM_FRAGMENT_ABI_VERSION of the caller. */
+  uint32_t abi_version;
+  uint32_t reserved;
+  /* The stream the fragment's work is ordered on (a cudaStream_t); null
+   * on the host, where a call runs to completion before it returns. */
+  void *stream;
+  /* The BLAS library handle (a cublasLtHandle_t); null for the host's
+   * OpenBLAS, which needs none. */
+  void *blas;
+  /* Workspace for the BLAS calls, one per rank, and its size. */
+  void *workspace;
+  uint64_t workspace_bytes;
+  /* The rank's cache of GEMM plans (algorithms chosen per shape and
+   * alignment), owned by the runtime: every cache lives here, never in
+   * the library. Null on the host. */
+  void *plan_cache;
+} tandem_fragment_context;
+
+/* An entry point: arguments, caller-allocated results, scratch of
+ * <symbol>_scratch_bytes() bytes. Returns 0, or 1 for an index out of its
+ * range. */
+typedef int (*tandem_fragment_fn)(const tandem_fragment_context *context,
+                                  const void *const *args, void *const *results,
+                                  void *scratch);
+typedef uint64_t (*tandem_scratch_bytes_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_RUNTIME_FRAGMENTABI_H */
