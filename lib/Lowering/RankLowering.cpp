@@ -11,6 +11,8 @@
 
 #include "tandem/Lowering/RankLowering.h"
 
+#include "tandem/Lowering/Kernels.h"
+
 #include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
@@ -778,6 +780,10 @@ lowering::lowerRanks(ModuleOp module, TargetBackend &backend,
     RankLowering rank(unit);
     if (failed(rank.analyze()))
       return failure();
+    // What fuses is decided here, in the IR, with the target's policy
+    // (Kernels.h); the backend prints what is recorded.
+    for (Operation *fragment : rank.fragmentOps())
+      recordKernels(fragment, formKernels(fragment, backend.fusionPolicy()));
     FailureOr<EmittedSource> emitted = backend.emit(rank.fragmentOps());
     if (failed(emitted) || failed(rank.checkEmitted(*emitted)))
       return failure();

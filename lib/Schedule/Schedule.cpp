@@ -239,7 +239,9 @@ Expected<Schedule> tandem::schedule::parseSchedule(StringRef text,
       pos = end;
     }
     s.actions.push_back(std::move(list));
+    s.rankLines.push_back(p.line);
   }
+  s.source = bufferName.str();
   if (s.actions.empty())
     return createStringError(inconvertibleErrorCode(),
                              bufferName + ": error: no 'rank <r>:' lines");

@@ -85,6 +85,13 @@ private:
   bool step(int rank);
   void finish(int rank, const Action &a, double start, double end);
   std::string describeWait(int rank);
+  /// " (<table>:<line>)" for a parsed table's rank, else "".
+  std::string location(int rank) const {
+    if (static_cast<size_t>(rank) >= schedule.rankLines.size())
+      return "";
+    return formatv(" ({0}:{1})", schedule.source, schedule.rankLines[rank])
+        .str();
+  }
 
   const Schedule &schedule;
   const Shape &shape;
@@ -261,8 +268,14 @@ bool Simulation::step(int rank) {
 
 std::string Simulation::describeWait(int rank) {
   const Action &a = schedule.actions[rank][pc[rank]];
-  std::string head = formatv("rank {0} waits at action {1} ({2}) for ", rank,
-                             pc[rank], formatAction(a));
+  std::string label;
+  if (static_cast<size_t>(rank) < schedule.labels.size() &&
+      pc[rank] < schedule.labels[rank].size() &&
+      !schedule.labels[rank][pc[rank]].empty())
+    label = ", " + schedule.labels[rank][pc[rank]];
+  std::string head =
+      formatv("rank {0}{1} waits at action {2} ({3}{4}) for ", rank,
+              location(rank), pc[rank], formatAction(a), label);
   if (isCompute(a.kind)) {
     std::string why;
     (void)inputsReady(rank, a, why, /*record=*/false);

@@ -5,6 +5,7 @@
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Dialect/NN/IR/NNDialect.h"
 #include "tandem/Dialect/NN/Transforms/Passes.h"
+#include "tandem/Lowering/Passes.h"
 #include "tandem/Target/CPU/CPUBackend.h"
 #include "tandem/Target/CPU/Passes.h"
 
@@ -23,6 +24,7 @@ void tandem::registerAllPasses() {
     mlir::registerTransformsPasses();
     nn::registerNNPasses();
     mpmd::registerMPMDPasses();
+    lowering::registerTandemLoweringPasses();
     cpu::registerTandemCPUPasses();
     return true;
   }();

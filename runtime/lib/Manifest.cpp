@@ -4,10 +4,11 @@
 #include "tandem/Runtime/FileIO.h"
 #include "tandem/Runtime/MemoryPlan.h"
 
+#include "ManifestNames.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -55,11 +56,11 @@ tandem::runtime::parseElementType(const std::string &name) {
 }
 
 const char *tandem::runtime::memorySpaceName(MemorySpace space) {
-  return space == MemorySpace::Host ? "host" : "device";
+  return names::nameOf(names::kSpaces, space);
 }
 
 const char *tandem::runtime::targetKindName(TargetKind kind) {
-  return kind == TargetKind::Cpu ? "cpu" : "cuda";
+  return names::nameOf(names::kTargetKinds, kind);
 }
 
 namespace {
@@ -141,16 +142,15 @@ public:
     return result;
   }
 
-  /// Field `key`, a string naming one of `names`; anything else is
-  /// "unknown <what> '<text>'".
-  template <typename E>
+  /// Field `key`, a string naming one of `table`'s values (ManifestNames.h);
+  /// anything else is "unknown <what> '<text>'".
+  template <typename E, size_t N>
   E choice(const json &object, const std::string &where, const char *key,
-           std::initializer_list<std::pair<const char *, E>> names,
-           const char *what) const {
+           const names::Named<E> (&table)[N], const char *what) const {
     std::string name = string(object, where, key);
-    for (const auto &[text, value] : names)
-      if (name == text)
-        return value;
+    for (const names::Named<E> &entry : table)
+      if (name == entry.name)
+        return entry.value;
     fail(where, std::string("unknown ") + what + " '" + name + "'");
   }
 
@@ -163,10 +163,7 @@ public:
   }
 
   MemorySpace space(const json &object, const std::string &where) const {
-    return choice<MemorySpace>(
-        object, where, "space",
-        {{"host", MemorySpace::Host}, {"device", MemorySpace::Device}},
-        "memory space");
+    return choice(object, where, "space", names::kSpaces, "memory space");
   }
 
   /// A byte count no larger than kMaxBytes.
@@ -251,21 +248,16 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
     std::string where = "memory: " + at("buffers", i);
     const json &b = buffers[i];
     PlanBufferInfo info;
-    std::string kind = r.string(b, where, "kind");
-    if (kind == "slot") {
-      info.kind = PlanBufferKind::Slot;
+    info.kind = r.choice(b, where, "kind", names::kBufferKinds, "buffer kind");
+    if (info.kind == PlanBufferKind::Slot) {
       info.slot.fragment = r.string(b, where, "fragment");
       info.slot.result = r.integer(b, where, "result");
       if (b.contains("microbatch"))
         info.slot.microbatch = r.integer(b, where, "microbatch");
-    } else if (kind == "accumulator" || kind == "scratch") {
-      info.kind = kind == "scratch" ? PlanBufferKind::Scratch
-                                    : PlanBufferKind::Accumulator;
-      info.action = r.integer(b, where, "action");
-      if (kind == "accumulator")
-        info.argument = r.integer(b, where, "argument");
     } else {
-      r.fail(where, "unknown buffer kind '" + kind + "'");
+      info.action = r.integer(b, where, "action");
+      if (info.kind == PlanBufferKind::Accumulator)
+        info.argument = r.integer(b, where, "argument");
     }
     info.offset = r.size(b, where, "offset");
     info.bytes = r.size(b, where, "bytes");
@@ -281,9 +273,8 @@ void parseMemory(const json &root, const Reader &r, Manifest &m) {
 TargetInfo parseTarget(const json &root, const Reader &r) {
   const json &target = r.field(root, "", "target");
   TargetInfo info;
-  info.kind = r.choice<TargetKind>(
-      target, "target", "kind",
-      {{"cpu", TargetKind::Cpu}, {"cuda", TargetKind::Cuda}}, "target kind");
+  info.kind =
+      r.choice(target, "target", "kind", names::kTargetKinds, "target kind");
   info.arch = r.string(target, "target", "arch");
   for (const json &feature : r.array(target, "target", "features")) {
     if (!feature.is_string())
@@ -345,13 +336,8 @@ Manifest parse(const json &root, const Reader &r) {
     info.shape = r.shape(p, where, "shape");
     info.bytes = r.bytes(p, where, info.shape, info.dtype);
     const json &init = r.field(p, where, "init");
-    info.init.kind = r.choice<tandem::rng::InitKind>(
-        init, where + ": init", "kind",
-        {{"zeros", tandem::rng::InitKind::Zeros},
-         {"ones", tandem::rng::InitKind::Ones},
-         {"normal", tandem::rng::InitKind::Normal},
-         {"uniform", tandem::rng::InitKind::Uniform}},
-        "init kind");
+    info.init.kind = r.choice(init, where + ": init", "kind", names::kInitKinds,
+                              "init kind");
     info.init.a = r.number(init, where + ": init", "a");
     info.init.b = r.number(init, where + ": init", "b");
     info.updated = r.boolean(p, where, "updated");
@@ -377,12 +363,7 @@ Manifest parse(const json &root, const Reader &r) {
     if (expected != info.stepShape)
       r.fail(where, "step_shape is not microbatch_shape with dimension 0 "
                     "times the microbatch count");
-    info.role = r.choice<InputRole>(in, where, "role",
-                                    {{"tokens", InputRole::Tokens},
-                                     {"targets", InputRole::Targets},
-                                     {"other", InputRole::Other},
-                                     {"ambiguous", InputRole::Ambiguous}},
-                                    "role");
+    info.role = r.choice(in, where, "role", names::kRoles, "role");
     if (in.contains("vocabulary")) {
       info.vocabulary = r.integer(in, where, "vocabulary");
       if (*info.vocabulary <= 0)
@@ -436,19 +417,11 @@ Manifest parse(const json &root, const Reader &r) {
       } else {
         ai.kind = BindingKind::Slot;
         ai.slot = r.slot(arg, aw, /*withMicrobatch=*/false);
-        ai.rule = r.choice<SlotRule>(
-            arg, aw, "rule",
-            {{"same_microbatch", SlotRule::SameMicrobatch},
-             {"step_value", SlotRule::StepValue},
-             {"sum_microbatches", SlotRule::SumMicrobatches}},
-            "rule");
+        ai.rule = r.choice(arg, aw, "rule", names::kRules, "rule");
         ai.local = r.boolean(arg, aw, "local");
         if (ai.rule == SlotRule::SumMicrobatches)
-          ai.accumulatedBy =
-              r.choice<Accumulation>(arg, aw, "accumulated_by",
-                                     {{"runtime", Accumulation::Runtime},
-                                      {"fragment", Accumulation::Fragment}},
-                                     "accumulation");
+          ai.accumulatedBy = r.choice(arg, aw, "accumulated_by",
+                                      names::kAccumulations, "accumulation");
         else if (arg.contains("accumulated_by"))
           r.fail(aw, "accumulated_by belongs to sum_microbatches arguments "
                      "only");
@@ -491,24 +464,19 @@ Manifest parse(const json &root, const Reader &r) {
     std::string where = at("actions", i);
     const json &a = actions[i];
     ActionInfo info;
-    std::string op = r.string(a, where, "op");
-    if (op == "run") {
-      info.op = ActionKind::Run;
+    info.op = r.choice(a, where, "op", names::kActions, "action");
+    bool p2p = info.op == ActionKind::Send || info.op == ActionKind::Recv;
+    if (info.op == ActionKind::Run) {
       info.fragment = r.string(a, where, "fragment");
       if (a.contains("microbatch"))
         info.microbatch = r.integer(a, where, "microbatch");
-    } else if (op == "send" || op == "recv" || op == "all_reduce" ||
-               op == "broadcast") {
-      info.op = op == "send"         ? ActionKind::Send
-                : op == "recv"       ? ActionKind::Recv
-                : op == "all_reduce" ? ActionKind::AllReduce
-                                     : ActionKind::Broadcast;
+    } else {
       info.slot = r.slot(a, where, /*withMicrobatch=*/true);
-      if (op == "send" || op == "recv") {
+      if (p2p) {
         info.peer = r.integer(a, where, "peer");
         info.channel = r.integer(a, where, "channel");
       } else {
-        if (op == "all_reduce")
+        if (info.op == ActionKind::AllReduce)
           info.reduction = r.string(a, where, "reduction");
         else
           info.root = r.integer(a, where, "root");
@@ -522,10 +490,8 @@ Manifest parse(const json &root, const Reader &r) {
       info.dtype = r.dtype(a, where, "dtype");
       info.shape = r.shape(a, where, "shape");
       info.bytes = r.bytes(a, where, info.shape, info.dtype);
-      if (op == "send" || op == "recv")
+      if (p2p)
         info.wire = r.dtype(a, where, "wire");
-    } else {
-      r.fail(where, "unknown action '" + op + "'");
     }
     m.actions.push_back(std::move(info));
   }

@@ -9,66 +9,12 @@
 #include "tandem/Runtime/JsonWriter.h"
 #include "tandem/Runtime/Manifest.h"
 
+#include "ManifestNames.h"
+
 using namespace tandem::runtime;
 using tandem::io::JsonWriter;
 
 namespace {
-
-const char *initKindName(tandem::rng::InitKind kind) {
-  switch (kind) {
-  case tandem::rng::InitKind::Zeros:
-    return "zeros";
-  case tandem::rng::InitKind::Ones:
-    return "ones";
-  case tandem::rng::InitKind::Normal:
-    return "normal";
-  case tandem::rng::InitKind::Uniform:
-    return "uniform";
-  }
-  return "?";
-}
-
-const char *roleName(InputRole role) {
-  switch (role) {
-  case InputRole::Tokens:
-    return "tokens";
-  case InputRole::Targets:
-    return "targets";
-  case InputRole::Other:
-    return "other";
-  case InputRole::Ambiguous:
-    return "ambiguous";
-  }
-  return "?";
-}
-
-const char *ruleName(SlotRule rule) {
-  switch (rule) {
-  case SlotRule::SameMicrobatch:
-    return "same_microbatch";
-  case SlotRule::StepValue:
-    return "step_value";
-  case SlotRule::SumMicrobatches:
-    return "sum_microbatches";
-  }
-  return "?";
-}
-
-const char *actionName(ActionKind op) {
-  switch (op) {
-  case ActionKind::Run:
-    return "run";
-  case ActionKind::Send:
-    return "send";
-  case ActionKind::Recv:
-    return "recv";
-  case ActionKind::AllReduce:
-    return "all_reduce";
-  case ActionKind::Broadcast:
-    return "broadcast";
-  }
-  return "?";
-}
 
 void writeTensor(JsonWriter &j, ElementType dtype,
                  const std::vector<int64_t> &shape, uint64_t bytes) {
@@ -118,7 +64,7 @@ void writeParameter(JsonWriter &j, const ParameterInfo &p) {
   writeTensor(j, p.dtype, p.shape, p.bytes);
   j.key("init");
   j.beginObject();
-  j.field("kind", initKindName(p.init.kind));
+  j.field("kind", names::nameOf(names::kInitKinds, p.init.kind));
   j.field("a", p.init.a);
   j.field("b", p.init.b);
   j.endObject();
@@ -136,7 +82,7 @@ void writeInput(JsonWriter &j, const InputInfo &in) {
   j.key("step_shape");
   j.integers(in.stepShape);
   j.field("microbatch_bytes", in.microbatchBytes);
-  j.field("role", roleName(in.role));
+  j.field("role", names::nameOf(names::kRoles, in.role));
   if (in.vocabulary)
     j.field("vocabulary", *in.vocabulary);
   j.field("space", memorySpaceName(in.space));
@@ -155,12 +101,11 @@ void writeArgument(JsonWriter &j, const ArgumentInfo &arg) {
     break;
   case BindingKind::Slot:
     writeSlot(j, arg.slot, /*withMicrobatch=*/false);
-    j.field("rule", ruleName(arg.rule));
+    j.field("rule", names::nameOf(names::kRules, arg.rule));
     j.field("local", arg.local);
     if (arg.rule == SlotRule::SumMicrobatches)
-      j.field("accumulated_by", arg.accumulatedBy == Accumulation::Runtime
-                                    ? "runtime"
-                                    : "fragment");
+      j.field("accumulated_by",
+              names::nameOf(names::kAccumulations, arg.accumulatedBy));
     break;
   }
   j.endObject();
@@ -203,7 +148,7 @@ void writeFragment(JsonWriter &j, const FragmentInfo &f) {
 
 void writeAction(JsonWriter &j, const ActionInfo &a) {
   j.oneLine().beginObject();
-  j.field("op", actionName(a.op));
+  j.field("op", names::nameOf(names::kActions, a.op));
   switch (a.op) {
   case ActionKind::Run:
     j.field("fragment", a.fragment);
@@ -237,21 +182,19 @@ void writeAction(JsonWriter &j, const ActionInfo &a) {
 
 void writeBuffer(JsonWriter &j, const PlanBufferInfo &b) {
   j.oneLine().beginObject();
+  j.field("kind", names::nameOf(names::kBufferKinds, b.kind));
   switch (b.kind) {
   case PlanBufferKind::Slot:
-    j.field("kind", "slot");
     j.field("fragment", b.slot.fragment);
     j.field("result", b.slot.result);
     if (b.slot.microbatch >= 0)
       j.field("microbatch", b.slot.microbatch);
     break;
   case PlanBufferKind::Accumulator:
-    j.field("kind", "accumulator");
     j.field("action", b.action);
     j.field("argument", b.argument);
     break;
   case PlanBufferKind::Scratch:
-    j.field("kind", "scratch");
     j.field("action", b.action);
     break;
   }

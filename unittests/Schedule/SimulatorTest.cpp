@@ -160,8 +160,9 @@ TEST(ScheduleSimulator, UserTableDeadlocks) {
   ASSERT_FALSE(static_cast<bool>(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
             "deadlock: no rank can make progress\n"
-            "  rank 0 waits at action 1 (B0.0) for B/BI1.0 on rank 1\n"
-            "  rank 1 waits at action 0 (F1.1) for F0.1 on rank 0");
+            "  rank 0 (<input>:1) waits at action 1 (B0.0) for B/BI1.0 on "
+            "rank 1\n"
+            "  rank 1 (<input>:2) waits at action 0 (F1.1) for F0.1 on rank 0");
 }
 
 TEST(ScheduleSimulator, RendezvousTransfers) {
@@ -189,9 +190,11 @@ TEST(ScheduleSimulator, RendezvousTransfers) {
   ASSERT_FALSE(static_cast<bool>(dead));
   EXPECT_EQ(llvm::toString(dead.takeError()),
             "deadlock: no rank can make progress\n"
-            "  rank 0 waits at action 2 (SEND_F0.1@1) for rank 1 to reach "
+            "  rank 0 (<input>:1) waits at action 2 (SEND_F0.1@1) for rank 1 "
+            "to reach "
             "RECV_F0.1@0 (it is at RECV_F0.0@0)\n"
-            "  rank 1 waits at action 0 (RECV_F0.0@0) for rank 0 to reach "
+            "  rank 1 (<input>:2) waits at action 0 (RECV_F0.0@0) for rank 0 "
+            "to reach "
             "SEND_F0.0@1 (it is at SEND_F0.1@1)");
 }
 

@@ -81,9 +81,6 @@ void recordKernels(mlir::Operation *function, const KernelPlan &plan);
 mlir::FailureOr<std::optional<KernelPlan>>
 readKernels(mlir::Operation *function);
 
-/// Registers tandem-form-kernels.
-void registerKernelPasses();
-
 } // namespace tandem::lowering
 
 #endif // TANDEM_LOWERING_KERNELS_H

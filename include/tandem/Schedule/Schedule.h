@@ -97,6 +97,13 @@ struct Schedule {
   Shape shape;
   /// actions[r] is rank r's ordered list.
   std::vector<std::vector<Action>> actions;
+  /// Where a parsed table came from: its name and, per rank, the line of
+  /// its list (empty for generated schedules). Reports name them.
+  std::string source;
+  std::vector<unsigned> rankLines;
+  /// Optional names of what each action runs (labels[r][i] for
+  /// actions[r][i], e.g. the fragment "@s0.bwd"); reports print them.
+  std::vector<std::vector<std::string>> labels;
 
   /// True when some rank has an explicit SEND or RECV.
   bool hasExplicitTransfers() const;

@@ -1,7 +1,7 @@
 //===- CppEmitter.cpp - C++ source for the CPU target ---------------------===//
 //
-// Emission runs in three steps per function: classify every op and group
-// the fusible ones (formGroups, FusionGroups.cpp), give every value that
+// Emission runs in three steps per function: read the kernels recorded in
+// the IR as groups (loadKernels, KernelGroups.cpp), give every value that
 // needs memory a buffer (assignStorage), then write the body in program
 // order (emitBody), fused groups through FusedKernels.cpp.
 //
@@ -720,9 +720,7 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
              << type << " yet";
     info.resultTypes.push_back(tensor);
   }
-  formGroups();
-  findInPlaceResults();
-  if (failed(assignStorage()))
+  if (failed(loadKernels()) || failed(assignStorage()))
     return failure();
   std::string code;
   llvm::raw_string_ostream bodyStream(code);

@@ -211,21 +211,12 @@ void closeLoops(llvm::raw_ostream &os, int count, StringRef indent) {
 // Op classes
 //===----------------------------------------------------------------------===//
 
-/// Ops that compute each result element from the operand elements at the
-/// same (broadcast) index: these fuse.
+/// The op traits kernel formation reads (NNOps.h).
 bool isElementwise(Operation *op) {
-  return isa<nn::NegOp, nn::ExpOp, nn::LogOp, nn::TanhOp, nn::SqrtOp,
-             nn::RsqrtOp, nn::ReluOp, nn::GeluOp, nn::SiluOp, nn::SinOp,
-             nn::CosOp, nn::PowOp, nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
-             nn::MaximumOp, nn::MinimumOp, nn::GreaterEqualOp, nn::SelectOp,
-             nn::BroadcastToOp, nn::CastOp>(op);
+  return op->hasTrait<nn::ElementwiseKernel>();
 }
 
-/// Reductions over axes: they fuse with elementwise producers of their input
-/// and consumers of their result.
-bool isReduction(Operation *op) {
-  return isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::ReduceMaxOp>(op);
-}
+bool isReduction(Operation *op) { return op->hasTrait<nn::ReductionKernel>(); }
 
 /// Elementwise ops whose results may hold integers (pure data movement).
 bool allowsIntegerResult(Operation *op) {

@@ -2,7 +2,8 @@
 //
 // Private to lib/Target/CPU: the per-function emitter behind emitCpp and
 // the helpers its pieces share. CppEmitter.cpp emits storage, the body and
-// the non-fused kernels; FusionGroups.cpp decides what fuses;
+// the non-fused kernels; KernelGroups.cpp reads the kernels recorded in the
+// IR (tandem/Lowering/Kernels.h) as groups;
 // FusedKernels.cpp writes the fused functions (elementwise groups,
 // reductions with their prologue and epilogue, GEMM epilogues);
 // EmitterSupport.cpp holds types, literals and loop helpers.
@@ -125,8 +126,6 @@ struct Group {
   llvm::SmallVector<int64_t> shape;
   /// Program position of the first member.
   unsigned first = 0;
-  /// A value of the group was used outside it: the group cannot grow.
-  bool sealed = false;
   /// A reduce_sum/mean/max member: the members before it (its prologue)
   /// iterate over its input's shape, the members after it (its epilogue)
   /// over its result's shape.
@@ -136,7 +135,7 @@ struct Group {
   Operation *gemm = nullptr;
   Value gemmOutput;
   /// An output may be the memory of an input (an in-place parameter update,
-  /// findInPlaceResults): the function's pointers lose `__restrict`, and
+  /// KernelPlan::inPlace): the function's pointers lose `__restrict`, and
   /// its `omp simd` loop, reading each element before writing it, stays
   /// vectorized.
   bool mayAlias = false;
@@ -151,12 +150,10 @@ public:
 
 private:
   LogicalResult checkOp(Operation *op);
-  void formGroups();
+  /// The kernels recorded in the IR (or, when none are, formed under
+  /// `options` without changing it) as groups, and the in-place results.
+  LogicalResult loadKernels();
   unsigned definedAt(Value value);
-  bool canJoin(Operation *op, int groupIndex);
-  void mergeGroups(int into, int from);
-  void attachGemmEpilogues();
-  void findInPlaceResults();
   LogicalResult assignStorage();
   LogicalResult emitBody(llvm::raw_ostream &os);
   std::string newName() { return "v" + std::to_string(counter++); }

@@ -13,6 +13,7 @@
 
 using namespace mlir;
 using namespace tandem::mpmd;
+namespace nn = tandem::nn;
 
 bool tandem::mpmd::isPerMicrobatchKind(FragmentKind kind) {
   switch (kind) {
@@ -449,7 +450,7 @@ LogicalResult FragmentOp::verify() {
                          Type type) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (tensor && tensor.hasStaticShape())
-      return success();
+      return nn::verifyTensorSize(*this, type, what + (" " + Twine(index)));
     return emitOpError() << "expected " << what << " " << index
                          << " to be a statically shaped tensor, found " << type;
   };

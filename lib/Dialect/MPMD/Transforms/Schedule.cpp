@@ -16,6 +16,7 @@
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
 #include "tandem/Schedule/Generators.h"
+#include "tandem/Schedule/Simulator.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -134,6 +135,42 @@ LogicalResult scheduleProgram(ProgramOp program, llvm::StringRef spec) {
                                  << "': " << llvm::toString(std::move(error));
 
   int64_t p = program.getStages();
+  // A table from a file can deadlock although every rank's list is valid on
+  // its own: simulate it first, and name every rank in the wait cycle, the
+  // action and fragment it waits at, what it waits for from which peer, and
+  // the table's line (as `tandemc schedule` does), instead of failing later
+  // at one rank's run deep in the model.
+  if (!sched::parseScheduleKind(spec)) {
+    sched::Schedule labeled = *schedule;
+    labeled.labels.resize(labeled.actions.size());
+    for (auto [rank, list] : llvm::enumerate(labeled.actions))
+      for (const sched::Action &action : list) {
+        int64_t stage = action.stage % p, chunk = action.stage / p;
+        std::optional<FragmentKind> kind;
+        if (action.kind == sched::ActionKind::F)
+          kind = FragmentKind::Fwd;
+        else if (action.kind == sched::ActionKind::B)
+          kind = fragments.count({stage, chunk, FragmentKind::Bwd})
+                     ? FragmentKind::Bwd
+                     : FragmentKind::BwdInput;
+        else if (action.kind == sched::ActionKind::BI)
+          kind = FragmentKind::BwdInput;
+        else if (action.kind == sched::ActionKind::BW)
+          kind = FragmentKind::BwdWeight;
+        auto it = kind ? fragments.find(FragmentKey{stage, chunk, *kind})
+                       : fragments.end();
+        labeled.labels[rank].push_back(
+            it == fragments.end() ? std::string()
+                                  : ("@" + it->second.getSymName()).str());
+      }
+    llvm::Expected<sched::SimulationReport> simulated =
+        sched::simulate(labeled, sched::Costs());
+    if (!simulated)
+      return program.emitOpError()
+             << "schedule table '" << spec
+             << "': " << llvm::toString(simulated.takeError());
+  }
+
   // The fragment of `kind` on schedule stage `virtualStage`, or null after
   // reporting that it is missing.
   auto lookup = [&](int64_t virtualStage, FragmentKind kind,

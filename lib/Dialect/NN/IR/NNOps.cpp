@@ -31,6 +31,41 @@ LogicalResult tandem::nn::verifyInsideFunction(Operation *op) {
   return success();
 }
 
+LogicalResult tandem::nn::verifyTensorSize(Operation *op, Type type,
+                                           const Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return success();
+  Type element = tensor.getElementType();
+  uint64_t bytes =
+      element.isIntOrIndexOrFloat()
+          ? (element.isIndex() ? 8 : (element.getIntOrFloatBitWidth() + 7) / 8)
+          : 8;
+  for (int64_t size : tensor.getShape())
+    if (size >= 0 &&
+        (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes) ||
+         bytes > kMaxTensorBytes))
+      return op->emitOpError()
+             << what << " of type " << type
+             << " holds more than 2^48 bytes, more than any machine can "
+                "allocate";
+  return success();
+}
+
+LogicalResult tandem::nn::verifyTensorSizes(Operation *op) {
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(verifyTensorSize(op, type, "operand " + Twine(i))))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(verifyTensorSize(op, type, "result " + Twine(i))))
+      return failure();
+  return success();
+}
+
+LogicalResult ParameterOp::verify() {
+  return verifyTensorSize(*this, getType(), "the parameter");
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,18 @@ def NN_InsideFunction : NativeOpTrait<"InsideFunction"> {
   let cppNamespace = "::tandem::nn";
 }
 
+// Kernel formation (tandem-form-kernels, docs/targets.md) reads these, not
+// op lists. Elementwise: each result element is computed from the operand
+// elements at the same (NumPy-broadcast) index, so chains of such ops fuse
+// into one loop. Reduction: reduces its input over axes, so it fuses with
+// the elementwise producers of its input and consumers of its result.
+def NN_Elementwise : NativeOpTrait<"ElementwiseKernel"> {
+  let cppNamespace = "::tandem::nn";
+}
+def NN_Reduction : NativeOpTrait<"ReductionKernel"> {
+  let cppNamespace = "::tandem::nn";
+}
+
 class NN_Op<string mnemonic, list<Trait> traits = []>
     : Op<NN_Dialect, mnemonic, !listconcat(traits, [NN_InsideFunction])>;
 

@@ -20,15 +20,44 @@ namespace tandem::nn {
 /// Fails, naming the op, when `op` sits directly in a module.
 llvm::LogicalResult verifyInsideFunction(mlir::Operation *op);
 
-/// The trait of every nn op that computes (all but nn.parameter).
+/// The most bytes one tensor may hold: 2^48 (256 TiB), beyond the memory of
+/// any machine a rank runs on; the runtime's manifest reader refuses more
+/// too (tandem::runtime::kMaxBytes).
+inline constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 48;
+
+/// Fails, naming the op, `what` and the size, when `type` is a ranked
+/// tensor of more than kMaxTensorBytes (computed in checked arithmetic, so
+/// a shape whose element count overflows 64 bits is refused too).
+llvm::LogicalResult verifyTensorSize(mlir::Operation *op, mlir::Type type,
+                                     const llvm::Twine &what);
+
+/// verifyTensorSize for every operand and result of `op`.
+llvm::LogicalResult verifyTensorSizes(mlir::Operation *op);
+
+/// The trait of every nn op that computes (all but nn.parameter): it sits
+/// in a function, and every tensor it reads or makes fits a machine.
 template <typename ConcreteType>
 class InsideFunction
     : public mlir::OpTrait::TraitBase<ConcreteType, InsideFunction> {
 public:
   static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
-    return verifyInsideFunction(op);
+    if (llvm::failed(verifyInsideFunction(op)))
+      return llvm::failure();
+    return verifyTensorSizes(op);
   }
 };
+
+/// Ops whose result elements each come from the operand elements at the same
+/// (broadcast) index: kernel formation fuses chains of them into one loop.
+template <typename ConcreteType>
+class ElementwiseKernel
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseKernel> {};
+
+/// Reductions over axes: kernel formation fuses them with the elementwise
+/// producers of their input and consumers of their result.
+template <typename ConcreteType>
+class ReductionKernel
+    : public mlir::OpTrait::TraitBase<ConcreteType, ReductionKernel> {};
 
 /// Result type of a NumPy-broadcasting elementwise op `opName` on `lhs` and
 /// `rhs`; reports an error at `loc` (when given) if the shapes or element

@@ -32,6 +32,7 @@ def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::M
   let assemblyFormat = [{
     $sym_name `:` $type `=` custom<Initializer>($init) attr-dict
   }];
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
@@ -75,7 +76,8 @@ def NN_ConstantOp : NN_Op<"constant", [ConstantLike, Pure,
   let hasFolder = 1;
 }
 
-def NN_CastOp : NN_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def NN_CastOp : NN_Op<"cast", [Pure, SameOperandsAndResultShape,
+                               NN_Elementwise]> {
   let summary = "Converts the element type";
   let description = [{
     Converts every element to the result's element type, rounding to nearest
@@ -103,7 +105,8 @@ def NN_CastOp : NN_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 class NN_UnaryOp<string mnemonic, string title, string doc,
                  list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                   InferTypeOpInterface], traits)> {
+                                   InferTypeOpInterface, NN_Elementwise],
+                                  traits)> {
   let summary = "Elementwise " # title;
   let description = "Computes " # doc # " of every element.";
   let arguments = (ins NN_FloatTensor:$input);
@@ -128,7 +131,7 @@ def NN_SinOp : NN_UnaryOp<"sin", "sine", "sin(x)">;
 def NN_CosOp : NN_UnaryOp<"cos", "cosine", "cos(x)">;
 
 def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
-                             InferTypeOpInterface]> {
+                             InferTypeOpInterface, NN_Elementwise]> {
   let summary = "Raises every element to a constant power";
   let description = [{
     ```mlir
@@ -142,7 +145,7 @@ def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
 }
 
 class NN_BinaryOp<string mnemonic, string title, string doc>
-    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor, NN_Elementwise]> {
   let summary = "Elementwise " # title # " with broadcasting";
   let description = "Computes " # doc # [{ of two tensors of the same element
     type. Shapes broadcast as in NumPy: dimensions are aligned from the right,
@@ -188,7 +191,7 @@ def NN_GreaterEqualOp : NN_BinaryOp<"greater_equal", "comparison",
 // infinite or NaN `a` into NaN even where cond is 0, and rounds; training
 // steps that skip an update (fp16 loss scaling) must keep the old value bit
 // for bit.
-def NN_SelectOp : NN_Op<"select", [Pure,
+def NN_SelectOp : NN_Op<"select", [Pure, NN_Elementwise,
     AllTypesMatch<["true_value", "false_value", "result"]>]> {
   let summary = "Chooses elementwise between two tensors by a mask";
   let description = [{
@@ -459,7 +462,7 @@ def NN_TransposeOp : NN_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def NN_BroadcastToOp : NN_Op<"broadcast_to", [Pure]> {
+def NN_BroadcastToOp : NN_Op<"broadcast_to", [Pure, NN_Elementwise]> {
   let summary = "Broadcasts to a larger shape";
   let description = [{
     NumPy broadcasting to the result type: the input's dimensions align with
@@ -529,7 +532,7 @@ def NN_SplitOp : NN_Op<"split", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 class NN_ReduceOp<string mnemonic, string title, string doc>
-    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor, NN_Reduction]> {
   let summary = title # " over a set of axes";
   let description = "Reduces with " # doc # [{ over `axes` (distinct,
     increasing, each in [0, rank)). With `keepdims` the reduced dimensions

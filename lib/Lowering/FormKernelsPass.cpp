@@ -1,0 +1,36 @@
+//===- FormKernelsPass.cpp - tandem-form-kernels --------------------------===//
+
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
+#include "tandem/Lowering/Kernels.h"
+#include "tandem/Lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace tandem::lowering {
+#define GEN_PASS_DEF_TANDEMFORMKERNELS
+#include "tandem/Lowering/Passes.h.inc"
+} // namespace tandem::lowering
+
+using namespace mlir;
+
+namespace {
+
+struct FormKernelsPass
+    : public tandem::lowering::impl::TandemFormKernelsBase<FormKernelsPass> {
+  using TandemFormKernelsBase::TandemFormKernelsBase;
+
+  void runOnOperation() override {
+    tandem::lowering::FusionPolicy policy;
+    policy.fuseReductions = fuseReductions;
+    policy.fuseGemmEpilogues = fuseGemmEpilogues;
+    policy.mergeGroups = mergeGroups;
+    getOperation().walk([&](Operation *op) {
+      if (isa<func::FuncOp, tandem::mpmd::FragmentOp>(op))
+        tandem::lowering::recordKernels(
+            op, tandem::lowering::formKernels(op, policy));
+    });
+  }
+};
+
+} // namespace

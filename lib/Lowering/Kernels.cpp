@@ -1,0 +1,464 @@
+//===- Kernels.cpp - kernels formed in IR before emission -----------------===//
+//
+// Greedy kernel formation in program order, the recorded form and its
+// check (Kernels.h; docs/targets.md, "Kernels").
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Lowering/Kernels.h"
+
+#include "tandem/Dialect/MPMD/IR/MPMDOps.h"
+#include "tandem/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace tandem::lowering;
+namespace nn = tandem::nn;
+namespace mpmd = tandem::mpmd;
+
+namespace {
+
+constexpr llvm::StringLiteral kKernelAttr = "nn.kernel";
+constexpr llvm::StringLiteral kGemmAttr = "nn.kernel_gemm";
+constexpr llvm::StringLiteral kInPlaceAttr = "nn.in_place";
+
+bool isElementwise(Operation *op) {
+  return op->hasTrait<nn::ElementwiseKernel>();
+}
+bool isReduction(Operation *op) { return op->hasTrait<nn::ReductionKernel>(); }
+
+llvm::ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+Block *bodyOf(Operation *function) {
+  auto fn = dyn_cast<FunctionOpInterface>(function);
+  if (!fn || fn.isExternal() || !llvm::hasSingleElement(fn.getFunctionBody()))
+    return nullptr;
+  return &fn.getFunctionBody().front();
+}
+
+/// Kernels under construction: a kernel is sealed once a value of it is
+/// read from outside, after which it cannot grow.
+struct Former {
+  Former(Block &body, const FusionPolicy &policy)
+      : body(body), policy(policy) {}
+
+  struct Building {
+    Kernel kernel;
+    bool sealed = false;
+  };
+
+  bool inKernel(Operation *op, int index) {
+    auto it = op ? kernelOf.find(op) : kernelOf.end();
+    return it != kernelOf.end() && it->second == index;
+  }
+
+  int kernelOfValue(Value value) {
+    Operation *def = value.getDefiningOp();
+    auto it = def ? kernelOf.find(def) : kernelOf.end();
+    return it == kernelOf.end() ? -1 : it->second;
+  }
+
+  /// Whether elementwise `op` may join kernel `index` (through one of its
+  /// operands defined there): its result has the kernel's shape and the
+  /// kernel is not sealed. In a kernel with a reduction only the epilogue
+  /// grows: `op` may read the reduction's result and epilogue values, not
+  /// prologue values (those exist only inside the reduction's inner loop).
+  /// Operands from outside need no check: they are defined before `op`,
+  /// and a kernel that produced one is sealed by the read, so it runs
+  /// before `op` and hence before this kernel, which runs at its last op.
+  bool canJoin(Operation *op, int index) {
+    Building &k = kernels[index];
+    if (k.sealed ||
+        llvm::ArrayRef<int64_t>(k.kernel.shape) != shapeOf(op->getResult(0)))
+      return false;
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      if (!inKernel(def, index))
+        return true;
+      return !k.kernel.reduction || def == k.kernel.reduction ||
+             position[def] > position[k.kernel.reduction];
+    });
+  }
+
+  /// Moves every member of `from` into `into`, keeping program order. Both
+  /// are unsealed elementwise kernels of one shape: no op outside either
+  /// has read their values, so the union may run at the later of their
+  /// last ops, where every member's operands exist.
+  void merge(int into, int from) {
+    Kernel &target = kernels[into].kernel, &source = kernels[from].kernel;
+    for (Operation *member : source.members)
+      kernelOf[member] = into;
+    target.members.append(source.members.begin(), source.members.end());
+    llvm::sort(target.members, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    source.members.clear();
+  }
+
+  int newKernel(llvm::ArrayRef<int64_t> shape) {
+    Building k;
+    k.kernel.shape.assign(shape.begin(), shape.end());
+    kernels.push_back(std::move(k));
+    return static_cast<int>(kernels.size()) - 1;
+  }
+
+  /// An elementwise op joins the kernel of one of its operands when
+  /// canJoin allows it; the kernel then runs at its last op's position.
+  /// A reduction takes the kernel of its input as its prologue when that
+  /// kernel is not sealed (the reduction is the first op outside it to read
+  /// its values, so values others read later can be stored from inside the
+  /// reduction's loop, which visits every input element once); later
+  /// elementwise ops of the result's shape join as its epilogue.
+  void form() {
+    unsigned index = 0;
+    for (Operation &op : body.getOperations())
+      position[&op] = ++index; // Arguments are at position 0.
+    for (Operation &op : body.getOperations()) {
+      int joined = -1;
+      if (isReduction(&op)) {
+        Value input = op.getOperand(0);
+        int prologue = policy.fuseReductions ? kernelOfValue(input) : -1;
+        if (prologue >= 0 && !kernels[prologue].sealed &&
+            !kernels[prologue].kernel.reduction &&
+            llvm::ArrayRef<int64_t>(kernels[prologue].kernel.shape) ==
+                shapeOf(input))
+          joined = prologue;
+        else
+          joined = newKernel(shapeOf(op.getResult(0)));
+        Kernel &k = kernels[joined].kernel;
+        llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult(0));
+        k.shape.assign(shape.begin(), shape.end());
+        k.reduction = &op;
+        k.members.push_back(&op);
+        kernelOf[&op] = joined;
+      } else if (isElementwise(&op)) {
+        for (Value operand : op.getOperands()) {
+          int candidate = kernelOfValue(operand);
+          if (candidate < 0)
+            continue;
+          if (kernels[candidate].kernel.reduction && !policy.fuseReductions)
+            continue;
+          if (canJoin(&op, candidate)) {
+            joined = candidate;
+            break;
+          }
+        }
+        if (joined < 0)
+          joined = newKernel(shapeOf(op.getResult(0)));
+        // An op reading two unsealed elementwise kernels of its shape
+        // unites them (an optimizer's update reads the moment and the
+        // gradient chains): one loop, no stored values between them.
+        if (policy.mergeGroups && !kernels[joined].kernel.reduction)
+          for (Value operand : op.getOperands()) {
+            int other = kernelOfValue(operand);
+            if (other < 0 || other == joined || kernels[other].sealed ||
+                kernels[other].kernel.reduction ||
+                kernels[other].kernel.shape != kernels[joined].kernel.shape)
+              continue;
+            merge(joined, other);
+          }
+        kernels[joined].kernel.members.push_back(&op);
+        kernelOf[&op] = joined;
+      }
+      // Reading a kernel's value from outside seals that kernel.
+      for (Value operand : op.getOperands()) {
+        int k = kernelOfValue(operand);
+        if (k >= 0 && k != joined)
+          kernels[k].sealed = true;
+      }
+    }
+    if (policy.fuseGemmEpilogues)
+      attachGemmEpilogues();
+  }
+
+  /// A matmul whose result is read by one elementwise op only, in a kernel
+  /// of the result's shape without a reduction, gets that kernel as its
+  /// epilogue: the GEMM writes into the kernel's output, which the kernel
+  /// then updates in place.
+  void attachGemmEpilogues() {
+    for (Operation &op : body.getOperations()) {
+      auto matmul = dyn_cast<nn::MatmulOp>(op);
+      if (!matmul || matmul.getResult().use_empty())
+        continue;
+      Operation *user = *matmul.getResult().getUsers().begin();
+      if (!llvm::all_equal(matmul.getResult().getUsers()))
+        continue;
+      auto it = kernelOf.find(user);
+      if (it == kernelOf.end())
+        continue;
+      Kernel &k = kernels[it->second].kernel;
+      if (k.reduction || k.gemm ||
+          llvm::ArrayRef<int64_t>(k.shape) != shapeOf(matmul.getResult()))
+        continue;
+      k.gemm = matmul;
+    }
+  }
+
+  Block &body;
+  const FusionPolicy &policy;
+  llvm::DenseMap<Operation *, unsigned> position;
+  llvm::DenseMap<Operation *, int> kernelOf;
+  std::vector<Building> kernels;
+};
+
+/// The in-place candidates of a fragment under `kernels` (kernelOf maps
+/// each member to its kernel): a result bound to `update = @p` that a flat
+/// elementwise kernel (no reduction, no GEMM, every input of its shape or
+/// a single element) computes, where the one argument bound to
+/// `param = @p` has the same type and is read by that kernel only. The
+/// kernel reads the argument's element i before writing the result's
+/// element i (a value returned twice is copied into its results at the
+/// end), and nothing reads the argument afterwards.
+std::vector<std::pair<unsigned, unsigned>>
+inPlaceCandidates(Operation *function, Block &body,
+                  const std::vector<Kernel> &kernels,
+                  const llvm::DenseMap<Operation *, int> &kernelOf) {
+  std::vector<std::pair<unsigned, unsigned>> pairs;
+  auto fragment = dyn_cast<mpmd::FragmentOp>(function);
+  if (!fragment)
+    return pairs;
+  auto inKernel = [&](Operation *op, int index) {
+    auto it = op ? kernelOf.find(op) : kernelOf.end();
+    return it != kernelOf.end() && it->second == index;
+  };
+  Operation *terminator = body.getTerminator();
+  for (unsigned r = 0; r < fragment.getNumResults(); ++r) {
+    FlatSymbolRefAttr param = fragment.getUpdateBinding(r);
+    if (!param)
+      continue;
+    Value result = terminator->getOperand(r);
+    Operation *def = result.getDefiningOp();
+    auto it = def ? kernelOf.find(def) : kernelOf.end();
+    if (it == kernelOf.end())
+      continue;
+    const Kernel &k = kernels[it->second];
+    if (k.reduction || k.gemm)
+      continue;
+    bool flat = llvm::all_of(k.members, [&](Operation *member) {
+      return llvm::all_of(member->getOperands(), [&](Value operand) {
+        return inKernel(operand.getDefiningOp(), it->second) ||
+               shapeOf(operand) == llvm::ArrayRef<int64_t>(k.shape) ||
+               cast<RankedTensorType>(operand.getType()).getNumElements() == 1;
+      });
+    });
+    if (!flat)
+      continue;
+    // One argument bound to the parameter: a second would alias the
+    // buffer the update overwrites.
+    unsigned bound = 0;
+    for (unsigned a = 0; a < fragment.getNumArguments(); ++a)
+      bound += fragment.getParamBinding(a) == param;
+    for (unsigned a = 0; bound == 1 && a < fragment.getNumArguments(); ++a) {
+      if (fragment.getParamBinding(a) != param)
+        continue;
+      Value argument = body.getArgument(a);
+      if (argument.getType() != result.getType() ||
+          !llvm::all_of(argument.getUsers(), [&](Operation *user) {
+            return inKernel(user, it->second);
+          }))
+        break;
+      pairs.push_back({r, a});
+      break;
+    }
+  }
+  return pairs;
+}
+
+} // namespace
+
+KernelPlan tandem::lowering::formKernels(Operation *function,
+                                         const FusionPolicy &policy) {
+  KernelPlan plan;
+  Block *body = bodyOf(function);
+  if (!body)
+    return plan;
+  Former former(*body, policy);
+  former.form();
+  for (Former::Building &k : former.kernels)
+    plan.kernels.push_back(std::move(k.kernel));
+  plan.inPlace =
+      inPlaceCandidates(function, *body, plan.kernels, former.kernelOf);
+  return plan;
+}
+
+void tandem::lowering::recordKernels(Operation *function,
+                                     const KernelPlan &plan) {
+  Block *body = bodyOf(function);
+  if (!body)
+    return;
+  function->removeAttr(kInPlaceAttr);
+  for (Operation &op : body->getOperations()) {
+    op.removeAttr(kKernelAttr);
+    op.removeAttr(kGemmAttr);
+  }
+  Builder b(function->getContext());
+  for (auto [id, kernel] : llvm::enumerate(plan.kernels)) {
+    for (Operation *member : kernel.members)
+      member->setAttr(kKernelAttr, b.getI64IntegerAttr(id));
+    if (kernel.gemm)
+      kernel.gemm->setAttr(kGemmAttr, b.getI64IntegerAttr(id));
+  }
+  if (!plan.inPlace.empty()) {
+    llvm::SmallVector<int64_t> flat;
+    for (auto [result, argument] : plan.inPlace)
+      flat.append({result, argument});
+    function->setAttr(kInPlaceAttr, b.getDenseI64ArrayAttr(flat));
+  }
+}
+
+FailureOr<std::optional<KernelPlan>>
+tandem::lowering::readKernels(Operation *function) {
+  Block *body = bodyOf(function);
+  if (!body)
+    return std::optional<KernelPlan>();
+  bool any = function->hasAttr(kInPlaceAttr);
+  llvm::DenseMap<Operation *, unsigned> position;
+  unsigned index = 0;
+  for (Operation &op : body->getOperations()) {
+    position[&op] = ++index;
+    any |= op.hasAttr(kKernelAttr) || op.hasAttr(kGemmAttr);
+  }
+  if (!any)
+    return std::optional<KernelPlan>();
+
+  // Ids: integers in [0, number of ops), so the plan stays small.
+  auto idOf = [&](Operation &op, llvm::StringRef name,
+                  int64_t &id) -> LogicalResult {
+    auto attr = op.getAttrOfType<IntegerAttr>(name);
+    if (!attr || attr.getValue().getSignificantBits() > 63 ||
+        attr.getInt() < 0 ||
+        attr.getInt() >= static_cast<int64_t>(position.size()))
+      return op.emitError()
+             << "'" << name << "' must be a kernel number in [0, "
+             << position.size() << ")";
+    id = attr.getInt();
+    return success();
+  };
+  KernelPlan plan;
+  llvm::DenseMap<Operation *, int> kernelOf;
+  std::map<int64_t, Operation *> gemms;
+  for (Operation &op : body->getOperations()) {
+    int64_t id;
+    if (op.hasAttr(kGemmAttr)) {
+      if (failed(idOf(op, kGemmAttr, id)))
+        return failure();
+      if (!isa<nn::MatmulOp>(op) || !gemms.insert({id, &op}).second)
+        return op.emitError()
+               << "'" << kGemmAttr << "' belongs on one nn.matmul per kernel";
+    }
+    if (!op.hasAttr(kKernelAttr))
+      continue;
+    if (failed(idOf(op, kKernelAttr, id)))
+      return failure();
+    if (!isElementwise(&op) && !isReduction(&op))
+      return op.emitError() << "'" << op.getName()
+                            << "' is neither elementwise nor a reduction: it "
+                               "cannot be a kernel member";
+    if (plan.kernels.size() <= static_cast<size_t>(id))
+      plan.kernels.resize(id + 1);
+    Kernel &k = plan.kernels[id];
+    if (isReduction(&op)) {
+      if (k.reduction)
+        return op.emitError() << "kernel " << id << " has a second reduction";
+      k.reduction = &op;
+    }
+    k.members.push_back(&op);
+    kernelOf[&op] = static_cast<int>(id);
+  }
+  for (auto [id, gemm] : gemms) {
+    if (static_cast<size_t>(id) >= plan.kernels.size() ||
+        plan.kernels[id].members.empty())
+      return gemm->emitError() << "'" << kGemmAttr << "' names kernel " << id
+                               << ", which has no members";
+    plan.kernels[id].gemm = gemm;
+  }
+
+  // What formKernels guarantees, checked: one iteration shape (the
+  // prologue iterates over the reduction's input), no member reading a
+  // prologue value from the epilogue, no value of a kernel read outside it
+  // before the kernel runs (at its last member), a GEMM epilogue that is
+  // its matmul's only reader, of its shape, without a reduction.
+  for (auto [id, k] : llvm::enumerate(plan.kernels)) {
+    if (k.members.empty())
+      continue;
+    Operation *last = k.members.back();
+    Value shaped = k.reduction ? k.reduction->getResult(0)
+                               : k.members.front()->getResult(0);
+    llvm::ArrayRef<int64_t> shape = shapeOf(shaped);
+    k.shape.assign(shape.begin(), shape.end());
+    for (Operation *member : k.members) {
+      bool prologue = k.reduction && position[member] < position[k.reduction];
+      llvm::ArrayRef<int64_t> expected =
+          prologue ? shapeOf(k.reduction->getOperand(0)) : shape;
+      if (member != k.reduction && shapeOf(member->getResult(0)) != expected)
+        return member->emitError()
+               << "kernel " << id << " iterates over a shape its member's "
+               << "result does not have";
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        // The reduction reads the prologue's value: that is its input.
+        if (!def || kernelOf.lookup(def) != static_cast<int>(id) ||
+            !kernelOf.count(def) || !k.reduction || prologue ||
+            member == k.reduction)
+          continue;
+        if (def != k.reduction && position[def] < position[k.reduction])
+          return member->emitError()
+                 << "kernel " << id << "'s epilogue reads a prologue value";
+      }
+      for (Operation *user : member->getUsers()) {
+        auto it = kernelOf.find(user);
+        bool inside =
+            it != kernelOf.end() && it->second == static_cast<int>(id);
+        Operation *at = body->findAncestorOpInBlock(*user);
+        if (!inside && at && position[at] <= position[last] &&
+            !at->hasTrait<OpTrait::IsTerminator>())
+          return user->emitError()
+                 << "reads a value of kernel " << id << " before the kernel "
+                 << "runs (at its last member)";
+      }
+    }
+    if (k.gemm) {
+      Value product = k.gemm->getResult(0);
+      if (k.reduction || shapeOf(product) != shape ||
+          !llvm::all_of(product.getUsers(), [&](Operation *user) {
+            return kernelOf.lookup(user) == static_cast<int>(id) &&
+                   kernelOf.count(user);
+          }))
+        return k.gemm->emitError()
+               << "kernel " << id << " cannot be this matmul's epilogue: it "
+               << "must be the product's only reader, of its shape, without "
+                  "a reduction";
+    }
+  }
+
+  if (auto pairs = function->getAttrOfType<DenseI64ArrayAttr>(kInPlaceAttr)) {
+    std::vector<std::pair<unsigned, unsigned>> safe =
+        inPlaceCandidates(function, *body, plan.kernels, kernelOf);
+    llvm::ArrayRef<int64_t> flat = pairs.asArrayRef();
+    if (flat.size() % 2)
+      return function->emitError()
+             << "'" << kInPlaceAttr << "' must hold (result, argument) pairs";
+    for (size_t i = 0; i < flat.size(); i += 2) {
+      std::pair<unsigned, unsigned> pair{static_cast<unsigned>(flat[i]),
+                                         static_cast<unsigned>(flat[i + 1])};
+      if (flat[i] < 0 || flat[i + 1] < 0 || !llvm::is_contained(safe, pair))
+        return function->emitError()
+               << "'" << kInPlaceAttr << "': result " << flat[i]
+               << " cannot be written over argument " << flat[i + 1];
+      plan.inPlace.push_back(pair);
+    }
+  } else if (function->hasAttr(kInPlaceAttr)) {
+    return function->emitError()
+           << "'" << kInPlaceAttr << "' must be an array<i64>";
+  }
+  return std::optional<KernelPlan>(std::move(plan));
+}

@@ -1,0 +1,124 @@
+// RUN: tandem-opt %s --tandem-emit-cpu="output=%t.cpp" -split-input-file -verify-diagnostics -o /dev/null
+//
+// Recorded kernels are checked before an emitter prints them: a recorded
+// plan that kernel formation could not have made is an error at the op,
+// never wrong code (docs/targets.md, "Kernels").
+
+func.func @not_fusible(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'nn.transpose' is neither elementwise nor a reduction: it cannot be a kernel member}}
+  %0 = nn.transpose %x, [1, 0] {nn.kernel = 0 : i64} : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @bad_id(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.kernel' must be a kernel number in [0, 2)}}
+  %0 = nn.exp %x {nn.kernel = -1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @huge_id(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.kernel' must be a kernel number in [0, 2)}}
+  %0 = nn.exp %x {nn.kernel = 99999999999 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @shapes(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  %0 = nn.exp %x {nn.kernel = 0 : i64} : tensor<4xf32>
+  // expected-error @+1 {{kernel 0 iterates over a shape its member's result does not have}}
+  %1 = nn.exp %y {nn.kernel = 0 : i64} : tensor<8xf32>
+  return %0, %1 : tensor<4xf32>, tensor<8xf32>
+}
+
+// -----
+
+func.func @read_early(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = nn.exp %x {nn.kernel = 0 : i64} : tensor<4xf32>
+  // expected-error @+1 {{reads a value of kernel 0 before the kernel runs (at its last member)}}
+  %1 = nn.softmax %0 {axis = 0 : i64} : tensor<4xf32>
+  %2 = nn.add %0, %1 {nn.kernel = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+func.func @epilogue_reads_prologue(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = nn.exp %x {nn.kernel = 0 : i64} : tensor<4x8xf32>
+  %1 = nn.reduce_sum %0 [1] {keepdims, nn.kernel = 0 : i64} : tensor<4x8xf32> -> tensor<4x1xf32>
+  // expected-error @+1 {{kernel 0 iterates over a shape its member's result does not have}}
+  %2 = nn.add %0, %1 {nn.kernel = 0 : i64} : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction over a size-1 axis keeps the shape, so only the prologue
+// rule stops the epilogue from reading a value of the reduction's loop.
+func.func @epilogue_reads_prologue_value(%x: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %0 = nn.exp %x {nn.kernel = 0 : i64} : tensor<4x1xf32>
+  %1 = nn.reduce_sum %0 [1] {keepdims, nn.kernel = 0 : i64} : tensor<4x1xf32> -> tensor<4x1xf32>
+  // expected-error @+1 {{kernel 0's epilogue reads a prologue value}}
+  %2 = nn.add %0, %1 {nn.kernel = 0 : i64} : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  return %2 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @two_reductions(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = nn.reduce_sum %x [1] {nn.kernel = 0 : i64} : tensor<4x8xf32> -> tensor<4xf32>
+  // expected-error @+1 {{kernel 0 has a second reduction}}
+  %1 = nn.reduce_max %x [1] {nn.kernel = 0 : i64} : tensor<4x8xf32> -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_not_matmul(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.kernel_gemm' belongs on one nn.matmul per kernel}}
+  %0 = nn.exp %x {nn.kernel_gemm = 0 : i64} : tensor<4xf32>
+  %1 = nn.neg %0 {nn.kernel = 0 : i64} : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_read_twice(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  // expected-error @+1 {{kernel 0 cannot be this matmul's epilogue: it must be the product's only reader, of its shape, without a reduction}}
+  %0 = nn.matmul %x, %w {nn.kernel_gemm = 0 : i64} : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %1 = nn.gelu %0 {nn.kernel = 0 : i64} : tensor<4x16xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+nn.parameter @w : tensor<8xf32> = zeros
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // An update whose argument another kernel also reads cannot be written
+  // over it.
+  // expected-error @+1 {{'nn.in_place': result 0 cannot be written over argument 1}}
+  mpmd.fragment @opt stage 0 chunk 0 kind optimizer
+      (%g: tensor<8xf32> {mpmd.input = 0 : i64}, %w0: tensor<8xf32> {mpmd.param = @w})
+      -> (tensor<8xf32> {mpmd.update = @w}, tensor<8xf32>) attributes {nn.in_place = array<i64: 0, 1>} {
+    %new = nn.sub %w0, %g {nn.kernel = 0 : i64} : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    %e = nn.exp %w0 {nn.kernel = 1 : i64} : tensor<8xf32>
+    mpmd.yield %new, %e : tensor<8xf32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+nn.parameter @w : tensor<8xf32> = zeros
+mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
+  // expected-error @+1 {{'nn.in_place' must hold (result, argument) pairs}}
+  mpmd.fragment @opt stage 0 chunk 0 kind optimizer
+      (%g: tensor<8xf32> {mpmd.input = 0 : i64}, %w0: tensor<8xf32> {mpmd.param = @w})
+      -> (tensor<8xf32> {mpmd.update = @w}) attributes {nn.in_place = array<i64: 0>} {
+    %new = nn.sub %w0, %g {nn.kernel = 0 : i64} : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    mpmd.yield %new : tensor<8xf32>
+  }
+}
