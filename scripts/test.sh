@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs every suite: lit, gtest (through ctest), pytest
-# where Python tests exist, and the clang-format check. Exits non-zero if any
-# suite fails; the last line sums up the test counts.
+# where Python tests exist, a bounded fuzzing run of the runtime's readers
+# (scripts/fuzz.sh, 2 minutes), and the clang-format check. Exits non-zero
+# if any suite fails; the last line sums up the test counts.
 #
 #   scripts/test.sh          the suites once, with the machine's own kernels
 #   scripts/test.sh --isa    the suites once per ISA mode (docs/testing.md):
@@ -140,6 +141,15 @@ else
   else
     echo "== isa avx512: skipped (this CPU has no AVX-512)"
   fi
+fi
+
+echo "== fuzz (3 targets, 40 s each)"
+if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 40; then
+  passed=$((passed + 1))
+else
+  echo "fuzz: a target failed (scripts/fuzz.sh; crash inputs in $BUILD_DIR/fuzz)"
+  failed=$((failed + 1))
+  status=1
 fi
 
 echo "== clang-format"

@@ -20,7 +20,12 @@ tandem::data::readTokens(const std::string &path, std::string &error) {
   std::optional<std::vector<uint8_t>> read = io::readBytes(path, error);
   if (!read)
     return std::nullopt;
-  const std::vector<uint8_t> &bytes = *read;
+  return parseTokens(*read, path, error);
+}
+
+std::optional<std::vector<int32_t>>
+tandem::data::parseTokens(const std::vector<uint8_t> &bytes,
+                          const std::string &path, std::string &error) {
   std::vector<int32_t> tokens;
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kMagic, 8) == 0) {
     if (bytes.size() < kHeaderBytes) {

@@ -127,8 +127,7 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
       {Phase::Lowered, passes("mpmd-lower-transfers")},
       {Phase::Verified,
        passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
-      {Phase::Split,
-       passes("mpmd-split-programs{output-dir=" + o.outputDir + "}")},
+      {Phase::Split, passes("mpmd-split-programs")},
       // tandemc runs tandem-lower-cpu's lowering itself (NativeCompile.h)
       // to time and parallelize the C++ compilation; no pass pipeline.
       {Phase::Native, ""},

@@ -12,6 +12,7 @@
 #include "EvalProgram.h"
 #include "ModelsCommand.h"
 #include "NativeCompile.h"
+#include "RankFiles.h"
 #include "ScheduleCommand.h"
 
 #include "tandem/InitAll.h"
@@ -315,6 +316,11 @@ static int compile(const mlir::DialectRegistry &registry) {
     pm.enableTiming(scope);
     if (failed(pm.run(*module)))
       return 1;
+    if (phase.phase == Phase::Split) {
+      mlir::TimingScope write = root.nest("write rank<N>.mlir");
+      if (failed(tandem::tandemc::writeRankModules(*module, options.outputDir)))
+        return 1;
+    }
   }
 
   if (toDirectory)

@@ -101,7 +101,6 @@ struct MPMDSplitProgramsPass
   /// Fills `module` (which may already hold other programs' ranks) with
   /// rank `rank`'s part of `program`.
   void splitRank(ProgramOp program, int64_t rank, RankOp list, ModuleOp module);
-  LogicalResult writeFiles(ArrayRef<std::pair<int64_t, ModuleOp>> modules);
 };
 
 void MPMDSplitProgramsPass::splitRank(ProgramOp program, int64_t rank,
@@ -169,26 +168,6 @@ void MPMDSplitProgramsPass::splitRank(ProgramOp program, int64_t rank,
     RankOp::create(builder, program.getLoc(), rank);
 }
 
-LogicalResult MPMDSplitProgramsPass::writeFiles(
-    ArrayRef<std::pair<int64_t, ModuleOp>> modules) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-    return getOperation().emitError()
-           << "mpmd-split-programs: cannot create directory '" << outputDir
-           << "': " << ec.message();
-  for (auto [rank, module] : modules) {
-    SmallString<128> path(outputDir);
-    llvm::sys::path::append(path, "rank" + std::to_string(rank) + ".mlir");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return module.emitError() << "mpmd-split-programs: cannot write '" << path
-                                << "': " << ec.message();
-    module.print(os);
-    os << "\n";
-  }
-  return success();
-}
-
 void MPMDSplitProgramsPass::runOnOperation() {
   ModuleOp top = getOperation();
   SmallVector<ProgramOp> programs(top.getBody()->getOps<ProgramOp>());
@@ -230,13 +209,6 @@ void MPMDSplitProgramsPass::runOnOperation() {
   }
   for (ProgramOp program : programs)
     program.erase();
-
-  if (!outputDir.empty()) {
-    SmallVector<std::pair<int64_t, ModuleOp>> ordered(modules.begin(),
-                                                      modules.end());
-    if (mlir::failed(writeFiles(ordered)))
-      return signalPassFailure();
-  }
 }
 
 } // namespace

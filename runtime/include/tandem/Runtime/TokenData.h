@@ -30,6 +30,10 @@ namespace tandem::data {
 /// otherwise, the bytes of a text file. Errors name the file.
 std::optional<std::vector<int32_t>> readTokens(const std::string &path,
                                                std::string &error);
+/// The tokens of a file's bytes; `what` (the path) starts every error.
+std::optional<std::vector<int32_t>>
+parseTokens(const std::vector<uint8_t> &bytes, const std::string &what,
+            std::string &error);
 
 /// Writes a binary token file with the narrowest width that holds them.
 bool writeTokens(const std::string &path, const std::vector<int32_t> &tokens,

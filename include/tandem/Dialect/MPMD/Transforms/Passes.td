@@ -98,16 +98,14 @@ def MPMDVerify : Pass<"mpmd-verify", "::mlir::ModuleOp"> {
 }
 
 def MPMDSplitPrograms : Pass<"mpmd-split-programs", "::mlir::ModuleOp"> {
-  let summary = "Writes one module per rank";
+  let summary = "Splits every program into one module per rank";
   let description = [{
     Splits each scheduled `mpmd.program` into one program per rank holding
     only that rank's action list and the fragments it runs (plus the
-    parameters they bind), so each rank is compiled on its own.
+    parameters they bind), so each rank is compiled on its own. The
+    modules stay in the IR (`module @rank<N>`); writing them to files is
+    the driver's job (`tandemc` writes `DIR/rank<N>.mlir`).
   }];
-  let options = [
-    Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",
-           "if set, also write each rank's module to <dir>/rank<N>.mlir">,
-  ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
