@@ -428,11 +428,12 @@ tandem::lowering::readKernels(Operation *function) {
     }
     if (k.gemm) {
       Value product = k.gemm->getResult(0);
-      if (k.reduction || shapeOf(product) != shape ||
-          !llvm::all_of(product.getUsers(), [&](Operation *user) {
-            return kernelOf.lookup(user) == static_cast<int>(id) &&
-                   kernelOf.count(user);
-          }))
+      // One reader op, a member: the kernel rewrites the product's buffer
+      // in place, element by element.
+      if (k.reduction || shapeOf(product) != shape || product.use_empty() ||
+          !llvm::all_equal(product.getUsers()) ||
+          !kernelOf.count(*product.getUsers().begin()) ||
+          kernelOf.lookup(*product.getUsers().begin()) != static_cast<int>(id))
         return k.gemm->emitError()
                << "kernel " << id << " cannot be this matmul's epilogue: it "
                << "must be the product's only reader, of its shape, without "

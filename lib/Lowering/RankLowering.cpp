@@ -43,7 +43,7 @@ namespace {
 constexpr llvm::StringLiteral kSplitRankAttrName = "mpmd.split_rank";
 /// What starts every message: the caller's name (LowerRanksOptions::
 /// diagnosticPrefix). One lowering runs at a time per thread.
-thread_local std::string kPassName;
+thread_local std::string toolName;
 /// The microbatch of a once-per-step slot.
 constexpr int64_t kStepSlot = -1;
 /// What a step input feeds: the ids of an embedding (tokens) or the targets
@@ -86,13 +86,13 @@ LogicalResult checkTensorType(Operation *anchor, Type type,
                               const llvm::Twine &what) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
-    return anchor->emitError() << kPassName << ": " << what << " has type "
+    return anchor->emitError() << toolName << ": " << what << " has type "
                                << type << " (expected a static tensor)";
   std::optional<rt::ElementType> element =
       elementTypeOf(tensor.getElementType());
   if (!element)
     return anchor->emitError()
-           << kPassName << ": " << what << " has element type "
+           << toolName << ": " << what << " has element type "
            << tensor.getElementType()
            << ", which the runtime does not support (f32, f64, bf16, f16, "
               "f8E4M3FN, f8E5M2, i64, i32, i8)";
@@ -101,7 +101,7 @@ LogicalResult checkTensorType(Operation *anchor, Type type,
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes) ||
         bytes > rt::kMaxBytes)
       return anchor->emitError()
-             << kPassName << ": " << what << " of type " << type
+             << toolName << ": " << what << " of type " << type
              << " holds more than 2^48 bytes, more than any machine can "
                 "allocate";
   return success();
@@ -127,7 +127,7 @@ LogicalResult checkTransfer(Operation &action) {
     if (failed(checkTensorType(op, op.getType(), "the value sent")))
       return failure();
     if (!elementTypeOf(op.getWire()))
-      return op.emitError() << kPassName << ": wire type " << op.getWire()
+      return op.emitError() << toolName << ": wire type " << op.getWire()
                             << " is not supported";
     return success();
   };
@@ -156,7 +156,7 @@ rt::SlotRef slotOf(StringRef fragment, int64_t result,
 std::string lowerFirstAdvice() {
   return "expected a scheduled, lowered program: run mpmd-schedule, "
          "mpmd-lower-transfers and mpmd-verify before " +
-         kPassName;
+         toolName;
 }
 
 /// Checks that `program` was scheduled and its transfers lowered.
@@ -164,7 +164,7 @@ LogicalResult checkLowered(mpmd::ProgramOp program) {
   auto ranks = program.getBodyBlock().getOps<mpmd::RankOp>();
   if (ranks.empty())
     return program.emitError()
-           << kPassName << ": program @" << program.getSymName()
+           << toolName << ": program @" << program.getSymName()
            << " has no mpmd.rank action lists (" << lowerFirstAdvice() << ")";
   for (mpmd::RankOp rank : ranks)
     for (Operation &action : rank.getBodyBlock())
@@ -176,7 +176,7 @@ LogicalResult checkLowered(mpmd::ProgramOp program) {
     auto dst = table.lookup<mpmd::FragmentOp>(transfer.getDst());
     if (src && dst && src.getStage() != dst.getStage())
       return transfer.emitError()
-             << kPassName << ": transfer crosses from stage " << src.getStage()
+             << toolName << ": transfer crosses from stage " << src.getStage()
              << " to stage " << dst.getStage()
              << ", but no rank has an mpmd.send or mpmd.recv ("
              << lowerFirstAdvice() << ")";
@@ -195,12 +195,11 @@ FailureOr<SmallVector<RankUnit>> collectRanks(ModuleOp module) {
         split.push_back({program, nested});
 
   if (top.empty() && split.empty())
-    return module.emitError()
-           << kPassName << ": no mpmd.program in the module ("
-           << lowerFirstAdvice() << ")";
+    return module.emitError() << toolName << ": no mpmd.program in the module ("
+                              << lowerFirstAdvice() << ")";
   if (top.size() > 1 || (!top.empty() && !split.empty()))
     return module.emitError()
-           << kPassName << ": expected one mpmd.program (or the per-rank "
+           << toolName << ": expected one mpmd.program (or the per-rank "
            << "modules of mpmd-split-programs), found "
            << top.size() + split.size();
 
@@ -223,12 +222,12 @@ FailureOr<SmallVector<RankUnit>> collectRanks(ModuleOp module) {
   for (auto [program, scope] : split) {
     auto rankAttr = program->getAttrOfType<IntegerAttr>(kSplitRankAttrName);
     if (!rankAttr)
-      return program.emitError() << kPassName << ": '" << kSplitRankAttrName
+      return program.emitError() << toolName << ": '" << kSplitRankAttrName
                                  << "' must be an integer";
     int64_t rank = rankAttr.getInt();
     if (!seen.insert(rank).second)
       return program.emitError()
-             << kPassName << ": a second program for rank " << rank;
+             << toolName << ": a second program for rank " << rank;
     if (failed(checkLowered(program)))
       return failure();
     RankUnit unit{program, nullptr, rank, scope};
@@ -267,7 +266,7 @@ public:
                           return f.name == fragment.getSymName();
                         }))
         return fragment.emitError()
-               << kPassName << ": the target emitted no entry point for @"
+               << toolName << ": the target emitted no entry point for @"
                << fragment.getSymName();
     return success();
   }
@@ -337,7 +336,7 @@ LogicalResult RankLowering::checkRun(mpmd::RunOp run,
                       static_cast<int64_t>(transfer.getResult()), k}))
         continue;
       InFlightDiagnostic diag =
-          run.emitError() << kPassName << ": rank " << unit.rank << " runs @"
+          run.emitError() << toolName << ": rank " << unit.rank << " runs @"
                           << fragment.getSymName() << " (argument " << arg
                           << " reads @" << transfer.getSrc() << "["
                           << transfer.getResult() << "]";
@@ -438,13 +437,13 @@ LogicalResult RankLowering::analyze() {
         auto [it, inserted] = inputs.insert({*input, type});
         if (!inserted && it->second != type)
           return fragment.emitError()
-                 << kPassName << ": argument " << arg << " reads step input "
+                 << toolName << ": argument " << arg << " reads step input "
                  << *input << " as " << type << ", another fragment as "
                  << it->second;
         noteInputUses(fragment.getArgument(arg), *input);
       } else if (!transferInto(fragment.getSymName(), arg)) {
         return fragment.emitError()
-               << kPassName << ": argument " << arg
+               << toolName << ": argument " << arg
                << " is bound by no mpmd.param, mpmd.input or transfer";
       }
     }
@@ -469,7 +468,7 @@ LogicalResult RankLowering::analyze() {
       if (!llvm::any_of(parameters, [&](nn::ParameterOp p) {
             return p.getSymName() == name;
           }))
-        return program.emitError() << kPassName << ": no nn.parameter @" << name
+        return program.emitError() << toolName << ": no nn.parameter @" << name
                                    << " next to the program";
   }
   return success();
@@ -730,7 +729,7 @@ LogicalResult RankLowering::planMemory(rt::Manifest &m,
       rt::planRankMemory(rt::describeRank(m), error);
   if (!plan)
     return unit.program.emitError()
-           << kPassName << ": rank " << unit.rank << ": memory plan: " << error;
+           << toolName << ": rank " << unit.rank << ": memory plan: " << error;
   plan->space = m.memory.space;
   m.memory = std::move(*plan);
   // The runtime's check of the plan, run here too: a plan it would refuse
@@ -739,7 +738,7 @@ LogicalResult RankLowering::planMemory(rt::Manifest &m,
   std::string violation = rt::checkMemoryPlan(checked);
   if (!violation.empty())
     return unit.program.emitError()
-           << kPassName << ": rank " << unit.rank
+           << toolName << ": rank " << unit.rank
            << ": internal error: the memory plan fails the runtime's check: "
            << violation;
   return success();
@@ -755,7 +754,7 @@ LogicalResult writeFile(Operation *anchor, StringRef path, StringRef text) {
   }
   if (ec)
     return anchor->emitError()
-           << kPassName << ": cannot write '" << path << "': " << ec.message();
+           << toolName << ": cannot write '" << path << "': " << ec.message();
   return success();
 }
 
@@ -764,14 +763,14 @@ LogicalResult writeFile(Operation *anchor, StringRef path, StringRef text) {
 FailureOr<std::vector<lowering::LoweredRank>>
 lowering::lowerRanks(ModuleOp module, TargetBackend &backend,
                      const LowerRanksOptions &options) {
-  kPassName = options.diagnosticPrefix;
+  toolName = options.diagnosticPrefix;
   if (options.outputDir.empty())
-    return module.emitError() << kPassName << ": no output directory given";
+    return module.emitError() << toolName << ": no output directory given";
   FailureOr<SmallVector<RankUnit>> units = collectRanks(module);
   if (failed(units))
     return failure();
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir))
-    return module.emitError() << kPassName << ": cannot create '"
+    return module.emitError() << toolName << ": cannot create '"
                               << options.outputDir << "': " << ec.message();
 
   rt::TargetInfo target = backend.targetInfo();
@@ -813,13 +812,13 @@ lowering::lowerRanks(ModuleOp module, TargetBackend &backend,
       llvm::Expected<CompiledLibrary> library = backend.compile(emitted->text);
       if (!library)
         return unit.program.emitError()
-               << kPassName << ": rank " << unit.rank << ": "
+               << toolName << ": rank " << unit.rank << ": "
                << llvm::toString(library.takeError());
       out.cached = library->cached;
       if (std::error_code ec =
               llvm::sys::fs::copy_file(library->path, out.libraryPath))
         return unit.program.emitError()
-               << kPassName << ": cannot copy '" << library->path << "' to '"
+               << toolName << ": cannot copy '" << library->path << "' to '"
                << out.libraryPath << "': " << ec.message();
     }
 

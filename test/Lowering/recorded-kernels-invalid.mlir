@@ -96,6 +96,17 @@ func.func @gemm_read_twice(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor
 
 // -----
 
+// The epilogue rewrites the product's buffer in place: one reader op only.
+func.func @gemm_two_readers(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{kernel 0 cannot be this matmul's epilogue}}
+  %0 = nn.matmul %x, %w {nn.kernel_gemm = 0 : i64} : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %1 = nn.gelu %0 {nn.kernel = 0 : i64} : tensor<4x16xf32>
+  %2 = nn.add %0, %1 {nn.kernel = 0 : i64} : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
 nn.parameter @w : tensor<8xf32> = zeros
 mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
   // An update whose argument another kernel also reads cannot be written
