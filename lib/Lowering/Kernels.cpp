@@ -45,6 +45,13 @@ Block *bodyOf(Operation *function) {
   return &fn.getFunctionBody().front();
 }
 
+/// Whether `op` (possibly null) is a member of kernel `index`.
+bool inKernel(const llvm::DenseMap<Operation *, int> &kernelOf, Operation *op,
+              int index) {
+  auto it = op ? kernelOf.find(op) : kernelOf.end();
+  return it != kernelOf.end() && it->second == index;
+}
+
 /// Kernels under construction: a kernel is sealed once a value of it is
 /// read from outside, after which it cannot grow.
 struct Former {
@@ -55,11 +62,6 @@ struct Former {
     Kernel kernel;
     bool sealed = false;
   };
-
-  bool inKernel(Operation *op, int index) {
-    auto it = op ? kernelOf.find(op) : kernelOf.end();
-    return it != kernelOf.end() && it->second == index;
-  }
 
   int kernelOfValue(Value value) {
     Operation *def = value.getDefiningOp();
@@ -82,7 +84,7 @@ struct Former {
       return false;
     return llvm::all_of(op->getOperands(), [&](Value operand) {
       Operation *def = operand.getDefiningOp();
-      if (!inKernel(def, index))
+      if (!inKernel(kernelOf, def, index))
         return true;
       return !k.kernel.reduction || def == k.kernel.reduction ||
              position[def] > position[k.kernel.reduction];
@@ -226,10 +228,6 @@ inPlaceCandidates(Operation *function, Block &body,
   auto fragment = dyn_cast<mpmd::FragmentOp>(function);
   if (!fragment)
     return pairs;
-  auto inKernel = [&](Operation *op, int index) {
-    auto it = op ? kernelOf.find(op) : kernelOf.end();
-    return it != kernelOf.end() && it->second == index;
-  };
   Operation *terminator = body.getTerminator();
   for (unsigned r = 0; r < fragment.getNumResults(); ++r) {
     FlatSymbolRefAttr param = fragment.getUpdateBinding(r);
@@ -245,7 +243,7 @@ inPlaceCandidates(Operation *function, Block &body,
       continue;
     bool flat = llvm::all_of(k.members, [&](Operation *member) {
       return llvm::all_of(member->getOperands(), [&](Value operand) {
-        return inKernel(operand.getDefiningOp(), it->second) ||
+        return inKernel(kernelOf, operand.getDefiningOp(), it->second) ||
                shapeOf(operand) == llvm::ArrayRef<int64_t>(k.shape) ||
                cast<RankedTensorType>(operand.getType()).getNumElements() == 1;
       });
@@ -263,7 +261,7 @@ inPlaceCandidates(Operation *function, Block &body,
       Value argument = body.getArgument(a);
       if (argument.getType() != result.getType() ||
           !llvm::all_of(argument.getUsers(), [&](Operation *user) {
-            return inKernel(user, it->second);
+            return inKernel(kernelOf, user, it->second);
           }))
         break;
       pairs.push_back({r, a});
@@ -406,20 +404,17 @@ tandem::lowering::readKernels(Operation *function) {
       for (Value operand : member->getOperands()) {
         Operation *def = operand.getDefiningOp();
         // The reduction reads the prologue's value: that is its input.
-        if (!def || kernelOf.lookup(def) != static_cast<int>(id) ||
-            !kernelOf.count(def) || !k.reduction || prologue ||
-            member == k.reduction)
+        if (!inKernel(kernelOf, def, static_cast<int>(id)) || !k.reduction ||
+            prologue || member == k.reduction)
           continue;
         if (def != k.reduction && position[def] < position[k.reduction])
           return member->emitError()
                  << "kernel " << id << "'s epilogue reads a prologue value";
       }
       for (Operation *user : member->getUsers()) {
-        auto it = kernelOf.find(user);
-        bool inside =
-            it != kernelOf.end() && it->second == static_cast<int>(id);
         Operation *at = body->findAncestorOpInBlock(*user);
-        if (!inside && at && position[at] <= position[last] &&
+        if (!inKernel(kernelOf, user, static_cast<int>(id)) && at &&
+            position[at] <= position[last] &&
             !at->hasTrait<OpTrait::IsTerminator>())
           return user->emitError()
                  << "reads a value of kernel " << id << " before the kernel "
@@ -432,8 +427,8 @@ tandem::lowering::readKernels(Operation *function) {
       // in place, element by element.
       if (k.reduction || shapeOf(product) != shape || product.use_empty() ||
           !llvm::all_equal(product.getUsers()) ||
-          !kernelOf.count(*product.getUsers().begin()) ||
-          kernelOf.lookup(*product.getUsers().begin()) != static_cast<int>(id))
+          !inKernel(kernelOf, *product.getUsers().begin(),
+                    static_cast<int>(id)))
         return k.gemm->emitError()
                << "kernel " << id << " cannot be this matmul's epilogue: it "
                << "must be the product's only reader, of its shape, without "

@@ -79,9 +79,13 @@ uint64_t tensorBytes(RankedTensorType type) {
   return bytes;
 }
 
+// The verifiers' limit (nn::verifyTensorSize) is the manifest reader's.
+static_assert(nn::kMaxTensorBytes == rt::kMaxBytes,
+              "the compiler and the runtime must refuse the same sizes");
+
 /// A tensor the manifest can describe: static shape, an element type it
-/// knows, at most 2^48 bytes (checked arithmetic). Errors name `what` at
-/// `anchor`.
+/// knows, at most 2^48 bytes (the verifiers' check, in checked arithmetic).
+/// Errors name `what` at `anchor`.
 LogicalResult checkTensorType(Operation *anchor, Type type,
                               const llvm::Twine &what) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -96,15 +100,7 @@ LogicalResult checkTensorType(Operation *anchor, Type type,
            << tensor.getElementType()
            << ", which the runtime does not support (f32, f64, bf16, f16, "
               "f8E4M3FN, f8E5M2, i64, i32, i8)";
-  uint64_t bytes = rt::elementTypeSize(*element);
-  for (int64_t size : tensor.getShape())
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes) ||
-        bytes > rt::kMaxBytes)
-      return anchor->emitError()
-             << toolName << ": " << what << " of type " << type
-             << " holds more than 2^48 bytes, more than any machine can "
-                "allocate";
-  return success();
+  return nn::verifyTensorSize(anchor, type, what);
 }
 
 rng::InitKind initKindOf(nn::InitKind kind) {
