@@ -16,7 +16,7 @@ if [ "${1:-}" = "--check" ]; then
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$root/build"}
-docs="NNDialect.md NNPasses.md MPMDDialect.md MPMDPasses.md CPUTargetPasses.md LoweringPasses.md"
+docs="NNDialect.md NNPasses.md MPMDDialect.md MPMDPasses.md LoweringPasses.md"
 
 if [ "$check" = 1 ]; then
   stale=0

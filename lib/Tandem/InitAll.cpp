@@ -7,7 +7,6 @@
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 #include "tandem/Lowering/Passes.h"
 #include "tandem/Target/CPU/CPUBackend.h"
-#include "tandem/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,7 +24,6 @@ void tandem::registerAllPasses() {
     nn::registerNNPasses();
     mpmd::registerMPMDPasses();
     lowering::registerTandemLoweringPasses();
-    cpu::registerTandemCPUPasses();
     return true;
   }();
   (void)registered;

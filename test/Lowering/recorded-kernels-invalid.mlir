@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu="output=%t.cpp" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: tandem-translate %s --tandem-to-source -split-input-file -verify-diagnostics -o %t.cpp
 //
 // Recorded kernels are checked before an emitter prints them: a recorded
 // plan that kernel formation could not have made is an error at the op,

@@ -2,8 +2,6 @@
 
 #include "CompilePipeline.h"
 
-#include "tandem/Lowering/TargetBackend.h"
-
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -11,7 +9,6 @@
 
 using namespace llvm;
 using namespace tandem::tandemc;
-namespace lowering = tandem::lowering;
 
 const char *tandem::tandemc::phaseName(Phase phase) {
   switch (phase) {
@@ -66,10 +63,6 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
   if (o.chunks < 0)
     return invalid("--chunks must be at least 0 (0: one per stage), found " +
                    Twine(o.chunks));
-  std::vector<std::string> targets = lowering::registeredTargetBackends();
-  if (o.target != "none" && !llvm::is_contained(targets, o.target))
-    return invalid("--target must be none or " + llvm::join(targets, ", ") +
-                   ", found '" + o.target + "'");
   if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")
     return invalid("--precision must be f32, bf16 or fp16, found '" +
                    o.precision + "'");
@@ -128,8 +121,8 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
       {Phase::Verified,
        passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
       {Phase::Split, passes("mpmd-split-programs")},
-      // tandemc runs tandem-lower-cpu's lowering itself (NativeCompile.h)
-      // to time and parallelize the C++ compilation; no pass pipeline.
+      // The rank lowering is no pass: tandemc runs it (NativeCompile.h),
+      // writing the files and timing and parallelizing the compilation.
       {Phase::Native, ""},
   };
   while (!phases.empty() && phases.back().phase != last)

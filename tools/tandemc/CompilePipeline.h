@@ -51,12 +51,12 @@ struct CompileOptions {
   /// A pass pipeline element run before mpmd-partition (a user's
   /// partitioner that writes `mpmd.stage` annotations).
   std::string partitioner;
-  /// `none` (stop at the per-rank MLIR) or `cpu` (tandem-lower-cpu after
-  /// the split: DIR/rank<N>.{cpp,so,json}).
+  /// `none` (stop at the per-rank MLIR) or a registered target (the rank
+  /// lowering after the split: DIR/rank<N>.{cpp,so,json} for cpu).
   std::string target = "none";
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
-  /// Where mpmd-split-programs writes rank<N>.mlir (Phase::Split).
+  /// Where tandemc writes rank<N>.mlir (Phase::Split).
   std::string outputDir;
 };
 

@@ -53,7 +53,7 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   tandem::lowering::LowerRanksOptions lowerOptions;
   lowerOptions.outputDir = options.outputDir;
   lowerOptions.compileLibraries = false;
-  lowerOptions.diagnosticPrefix = "tandemc";
+  lowerOptions.diagnosticPrefix = options.toolName;
   FailureOr<std::vector<tandem::lowering::LoweredRank>> ranks;
   {
     TimingScope emit = phase.nest("emit " + language);
@@ -72,8 +72,9 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   for (const tandem::lowering::LoweredRank &rank : *ranks) {
     auto buffer = llvm::MemoryBuffer::getFile(rank.sourcePath);
     if (!buffer)
-      return module.emitError() << "tandemc: cannot read '" << rank.sourcePath
-                                << "': " << buffer.getError().message();
+      return module.emitError()
+             << options.toolName << ": cannot read '" << rank.sourcePath
+             << "': " << buffer.getError().message();
     StringRef source = (*buffer)->getBuffer();
     auto [it, inserted] = bySource.try_emplace(source, libraries.size());
     if (inserted)
@@ -100,8 +101,9 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
   }
   for (const Library &library : libraries)
     if (!library.compiled)
-      return module.emitError() << "tandemc: rank " << library.firstRank << ": "
-                                << explain(library.error);
+      return module.emitError()
+             << options.toolName << ": rank " << library.firstRank << ": "
+             << explain(library.error);
 
   unsigned compiled = 0, cached = 0;
   for (const Library &library : libraries)
@@ -111,11 +113,11 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
     if (std::error_code ec =
             llvm::sys::fs::copy_file(library.compiled->path, rank.libraryPath))
       return module.emitError()
-             << "tandemc: cannot copy '" << library.compiled->path << "' to '"
-             << rank.libraryPath << "': " << ec.message();
+             << options.toolName << ": cannot copy '" << library.compiled->path
+             << "' to '" << rank.libraryPath << "': " << ec.message();
     InFlightDiagnostic remark = emitRemark(module.getLoc())
-                                << "tandemc: rank " << rank.rank << ": "
-                                << rank.libraryPath << ", "
+                                << options.toolName << ": rank " << rank.rank
+                                << ": " << rank.libraryPath << ", "
                                 << rank.manifestPath;
     if (library.firstRank != rank.rank)
       remark << " (same source as rank " << library.firstRank << ")";
@@ -123,8 +125,8 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
       remark << " (cached library)";
   }
   emitRemark(module.getLoc())
-      << "tandemc: " << language << ": " << ranks->size() << " ranks, "
-      << libraries.size() << " libraries: " << compiled << " compiled, "
-      << cached << " cached";
+      << options.toolName << ": " << language << ": " << ranks->size()
+      << " ranks, " << libraries.size() << " libraries: " << compiled
+      << " compiled, " << cached << " cached";
   return success();
 }

@@ -1,10 +1,10 @@
 //===- NativeCompile.h - tandemc's native phase -----------------*- C++ -*-===//
 //
-// --target T: lowers every rank to a source and a manifest through T's
-// backend (tandem::lowering::lowerRanks, what tandem-lower-cpu runs for the
-// CPU), then compiles the ranks' sources into libraries as a step of its
-// own, so that --timing reports emission and compilation apart and the
-// compilations can run in parallel.
+// --target T (and `tandemc lower`): lowers every rank to a source and a
+// manifest through T's backend (tandem::lowering::lowerRanks), then compiles
+// the ranks' sources into libraries as a step of its own, so that --timing
+// reports emission and compilation apart and the compilations can run in
+// parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,8 @@ struct NativeOptions {
   unsigned jobs = 0;
   /// The target, configured with its options (--cpu-arch, ...).
   lowering::TargetBackend *backend = nullptr;
+  /// What starts every diagnostic ("tandemc", "tandemc lower").
+  std::string toolName = "tandemc";
 };
 
 /// Writes the source (rank<N>.cpp for the CPU) and rank<N>.json for every

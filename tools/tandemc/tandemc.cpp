@@ -10,12 +10,14 @@
 
 #include "CompilePipeline.h"
 #include "EvalProgram.h"
+#include "LowerCommand.h"
 #include "ModelsCommand.h"
 #include "NativeCompile.h"
 #include "RankFiles.h"
 #include "ScheduleCommand.h"
 
 #include "tandem/InitAll.h"
+#include "tandem/Lowering/TargetCommandLine.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -140,14 +142,6 @@ static cl::opt<unsigned>
                   "(default: one per core)"),
          cl::init(0), cl::cat(tandemcCategory));
 
-static cl::opt<std::string>
-    cpuArch("cpu-arch",
-            cl::desc("The CPU the --target cpu libraries are for, as "
-                     "-march= (default: $TANDEM_CPU_ARCH, else native: this "
-                     "machine's CPU; the runtime refuses a CPU lacking an "
-                     "extension the library uses)"),
-            cl::init(""), cl::cat(tandemcCategory));
-
 static constexpr const char *overview = R"(Tandem compiler driver
 
   tandemc model.mlir -o DIR [--stages S] [--microbatches m] [--chunks v]
@@ -167,6 +161,12 @@ static constexpr const char *overview = R"(Tandem compiler driver
       train, partition, schedule, remat, lowered, verified, split).
       MLIR's --mlir-print-ir-after-all and friends apply.
 
+  tandemc lower program.mlir -o DIR [--target cpu] [--cpu-arch ARCH]
+                [--jobs N] [--timing] [--split-input-file]
+                [--verify-diagnostics]
+      Lowers a scheduled, lowered and verified program (--emit=verified or
+      --emit=split output, or written by hand) to DIR/rank<N>.{cpp,so,json}.
+
   tandemc models gpt|mlp [--config NAME] [--layers N ...] [-o out]
       Generates a model; see `tandemc models --help`.
 
@@ -182,7 +182,8 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-static int compile(const mlir::DialectRegistry &registry) {
+static int compile(const mlir::DialectRegistry &registry,
+                   const tandem::lowering::TargetCommandLine &targets) {
   for (const std::string &path : passPlugins) {
     auto plugin = mlir::PassPlugin::load(path);
     if (!plugin)
@@ -220,18 +221,9 @@ static int compile(const mlir::DialectRegistry &registry) {
   if (!phases)
     return fail(toString(phases.takeError()));
   // The target and its options (each target's own: --cpu-arch for cpu).
-  tandem::lowering::TargetOptionValues targetOptions;
-  if (cpuArch.getNumOccurrences())
-    targetOptions["cpu-arch"] = cpuArch;
-  std::unique_ptr<tandem::lowering::TargetBackend> backend;
-  if (target != "none") {
-    backend = tandem::lowering::createTargetBackend(target);
-    if (Error error = backend->configure(targetOptions))
-      return fail(toString(std::move(error)));
-  } else if (!targetOptions.empty()) {
-    return fail("--" + targetOptions.begin()->first +
-                " is a target option: give --target");
-  }
+  auto backend = targets.create(target);
+  if (!backend)
+    return fail(toString(backend.takeError()));
 
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);
@@ -280,7 +272,7 @@ static int compile(const mlir::DialectRegistry &registry) {
       tandem::tandemc::NativeOptions native;
       native.outputDir = options.outputDir;
       native.jobs = jobs;
-      native.backend = backend.get();
+      native.backend = backend->get();
       if (failed(tandem::tandemc::compileNative(*module, native, scope)))
         return 1;
       if (trained && failed(tandem::tandemc::compileEvalProgram(
@@ -339,6 +331,9 @@ int main(int argc, char **argv) {
   tandem::registerAllPasses();
   tandem::registerAllTargets();
   mlir::registerPassManagerCLOptions();
+  // Every target's options (--cpu-arch, ...), here and in `tandemc lower`.
+  tandem::lowering::TargetCommandLine targetOptions(tandemcCategory);
+  tandem::tandemc::registerLowerCommandOptions();
   // libLLVM registers hundreds of backend options; --help-hidden still
   // lists them and the MLIR printer options.
   cl::HideUnrelatedOptions(tandemcCategory);
@@ -350,5 +345,7 @@ int main(int argc, char **argv) {
     return tandem::tandemc::runModelsCommand(registry);
   if (tandem::tandemc::scheduleCommandSelected())
     return tandem::tandemc::runScheduleCommand();
-  return compile(registry);
+  if (tandem::tandemc::lowerCommandSelected())
+    return tandem::tandemc::runLowerCommand(registry);
+  return compile(registry, targetOptions);
 }

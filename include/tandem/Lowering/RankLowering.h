@@ -32,7 +32,7 @@ struct LowerRanksOptions {
   /// libraries to the caller (tandemc times it apart from the emission and
   /// compiles the ranks in parallel).
   bool compileLibraries = true;
-  /// What starts every error message ("tandem-lower-cpu").
+  /// What starts every error message ("tandemc lower").
   std::string diagnosticPrefix = "rank lowering";
 };
 

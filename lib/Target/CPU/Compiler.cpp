@@ -86,16 +86,14 @@ llvm::Expected<std::string> findCompiler(const std::string &compiler) {
       !llvm::StringRef(compiler).contains('/')) {
     llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
     if (!found)
-      return llvm::createStringError(
-          "C++ compiler '" + compiler +
-          "' not found in PATH (set TANDEM_CXX or the compiler option)");
+      return llvm::createStringError("C++ compiler '" + compiler +
+                                     "' not found in PATH (set TANDEM_CXX)");
     return *found;
   }
   if (!llvm::sys::fs::can_execute(compiler))
     return llvm::createStringError(
         "C++ compiler '" + compiler +
-        "' not found or not executable (set TANDEM_CXX or the compiler "
-        "option)");
+        "' not found or not executable (set TANDEM_CXX)");
   return compiler;
 }
 
@@ -116,7 +114,7 @@ tandem::cpu::compileSource(llvm::StringRef source,
   if (arch.empty() || arch.front() == '-' ||
       arch.find_first_of(" \t\n") != std::string::npos)
     return llvm::createStringError("invalid CPU architecture '" + arch +
-                                   "' (TANDEM_CPU_ARCH or the arch option: a "
+                                   "' (--cpu-arch or TANDEM_CPU_ARCH: a "
                                    "-march= value such as native or "
                                    "x86-64-v3)");
   std::vector<std::string> flags = defaultCompileFlags();

@@ -1,5 +1,5 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
-// RUN: tandem-opt %s --tandem-emit-cpu="output=%t.cpp" -o /dev/null
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source -o %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only %t.cpp
 
 // Dense constants: a mask with long runs of equal elements (a causal mask

@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // Two layers with the same structure, shapes and types, in two fragments
 // and a function: one group function serves every call. A group that

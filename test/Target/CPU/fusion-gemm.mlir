@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // GEMM epilogues: a matmul whose product only one elementwise op reads is
 // one cblas_sgemm straight into the epilogue's output, then one in-place

@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // Reductions with their elementwise prologue and epilogue: one function per
 // reduction, one parallel loop over outputs, the prologue computed per input

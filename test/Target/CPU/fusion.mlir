@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // A chain of elementwise ops with the same shape is one loop: intermediate
 // values are locals of the loop body, only the values read outside the

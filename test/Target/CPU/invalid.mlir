@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null -split-input-file -verify-diagnostics
+// RUN: tandem-translate %s --tandem-to-source -o /dev/null -split-input-file -verify-diagnostics
 
 // Types the emitter does not handle yet are errors at the op, never code.
 func.func @f8(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {

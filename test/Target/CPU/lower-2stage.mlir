@@ -1,4 +1,4 @@
-// tandem-lower-cpu on the hand-written 2-stage pipeline: one C++ source,
+// tandemc lower on the hand-written 2-stage pipeline: one C++ source,
 // library and manifest per rank. The manifest lists the parameters a rank
 // binds with their initializers, the step inputs, each fragment's entry
 // point and bindings (a stash, a received activation, gradients summed over
@@ -6,7 +6,7 @@
 // library exports exactly the symbols the manifest names.
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: tandem-opt %S/../../Dialect/MPMD/example-2stage.mlir --tandem-lower-cpu="output-dir=%t/out cache-dir=%t/cache" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: env TANDEM_CPU_CACHE=%t/cache tandemc lower %S/../../Dialect/MPMD/example-2stage.mlir -o %t/out 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=RANK0 --input-file=%t/out/rank0.json
 // RUN: FileCheck %s --check-prefix=RANK1 --input-file=%t/out/rank1.json
 // RUN: FileCheck %s --check-prefix=SRC1 --input-file=%t/out/rank1.cpp
@@ -17,15 +17,15 @@
 //
 // The split form gives the same files; the second lowering finds both
 // libraries in the cache.
-// RUN: tandem-opt %S/../../Dialect/MPMD/example-2stage.mlir --mpmd-split-programs --tandem-lower-cpu="output-dir=%t/split cache-dir=%t/cache" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CACHED
+// RUN: tandem-opt %S/../../Dialect/MPMD/example-2stage.mlir --mpmd-split-programs | env TANDEM_CPU_CACHE=%t/cache tandemc lower -o %t/split 2>&1 | FileCheck %s --check-prefix=CACHED
 // RUN: cmp %t/out/rank0.json %t/split/rank0.json
 // RUN: cmp %t/out/rank1.json %t/split/rank1.json
 // RUN: cmp %t/out/rank1.cpp %t/split/rank1.cpp
 
-// REMARK: remark: tandem-lower-cpu: rank 0: {{.*}}out/rank0.so, {{.*}}out/rank0.json{{$}}
-// REMARK: remark: tandem-lower-cpu: rank 1: {{.*}}out/rank1.so, {{.*}}out/rank1.json{{$}}
-// CACHED: remark: tandem-lower-cpu: rank 0: {{.*}}split/rank0.so, {{.*}}split/rank0.json (cached library)
-// CACHED: remark: tandem-lower-cpu: rank 1: {{.*}}split/rank1.so, {{.*}}split/rank1.json (cached library)
+// REMARK: remark: tandemc lower: rank 0: {{.*}}out/rank0.so, {{.*}}out/rank0.json{{$}}
+// REMARK: remark: tandemc lower: rank 1: {{.*}}out/rank1.so, {{.*}}out/rank1.json{{$}}
+// CACHED: remark: tandemc lower: rank 0: {{.*}}split/rank0.so, {{.*}}split/rank0.json (cached library)
+// CACHED: remark: tandemc lower: rank 1: {{.*}}split/rank1.so, {{.*}}split/rank1.json (cached library)
 
 // RANK0:      "format": "tandem-rank-v2",
 // RANK0-NEXT: "program": "mlp",

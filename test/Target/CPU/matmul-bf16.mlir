@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // bf16 tensors are 16-bit patterns (tk_bf16: exact to double, rounding once
 // from double). A bf16 matmul multiplies float copies of its operands with

@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // Matmuls call BLAS (row-major, the transpose flags passed through); the
 // bias add and GELU after the first one are its epilogue: BLAS writes into

@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // Scratch is shared between values whose live ranges (from the kernel that
 // writes them to the last kernel that reads them, inclusive) do not meet.

@@ -1,4 +1,4 @@
-// RUN: tandem-opt %s --tandem-emit-cpu -o /dev/null | FileCheck %s
+// RUN: tandem-translate %s --tandem-to-source | FileCheck %s
 
 // A fragment's entry point is named by its kind and a hash of its code, not
 // its stage: equal fragments (here two chunks of one stage) share one entry

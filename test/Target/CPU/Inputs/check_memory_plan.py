@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the memory plan of tandem-lower-cpu's manifests independently of
+"""Checks the memory plan of the rank lowering's manifests independently of
 the compiler and the runtime (docs/memory-plan.md).
 
   check_memory_plan.py DIR RANK
