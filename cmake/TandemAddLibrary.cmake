@@ -15,3 +15,17 @@ function(tandem_add_component name)
   endif()
   set_property(GLOBAL APPEND PROPERTY TANDEM_COMPONENTS ${name})
 endfunction()
+
+# tandem_configure_prelude(TEMPLATE OUTPUT PART FILE [PART FILE ...]): reads
+# each FILE into the variable TANDEM_<PART>_SOURCE and configures TEMPLATE
+# into OUTPUT with them (@ONLY), reconfiguring when a FILE changes. The
+# emitters paste real files into generated code this way (PreludeSource.h.in).
+function(tandem_configure_prelude template output)
+  set(parts ${ARGN})
+  while(parts)
+    list(POP_FRONT parts part file)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+    file(READ ${file} TANDEM_${part}_SOURCE)
+  endwhile()
+  configure_file(${template} ${output} @ONLY)
+endfunction()

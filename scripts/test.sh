@@ -54,6 +54,12 @@ if compgen -G "$ROOT/python/tests/test_*.py" >/dev/null; then
   fi
 fi
 
+# Where the CUDA toolkit is installed, lit's CUDA tests must run
+# (test/lit.cfg.py refuses to start without nvcc then).
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export TANDEM_REQUIRE_NVCC=1
+fi
+
 # run_suites LABEL: lit, ctest and pytest under the current environment,
 # logs in $LOG_DIR/LABEL*.log, counts added to passed/failed.
 run_suites() {

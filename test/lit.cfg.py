@@ -72,3 +72,19 @@ if platform.machine() == "x86_64" and _flags is not None:
 # bounds measured memory by the planned buffers skips that check.
 if lit_config.params.get("sanitize"):
     config.available_features.add("sanitize")
+
+# nvcc (the CUDA toolkit): tests that compile emitted CUDA for the GPU say
+# `REQUIRES: nvcc`. scripts/test.sh sets TANDEM_REQUIRE_NVCC=1 where the
+# toolkit is installed, so those tests cannot turn unsupported unnoticed.
+import shutil
+
+_nvcc = os.environ.get("TANDEM_NVCC") or shutil.which("nvcc")
+if not _nvcc and os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
+    _nvcc = "/usr/local/cuda/bin/nvcc"
+if _nvcc:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", _nvcc))
+elif os.environ.get("TANDEM_REQUIRE_NVCC") == "1":
+    lit_config.fatal("TANDEM_REQUIRE_NVCC=1 but no nvcc found (TANDEM_NVCC, "
+                     "PATH, /usr/local/cuda/bin)")
+llvm_config.with_system_environment(["TANDEM_NVCC"])

@@ -4,9 +4,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace tandem::lowering;
 
@@ -69,4 +72,60 @@ llvm::Expected<CompiledLibrary> tandem::lowering::buildCached(
     return llvm::createStringError("cannot move the library to '" + library +
                                    "': " + ec.message());
   return CompiledLibrary{std::string(library), /*cached=*/false};
+}
+
+llvm::Expected<std::string>
+tandem::lowering::findTool(const std::string &program, llvm::StringRef what,
+                           llvm::StringRef variable) {
+  if (!llvm::sys::path::is_absolute(program) &&
+      !llvm::StringRef(program).contains('/')) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(program);
+    if (!found)
+      return llvm::createStringError(
+          what + " '" + program + "' not found in PATH (set " + variable + ")");
+    return *found;
+  }
+  if (!llvm::sys::fs::can_execute(program))
+    return llvm::createStringError(what + " '" + program +
+                                   "' not found or not executable (set " +
+                                   variable + ")");
+  return program;
+}
+
+llvm::Error tandem::lowering::writeTextFile(llvm::StringRef path,
+                                            llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + ec.message());
+  os << text;
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError("cannot write '" + path + "'");
+  return llvm::Error::success();
+}
+
+llvm::Error tandem::lowering::runCompiler(llvm::ArrayRef<std::string> args,
+                                          llvm::StringRef language,
+                                          CacheBuild &build) {
+  llvm::Expected<std::string> errors = build.temporary(".stderr");
+  if (!errors)
+    return errors.takeError();
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(*errors), llvm::StringRef(*errors)};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(args[0], argRefs, std::nullopt,
+                                         redirects, /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(*errors))
+    output = (*buffer)->getBuffer().str();
+  return llvm::createStringError(
+      language + " compilation failed (exit status " + std::to_string(status) +
+      (message.empty() ? "" : ", " + message) +
+      ")\ncommand: " + llvm::join(args, " ") + "\n" + output);
 }

@@ -3,6 +3,7 @@
 #include "tandem/Lowering/TargetBackend.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <mutex>
@@ -24,6 +25,13 @@ Registry &registry() {
 } // namespace
 
 TargetBackend::~TargetBackend() = default;
+
+std::string tandem::lowering::entrySymbol(llvm::StringRef name) {
+  std::string symbol = "tandem_";
+  for (char c : name)
+    symbol += llvm::isAlnum(c) || c == '_' ? c : '_';
+  return symbol;
+}
 
 llvm::Error TargetBackend::configure(const TargetOptionValues &values) {
   std::vector<TargetOption> known = options();

@@ -20,24 +20,36 @@ TargetCommandLine::TargetCommandLine(llvm::cl::OptionCategory &category,
       auto entry = std::make_unique<Entry>();
       entry->name = option.name;
       entry->description = "--target " + target + ": " + option.description;
-      entry->option = std::make_unique<llvm::cl::opt<std::string>>(
-          llvm::StringRef(entry->name), llvm::cl::desc(entry->description),
-          llvm::cl::cat(category), llvm::cl::sub(subcommand));
+      if (option.flag)
+        entry->flag = std::make_unique<llvm::cl::opt<bool>>(
+            llvm::StringRef(entry->name), llvm::cl::desc(entry->description),
+            llvm::cl::cat(category), llvm::cl::sub(subcommand));
+      else
+        entry->option = std::make_unique<llvm::cl::opt<std::string>>(
+            llvm::StringRef(entry->name), llvm::cl::desc(entry->description),
+            llvm::cl::cat(category), llvm::cl::sub(subcommand));
       entries.push_back(std::move(entry));
     }
   }
 }
 
 TargetCommandLine::~TargetCommandLine() {
-  for (auto &entry : entries)
-    entry->option->removeArgument();
+  for (auto &entry : entries) {
+    if (entry->option)
+      entry->option->removeArgument();
+    if (entry->flag)
+      entry->flag->removeArgument();
+  }
 }
 
 TargetOptionValues TargetCommandLine::given() const {
   TargetOptionValues values;
-  for (const auto &entry : entries)
-    if (entry->option->getNumOccurrences())
+  for (const auto &entry : entries) {
+    if (entry->option && entry->option->getNumOccurrences())
       values[entry->name] = entry->option->getValue();
+    if (entry->flag && entry->flag->getNumOccurrences())
+      values[entry->name] = *entry->flag ? "true" : "false";
+  }
   return values;
 }
 

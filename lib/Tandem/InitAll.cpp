@@ -7,6 +7,7 @@
 #include "tandem/Dialect/NN/Transforms/Passes.h"
 #include "tandem/Lowering/Passes.h"
 #include "tandem/Target/CPU/CPUBackend.h"
+#include "tandem/Target/CUDA/CUDABackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -32,6 +33,7 @@ void tandem::registerAllPasses() {
 void tandem::registerAllTargets() {
   static bool registered = [] {
     cpu::registerCPUBackend();
+    cuda::registerCUDABackend();
     return true;
   }();
   (void)registered;

@@ -124,7 +124,8 @@ static cl::opt<std::string>
     target("target",
            cl::desc("none (per-rank MLIR) or a registered target: cpu (also "
                     "C++, a shared library and a manifest per rank; "
-                    "docs/cpu-backend.md, docs/targets.md)"),
+                    "docs/cpu-backend.md), cuda (CUDA C++ for nvcc, or the "
+                    "host emulation; docs/cuda-backend.md)"),
            cl::init("none"), cl::cat(tandemcCategory));
 static cl::opt<bool>
     memory("memory",
@@ -149,7 +150,8 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
-          [--target none|cpu] [--cpu-arch ARCH] [--jobs N] [--timing]
+          [--target none|cpu|cuda] [--cpu-arch ARCH]
+          [--cuda-arch SM] [--cuda-emulate] [--jobs N] [--timing]
       Compiles the model's @forward (one microbatch) into one program per
       pipeline rank: autodiff, optimizer, mixed precision, partitioning,
       scheduling, rematerialization, explicit send/recv, verification; writes

@@ -57,6 +57,22 @@ buildCached(llvm::StringRef cacheDir, llvm::ArrayRef<std::string> keyParts,
             llvm::StringRef extension,
             llvm::function_ref<llvm::Error(CacheBuild &)> build);
 
+/// `program` as a path to run: looked up in PATH when it is a bare name.
+/// Errors name it as `what` ("C++ compiler") and the variable that chooses
+/// it: "C++ compiler 'c++' not found in PATH (set TANDEM_CXX)".
+llvm::Expected<std::string> findTool(const std::string &program,
+                                     llvm::StringRef what,
+                                     llvm::StringRef variable);
+
+/// Runs `args` (args[0] the program) for `build`, with its output in a
+/// temporary file; a non-zero exit is an error with the status, the command
+/// line and the output: "<language> compilation failed (exit status 1)".
+llvm::Error runCompiler(llvm::ArrayRef<std::string> args,
+                        llvm::StringRef language, CacheBuild &build);
+
+/// Writes `text` to `path`.
+llvm::Error writeTextFile(llvm::StringRef path, llvm::StringRef text);
+
 } // namespace tandem::lowering
 
 #endif // TANDEM_LOWERING_COMPILECACHE_H

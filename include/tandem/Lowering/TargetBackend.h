@@ -61,6 +61,8 @@ struct CompiledLibrary {
 struct TargetOption {
   std::string name;
   std::string description;
+  /// A flag takes no value (`--cuda-emulate`); given, its value is "true".
+  bool flag = false;
 };
 
 /// Option values by name, as the driver parsed them.
@@ -106,6 +108,11 @@ public:
   /// threads at once.
   virtual llvm::Expected<CompiledLibrary> compile(llvm::StringRef source) = 0;
 };
+
+/// The fragment ABI's entry symbol of function `name`: "tandem_" and the
+/// name with every character but letters, digits and '_' replaced by '_'
+/// (`s0.fwd` -> `tandem_s0_fwd`).
+std::string entrySymbol(llvm::StringRef name);
 
 using TargetBackendFactory = std::function<std::unique_ptr<TargetBackend>()>;
 

@@ -47,7 +47,9 @@ private:
   struct Entry {
     std::string name;
     std::string description;
+    /// One of the two, by TargetOption::flag.
     std::unique_ptr<llvm::cl::opt<std::string>> option;
+    std::unique_ptr<llvm::cl::opt<bool>> flag;
   };
   std::vector<std::unique_ptr<Entry>> entries;
 };

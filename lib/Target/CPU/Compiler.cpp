@@ -65,40 +65,6 @@ std::vector<std::string> tandem::cpu::archFeatures(llvm::StringRef arch) {
   return known;
 }
 
-namespace {
-
-llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + ec.message());
-  os << text;
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError("cannot write '" + path + "'");
-  return llvm::Error::success();
-}
-
-/// `compiler` as a path to run: found in PATH when it is a bare name.
-llvm::Expected<std::string> findCompiler(const std::string &compiler) {
-  if (!llvm::sys::path::is_absolute(compiler) &&
-      !llvm::StringRef(compiler).contains('/')) {
-    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
-    if (!found)
-      return llvm::createStringError("C++ compiler '" + compiler +
-                                     "' not found in PATH (set TANDEM_CXX)");
-    return *found;
-  }
-  if (!llvm::sys::fs::can_execute(compiler))
-    return llvm::createStringError(
-        "C++ compiler '" + compiler +
-        "' not found or not executable (set TANDEM_CXX)");
-  return compiler;
-}
-
-} // namespace
-
 llvm::Expected<CompiledLibrary>
 tandem::cpu::compileSource(llvm::StringRef source,
                            const CompileOptions &options) {
@@ -141,39 +107,21 @@ tandem::cpu::compileSource(llvm::StringRef source,
           cacheDir, key, ".so",
           [&](tandem::lowering::CacheBuild &build) -> llvm::Error {
             // Resolved only when it must run, so a cache hit needs none.
-            llvm::Expected<std::string> program = findCompiler(compiler);
+            llvm::Expected<std::string> program = tandem::lowering::findTool(
+                compiler, "C++ compiler", "TANDEM_CXX");
             if (!program)
               return program.takeError();
             llvm::Expected<std::string> sourceFile = build.temporary(".cpp");
             if (!sourceFile)
               return sourceFile.takeError();
-            llvm::Expected<std::string> errors = build.temporary(".stderr");
-            if (!errors)
-              return errors.takeError();
-            if (llvm::Error error = writeFile(*sourceFile, source))
+            if (llvm::Error error =
+                    tandem::lowering::writeTextFile(*sourceFile, source))
               return error;
             std::vector<std::string> args = {*program};
             args.insert(args.end(), flags.begin(), flags.end());
             args.insert(args.end(),
                         {"-o", build.output(), *sourceFile, "-lopenblas"});
-            std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-            std::optional<llvm::StringRef> redirects[] = {
-                std::nullopt, llvm::StringRef(*errors),
-                llvm::StringRef(*errors)};
-            std::string message;
-            int status = llvm::sys::ExecuteAndWait(
-                *program, argRefs, std::nullopt, redirects,
-                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &message);
-            if (status == 0)
-              return llvm::Error::success();
-            std::string output;
-            if (auto buffer = llvm::MemoryBuffer::getFile(*errors))
-              output = (*buffer)->getBuffer().str();
-            return llvm::createStringError(
-                "C++ compilation failed (exit status " +
-                std::to_string(status) +
-                (message.empty() ? "" : ", " + message) +
-                ")\ncommand: " + llvm::join(args, " ") + "\n" + output);
+            return tandem::lowering::runCompiler(args, "C++", build);
           });
   if (!library)
     return library.takeError();

@@ -19,6 +19,7 @@
 
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Lowering/TargetBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -694,7 +695,7 @@ LogicalResult FunctionEmitter::emitBody(llvm::raw_ostream &os) {
 FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
   auto fn = cast<FunctionOpInterface>(function);
   info.name = SymbolTable::getSymbolName(function).str();
-  info.symbol = tandem::cpu::entrySymbol(info.name);
+  info.symbol = tandem::lowering::entrySymbol(info.name);
   if (fn.isExternal())
     return function->emitError("the CPU emitter needs a function body");
   if (!llvm::hasSingleElement(fn.getFunctionBody()))
@@ -767,13 +768,6 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
 }
 
 } // namespace tandem::cpu::detail
-
-std::string tandem::cpu::entrySymbol(llvm::StringRef name) {
-  std::string symbol = "tandem_";
-  for (char c : name)
-    symbol += llvm::isAlnum(c) || c == '_' ? c : '_';
-  return symbol;
-}
 
 FailureOr<EmitResult>
 tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,

@@ -14,6 +14,7 @@
 #define TANDEM_LIB_TARGET_CPU_FUNCTIONEMITTER_H
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Lowering/Indexing.h"
 #include "tandem/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -69,16 +70,9 @@ bool emitDenseConstant(std::string &out, llvm::StringRef name,
                        DenseElementsAttr value, llvm::StringRef type);
 std::string elementLiteral(DenseElementsAttr value, int64_t index,
                            StringRef type);
-llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
-/// Strides of a tensor of `inShape` read at the indices of `outShape` under
-/// NumPy broadcasting: aligned from the right, 0 for a size-1 dimension.
-llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> inShape,
-                                            llvm::ArrayRef<int64_t> outShape);
-/// "d0 * 64 + d1" for loop variables d0.. (or `names`, one per stride) and
-/// `strides` (terms with stride 0 dropped), plus `base`; "0" when nothing
-/// remains.
-std::string offsetExpr(llvm::ArrayRef<int64_t> strides, int64_t base = 0,
-                       llvm::ArrayRef<std::string> names = {});
+using lowering::broadcastStrides;
+using lowering::offsetExpr;
+using lowering::rowMajorStrides;
 /// Writes `for` loops over every dimension of `shape` (variables d0, d1..)
 /// and returns the number of braces to close. Rank 0 opens one block.
 /// `parallel`: OpenMP over the outermost loop; `simd`: the innermost loop's

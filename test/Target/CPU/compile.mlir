@@ -28,8 +28,8 @@
 // NOTINPATH: error: C++ compiler 'tandem-no-such-compiler' not found in PATH (set TANDEM_CXX)
 // FAILS: error: C++ compilation failed (exit status 1)
 // FAILS-NEXT: command: {{.*}}false -std=c++17 -O3 -fPIC -shared -fno-fast-math -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp -Wl,-z,nodelete -march=native -o
-// NONE: error: --target none writes no code: give one of cpu
-// UNKNOWN: error: --target must be none or cpu, found 'gpu'
+// NONE: error: --target none writes no code: give one of cpu, cuda
+// UNKNOWN: error: --target must be none or cpu, cuda, found 'gpu'
 func.func @scale(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = nn.exp %x : tensor<8xf32>
   return %y : tensor<8xf32>

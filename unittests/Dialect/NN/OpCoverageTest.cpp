@@ -12,6 +12,7 @@
 #include "tandem/Eval/Kernels.h"
 #include "tandem/InitAll.h"
 #include "tandem/Target/CPU/CppEmitter.h"
+#include "tandem/Target/CUDA/CudaEmitter.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -374,6 +375,29 @@ TEST(OpCoverageEmitter, EveryNNOpIsEmitted) {
   for (const std::string &op : tandem::cpu::supportedOps())
     EXPECT_TRUE(llvm::is_contained(ops, op))
         << op << " is emitted but is not a registered nn op";
+}
+
+/// The CUDA emitter: every registered nn op is lowered or listed as not
+/// lowered yet with the kernel that will; never both, and no stale names.
+/// unittests/Target/CUDA/EmulationTest.cpp runs every lowered elementwise
+/// op against the evaluator.
+TEST(OpCoverageEmitter, EveryNNOpIsLoweredByCudaOrListed) {
+  std::vector<std::string> ops = registeredNNOps();
+  std::vector<std::string> lowered = tandem::cuda::supportedOps();
+  for (const std::string &op : ops) {
+    bool notYet =
+        llvm::any_of(tandem::cuda::opsNotLoweredYet(),
+                     [&](const auto &row) { return row.first == op; });
+    EXPECT_NE(llvm::is_contained(lowered, op), notYet)
+        << op << ": the CUDA emitter must lower it or list it in "
+        << "opsNotLoweredYet(), not both";
+  }
+  for (const std::string &op : lowered)
+    EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " is not an nn op";
+  for (const auto &[op, kernel] : tandem::cuda::opsNotLoweredYet()) {
+    EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " is not an nn op";
+    EXPECT_FALSE(kernel.empty()) << op << " is listed without its kernel";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Aspects, OpCoverage, ::testing::ValuesIn(kAspects),

@@ -98,10 +98,6 @@ std::vector<std::string> supportedOps();
 /// instead (e.g. nn.attention: run nn-decompose-attention first).
 std::vector<std::pair<std::string, std::string>> opsHandledElsewhere();
 
-/// The C symbol used for a function named `name`: "tandem_" followed by the
-/// name with every character outside [A-Za-z0-9_] replaced by '_'.
-std::string entrySymbol(llvm::StringRef name);
-
 } // namespace tandem::cpu
 
 #endif // TANDEM_TARGET_CPU_CPPEMITTER_H

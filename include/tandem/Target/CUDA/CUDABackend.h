@@ -1,0 +1,52 @@
+//===- CUDABackend.h - the cuda target ---------------------------*- C++
+//-*-===//
+//
+// The CUDA target behind `--target cuda`: the CUDA emitter (CudaEmitter.h)
+// and nvcc, or with --cuda-emulate the host compiler, which builds the same
+// kernel text into a library that runs every kernel on the CPU
+// (docs/cuda-backend.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_TARGET_CUDA_CUDABACKEND_H
+#define TANDEM_TARGET_CUDA_CUDABACKEND_H
+
+#include "tandem/Lowering/TargetBackend.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tandem::cuda {
+
+struct CompileOptions {
+  /// The SM architecture (--cuda-arch).
+  std::string arch = "sm_90a";
+  /// Build the host emulation with the host compiler instead of nvcc.
+  bool emulate = false;
+  /// Empty: $TANDEM_CUDA_CACHE, else <tmp>/tandem-cuda-cache.
+  std::string cacheDir;
+};
+
+/// The architectures --cuda-arch accepts.
+std::vector<std::string> supportedArchitectures();
+
+/// The flags the library is compiled with (nvcc's, or the host compiler's
+/// for the emulation), without the output and the source.
+std::vector<std::string> compileFlags(const CompileOptions &options);
+
+/// Compiles `source` through the compile cache: nvcc ($TANDEM_NVCC, else
+/// nvcc in PATH, else /usr/local/cuda/bin/nvcc; its version is part of the
+/// key) or, emulated, $TANDEM_CXX (else c++).
+llvm::Expected<lowering::CompiledLibrary>
+compileSource(llvm::StringRef source, const CompileOptions &options);
+
+std::unique_ptr<lowering::TargetBackend>
+createCUDABackend(const CompileOptions &options = {});
+
+/// Registers the backend as `cuda` (tandem::registerAllTargets calls this).
+void registerCUDABackend();
+
+} // namespace tandem::cuda
+
+#endif // TANDEM_TARGET_CUDA_CUDABACKEND_H

@@ -1,0 +1,231 @@
+//===- CUDABackend.cpp - the cuda target ----------------------------------===//
+
+#include "tandem/Target/CUDA/CUDABackend.h"
+
+#include "tandem/Lowering/CompileCache.h"
+#include "tandem/Target/CUDA/CudaEmitter.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+using namespace tandem::cuda;
+using namespace tandem::lowering;
+
+std::vector<std::string> tandem::cuda::supportedArchitectures() {
+  return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+}
+
+std::vector<std::string>
+tandem::cuda::compileFlags(const CompileOptions &options) {
+  if (options.emulate)
+    // The same arithmetic as nvcc's flags below: no contraction, IEEE
+    // division and square root, denormals kept (the host's default).
+    return {"-x",
+            "c++",
+            "-std=c++17",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-fno-fast-math",
+            "-ffp-contract=off",
+            "-fno-math-errno",
+            "-fno-trapping-math"};
+  return {"-x",
+          "cu",
+          "-std=c++17",
+          "-O3",
+          "-shared",
+          "-Xcompiler",
+          "-fPIC",
+          "-cudart",
+          "shared",
+          "-arch=" + options.arch,
+          "-fmad=false",
+          "-prec-div=true",
+          "-prec-sqrt=true",
+          "-ftz=false"};
+}
+
+namespace {
+
+/// nvcc to run: $TANDEM_NVCC, nvcc in PATH, or the toolkit's default place.
+llvm::Expected<std::string> findNvcc() {
+  if (std::optional<std::string> chosen =
+          llvm::sys::Process::GetEnv("TANDEM_NVCC"))
+    return findTool(*chosen, "CUDA compiler", "TANDEM_NVCC");
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("nvcc"))
+    return *found;
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    return std::string("/usr/local/cuda/bin/nvcc");
+  return llvm::createStringError(
+      "CUDA compiler 'nvcc' not found in PATH or /usr/local/cuda/bin (set "
+      "TANDEM_NVCC, or use --cuda-emulate)");
+}
+
+/// `nvcc --version`'s output, once per nvcc: a new toolkit is a new key.
+llvm::Expected<std::string> nvccVersion(const std::string &nvcc) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = versions.find(nvcc);
+  if (it != versions.end())
+    return it->second;
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tandem-nvcc", "txt", path))
+    return llvm::createStringError("cannot create a temporary file: " +
+                                   ec.message());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(path), llvm::StringRef(path)};
+  llvm::StringRef args[] = {nvcc, "--version"};
+  int status = llvm::sys::ExecuteAndWait(nvcc, args, std::nullopt, redirects);
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  llvm::sys::fs::remove(path);
+  if (status != 0 || !buffer)
+    return llvm::createStringError("'" + nvcc + " --version' failed");
+  return versions[nvcc] = (*buffer)->getBuffer().str();
+}
+
+} // namespace
+
+llvm::Expected<CompiledLibrary>
+tandem::cuda::compileSource(llvm::StringRef source,
+                            const CompileOptions &options) {
+  std::string cacheDir =
+      options.cacheDir.empty()
+          ? defaultCacheDir("TANDEM_CUDA_CACHE", "tandem-cuda-cache")
+          : options.cacheDir;
+  std::vector<std::string> flags = compileFlags(options);
+  std::string compiler;
+  std::vector<std::string> key = {source.str()};
+  if (options.emulate) {
+    compiler = llvm::sys::Process::GetEnv("TANDEM_CXX").value_or("c++");
+    key.push_back(compiler);
+  } else {
+    llvm::Expected<std::string> nvcc = findNvcc();
+    if (!nvcc)
+      return nvcc.takeError();
+    llvm::Expected<std::string> version = nvccVersion(*nvcc);
+    if (!version)
+      return version.takeError();
+    compiler = *nvcc;
+    key.insert(key.end(), {*nvcc, *version});
+  }
+  key.insert(key.end(), flags.begin(), flags.end());
+  return buildCached(cacheDir, key, ".so", [&](CacheBuild &build) {
+    llvm::Expected<std::string> program =
+        options.emulate ? findTool(compiler, "C++ compiler", "TANDEM_CXX")
+                        : llvm::Expected<std::string>(compiler);
+    if (!program)
+      return program.takeError();
+    llvm::Expected<std::string> sourceFile = build.temporary(".cu");
+    if (!sourceFile)
+      return sourceFile.takeError();
+    if (llvm::Error error = writeTextFile(*sourceFile, source))
+      return error;
+    std::vector<std::string> args = {*program};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"-o", build.output(), *sourceFile});
+    return runCompiler(args, "CUDA", build);
+  });
+}
+
+namespace {
+
+class CUDABackend : public TargetBackend {
+public:
+  explicit CUDABackend(CompileOptions compileOptions)
+      : compileOptions(std::move(compileOptions)) {}
+
+  llvm::StringRef name() const override { return "cuda"; }
+  llvm::StringRef sourceLanguage() const override { return "CUDA"; }
+
+  std::vector<TargetOption> options() const override {
+    return {{"cuda-arch", "The GPU architecture: " +
+                              llvm::join(supportedArchitectures(), ", ") +
+                              " (default sm_90a: H100, H200)"},
+            {"cuda-emulate",
+             "Build each rank's library with the host compiler: every "
+             "kernel runs on the CPU, with the GPU's arithmetic",
+             /*flag=*/true}};
+  }
+
+  llvm::Error configure(const TargetOptionValues &values) override {
+    if (llvm::Error error = TargetBackend::configure(values))
+      return error;
+    auto arch = values.find("cuda-arch");
+    if (arch != values.end()) {
+      if (!llvm::is_contained(supportedArchitectures(), arch->second))
+        return llvm::createStringError(
+            "--cuda-arch must be one of " +
+            llvm::join(supportedArchitectures(), ", ") + ", found '" +
+            arch->second + "'");
+      compileOptions.arch = arch->second;
+    }
+    auto emulate = values.find("cuda-emulate");
+    if (emulate != values.end())
+      compileOptions.emulate = emulate->second == "true";
+    return llvm::Error::success();
+  }
+
+  tandem::runtime::TargetInfo targetInfo() const override {
+    tandem::runtime::TargetInfo info;
+    info.kind = tandem::runtime::TargetKind::Cuda;
+    info.arch = compileOptions.arch;
+    // cudaMalloc's alignment, and the scratch offsets' (CudaEmitter.cpp).
+    info.alignment = 256;
+    return info;
+  }
+
+  tandem::runtime::MemorySpace memorySpace() const override {
+    return tandem::runtime::MemorySpace::Device;
+  }
+
+  // Until the weight-gradient GEMMs accumulate with beta = 1, each
+  // microbatch writes its own slot and the runtime adds them.
+  tandem::runtime::Accumulation accumulation() const override {
+    return tandem::runtime::Accumulation::Runtime;
+  }
+
+  FusionPolicy fusionPolicy() const override {
+    return tandem::cuda::fusionPolicy();
+  }
+
+  std::vector<std::string> supportedOps() const override {
+    return tandem::cuda::supportedOps();
+  }
+
+  llvm::StringRef sourceExtension() const override { return ".cu"; }
+  llvm::StringRef libraryExtension() const override { return ".so"; }
+
+  mlir::FailureOr<EmittedSource>
+  emit(llvm::ArrayRef<mlir::Operation *> functions) override {
+    return emitCuda(functions);
+  }
+
+  llvm::Expected<CompiledLibrary> compile(llvm::StringRef source) override {
+    return tandem::cuda::compileSource(source, compileOptions);
+  }
+
+private:
+  CompileOptions compileOptions;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+tandem::cuda::createCUDABackend(const CompileOptions &options) {
+  return std::make_unique<CUDABackend>(options);
+}
+
+void tandem::cuda::registerCUDABackend() {
+  registerTargetBackend("cuda", [] { return createCUDABackend(); });
+}

@@ -1,0 +1,364 @@
+//===- KernelPrelude.h - the head of every generated CUDA translation unit ===//
+//
+// Not a header of the compiler: the CUDA emitter pastes this file's text
+// into every translation unit it writes, after the fragment ABI
+// (tandem/Runtime/FragmentABI.h; PreludeSource.h.in). One text, two
+// compilers: nvcc builds it for the GPU, and the host compiler builds it for
+// the emulation that runs every kernel on the CPU (--cuda-emulate,
+// docs/cuda-backend.md). The macro layer below is the only place the two
+// differ; the arithmetic is written once and gives the same bits on both.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+//===----------------------------------------------------------------------===//
+// The macro layer
+//
+// A kernel's body is a sequence of phases separated by barriers. On the GPU
+// every thread runs the body; on the host a launch runs the blocks one after
+// another and each phase is a loop over the block's threads, so the end of a
+// phase is the barrier. Kernels never synchronize across blocks, so the
+// block order does not change a result.
+//===----------------------------------------------------------------------===//
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+// A translation unit uses some of the helpers below, not all.
+#pragma nv_diag_suppress 177
+#define TK_HD __host__ __device__ __forceinline__
+#define TK_KERNEL static __global__ void __launch_bounds__(256)
+#define TK_KERNEL_ARGS
+#define TK_PHASE {
+#define TK_END_PHASE                                                           \
+  }                                                                            \
+  __syncthreads();
+#define TK_THREAD ((int64_t)threadIdx.x)
+#define TK_BLOCK ((int64_t)blockIdx.x)
+#define TK_BLOCK_DIM ((int64_t)blockDim.x)
+#define TK_GRID_DIM ((int64_t)gridDim.x)
+#define TK_CONSTANT __device__ const
+#define TK_STREAM(context)                                                     \
+  cudaStream_t tk_stream = (cudaStream_t)(context)->stream;
+#define TK_LAUNCH(kernel, grid, block, ...)                                    \
+  kernel<<<(unsigned)(grid), (unsigned)(block), 0, tk_stream>>>(__VA_ARGS__)
+// A launch that failed (no device, a bad configuration) is the fragment's
+// failure: the runtime names the fragment.
+#define TK_STATUS() (cudaPeekAtLastError() == cudaSuccess ? 0 : 2)
+#define TK_COPY(dst, src, bytes)                                               \
+  cudaMemcpyAsync((dst), (src), (bytes), cudaMemcpyDeviceToDevice, tk_stream)
+extern "C" const char tandem_cuda_emulated[] = "no";
+#else
+#define TK_HD inline
+struct tk_launch {
+  int64_t block, blockDim, gridDim;
+};
+#define TK_KERNEL static void
+#define TK_KERNEL_ARGS const tk_launch &tk_l,
+#define TK_PHASE for (int64_t tk_t = 0; tk_t < tk_l.blockDim; ++tk_t) {
+#define TK_END_PHASE }
+#define TK_THREAD tk_t
+#define TK_BLOCK tk_l.block
+#define TK_BLOCK_DIM tk_l.blockDim
+#define TK_GRID_DIM tk_l.gridDim
+#define TK_CONSTANT static const
+#define TK_STREAM(context) (void)(context);
+#define TK_LAUNCH(kernel, grid, block, ...)                                    \
+  for (int64_t tk_b = 0; tk_b < (int64_t)(grid); ++tk_b)                       \
+  kernel(tk_launch{tk_b, (int64_t)(block), (int64_t)(grid)}, __VA_ARGS__)
+#define TK_STATUS() 0
+#define TK_COPY(dst, src, bytes) std::memcpy((dst), (src), (bytes))
+// The runtime runs an emulated library on the host, through the host
+// context, whatever its manifest's target says.
+extern "C" const char tandem_cuda_emulated[] = "yes";
+#endif
+
+// The fragment ABI this library's entry points follow (FragmentABI.h,
+// pasted in above).
+extern "C" const uint32_t tandem_fragment_abi = TANDEM_FRAGMENT_ABI_VERSION;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Storage types: bf16 and f16 bits in a uint16_t on both sides (not CUDA's
+// __nv_bfloat16, so that conversion is this code on both).
+//===----------------------------------------------------------------------===//
+
+struct tk_bf16 {
+  uint16_t bits;
+};
+struct tk_f16 {
+  uint16_t bits;
+};
+
+TK_HD uint32_t tk_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return u;
+}
+TK_HD float tk_float(uint32_t u) {
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+// Exact: every bf16 and f16 value is a float.
+TK_HD float tk_widen(tk_bf16 x) { return tk_float((uint32_t)x.bits << 16); }
+TK_HD float tk_widen(tk_f16 x) {
+  uint32_t sign = (uint32_t)(x.bits & 0x8000) << 16;
+  uint32_t exponent = (x.bits >> 10) & 0x1f, mantissa = x.bits & 0x3ff;
+  if (exponent == 0x1f) // infinity or NaN (quiet, payload kept)
+    return tk_float(sign | 0x7f800000 | (mantissa << 13) |
+                    (mantissa ? 0x400000 : 0));
+  if (exponent == 0) // zero or subnormal: mantissa * 2^-24, exact
+    return tk_float(sign) +
+           (sign ? -1.0f : 1.0f) * (float)mantissa * 5.9604644775390625e-08f;
+  return tk_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+TK_HD float tk_widen(float x) { return x; }
+TK_HD float tk_widen(int32_t x) { return (float)x; }
+TK_HD float tk_widen(int64_t x) { return (float)x; }
+
+// Round to nearest, ties to even, overflow to infinity; NaN stays NaN.
+TK_HD tk_bf16 tk_to_bf16(float x) {
+  uint32_t u = tk_bits(x);
+  if ((u & 0x7fffffff) > 0x7f800000)
+    return tk_bf16{(uint16_t)((u >> 16) | 0x40)};
+  u += 0x7fff + ((u >> 16) & 1);
+  return tk_bf16{(uint16_t)(u >> 16)};
+}
+TK_HD tk_f16 tk_to_f16(float x) {
+  uint32_t u = tk_bits(x);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  uint32_t a = u & 0x7fffffff;
+  if (a > 0x7f800000) // NaN: quiet, top payload bits kept
+    return tk_f16{(uint16_t)(sign | 0x7e00 | ((a >> 13) & 0x3ff))};
+  if (a >= 0x477ff000) // at or above 65520: rounds to infinity
+    return tk_f16{(uint16_t)(sign | 0x7c00)};
+  if (a < 0x38800000) {
+    // Below 2^-14: a subnormal f16, a multiple of 2^-24. The scaled value
+    // is exact in float below 2^-14 * 2^24; rintf rounds it to even.
+    float scaled = tk_float(a) * 16777216.0f;
+    return tk_f16{(uint16_t)(sign | (uint16_t)rintf(scaled))};
+  }
+  // Normal: drop 13 mantissa bits, ties to even; a carry into the exponent
+  // is the correct rounding (up to 65504's neighbor, excluded above).
+  uint32_t rounded = a + 0xfff + ((a >> 13) & 1);
+  return tk_f16{(uint16_t)(sign | ((rounded - 0x38000000) >> 13))};
+}
+
+// A float value rounded to the storage type and back: what a fused kernel
+// keeps of each op's result, as the IR's types say.
+TK_HD float tk_round(float x, tk_bf16 *) { return tk_widen(tk_to_bf16(x)); }
+TK_HD float tk_round(float x, tk_f16 *) { return tk_widen(tk_to_f16(x)); }
+TK_HD float tk_round(float x, float *) { return x; }
+
+TK_HD float tk_load(const float *p, int64_t i) { return p[i]; }
+TK_HD float tk_load(const tk_bf16 *p, int64_t i) { return tk_widen(p[i]); }
+TK_HD float tk_load(const tk_f16 *p, int64_t i) { return tk_widen(p[i]); }
+TK_HD int32_t tk_load(const int32_t *p, int64_t i) { return p[i]; }
+TK_HD int64_t tk_load(const int64_t *p, int64_t i) { return p[i]; }
+TK_HD void tk_store(float *p, int64_t i, float x) { p[i] = x; }
+TK_HD void tk_store(tk_bf16 *p, int64_t i, float x) { p[i] = tk_to_bf16(x); }
+TK_HD void tk_store(tk_f16 *p, int64_t i, float x) { p[i] = tk_to_f16(x); }
+TK_HD void tk_store(int32_t *p, int64_t i, int32_t x) { p[i] = x; }
+TK_HD void tk_store(int64_t *p, int64_t i, int64_t x) { p[i] = x; }
+
+//===----------------------------------------------------------------------===//
+// f32 arithmetic. +, -, *, / and sqrt are IEEE operations, rounded once on
+// both sides (nvcc: -fmad=false -prec-div=true -prec-sqrt=true -ftz=false;
+// host: -ffp-contract=off); every multiply-add is an explicit fma, correctly
+// rounded on both. Transcendentals are our own, built from those, so the
+// GPU and its emulation agree bit for bit; docs/cuda-backend.md derives
+// their error bounds.
+//===----------------------------------------------------------------------===//
+
+TK_HD float tk_fma(float a, float b, float c) {
+#ifdef __CUDA_ARCH__
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+TK_HD double tk_fma(double a, double b, double c) {
+#ifdef __CUDA_ARCH__
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+TK_HD bool tk_isnan(float x) { return x != x; }
+
+// 2^k for k in [-126, 127], exactly.
+TK_HD float tk_pow2(int k) { return tk_float((uint32_t)(k + 127) << 23); }
+
+// exp: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 in two parts, the
+// first with 12 significant bits so k * ln2_hi is exact), e^r by its Taylor
+// polynomial of degree 7 (truncation below 6e-9 relative), times 2^k in two
+// exact steps so that subnormal results round once.
+TK_HD float tk_exp(float x) {
+  if (tk_isnan(x))
+    return x;
+  if (x > 88.72283935546875f)
+    return INFINITY;
+  if (x < -103.97208404541015625f)
+    return 0.0f;
+  float k = rintf(x * 1.44269502162933349609375f);
+  float r = tk_fma(k, -0.693145751953125f, x);
+  r = tk_fma(k, -1.428606765330187045e-06f, r);
+  float p = 1.98412701e-4f;         // 1/7!
+  p = tk_fma(p, r, 1.38888892e-3f); // 1/6!
+  p = tk_fma(p, r, 8.33333377e-3f); // 1/5!
+  p = tk_fma(p, r, 4.16666679e-2f); // 1/4!
+  p = tk_fma(p, r, 1.66666672e-1f); // 1/3!
+  p = tk_fma(p, r, 0.5f);
+  p = tk_fma(p, r, 1.0f);
+  p = tk_fma(p, r, 1.0f);
+  int n = (int)k, half = n / 2;
+  return p * tk_pow2(half) * tk_pow2(n - half);
+}
+
+// log: x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
+// s = (m - 1) / (m + 1), |s| <= 0.1716, by its series to s^9 (truncation
+// below 1e-9 relative); e ln2 in two parts.
+TK_HD float tk_log(float x) {
+  if (tk_isnan(x) || x < 0.0f)
+    return NAN;
+  if (x == 0.0f)
+    return -INFINITY;
+  if (x == INFINITY)
+    return x;
+  int e = 0;
+  if (x < 1.17549435e-38f) { // subnormal: scale into the normal range
+    x *= 8388608.0f;
+    e = -23;
+  }
+  uint32_t u = tk_bits(x);
+  e += (int)((u >> 23) & 0xff) - 127;
+  float m = tk_float((u & 0x7fffff) | 0x3f800000);
+  if (m > 1.41421353816986083984375f) {
+    m *= 0.5f;
+    e += 1;
+  }
+  float f = m - 1.0f; // exact (Sterbenz)
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float R = tk_fma(z, 0.222222224f, 0.285714298f); // 2/9, 2/7
+  R = tk_fma(R, z, 0.4f);
+  R = tk_fma(R, z, 0.666666687f);
+  float logm = tk_fma(s * z, R, 2.0f * s);
+  float fe = (float)e;
+  return tk_fma(fe, 0.693145751953125f,
+                tk_fma(fe, 1.428606765330187045e-06f, logm));
+}
+
+// tanh: odd Taylor polynomial below 0.55 (truncation below 1e-9 relative),
+// else 1 - 2 / (e^{2|x|} + 1), which rounds to 1 from 9.1 on.
+TK_HD float tk_tanh(float x) {
+  if (tk_isnan(x))
+    return x;
+  float a = fabsf(x);
+  float t;
+  if (a < 0.55f) {
+    float z = a * a;
+    float p = -2.39129e-4f; // the coefficients of x^19 .. x^3
+    p = tk_fma(p, z, 5.900274e-4f);
+    p = tk_fma(p, z, -1.4558344e-3f);
+    p = tk_fma(p, z, 3.5921280e-3f);
+    p = tk_fma(p, z, -8.8632355e-3f);
+    p = tk_fma(p, z, 2.1869488e-2f);
+    p = tk_fma(p, z, -5.3968254e-2f);
+    p = tk_fma(p, z, 0.13333334f);
+    p = tk_fma(p, z, -0.33333334f);
+    t = tk_fma(p * z, a, a);
+  } else if (a < 10.0f) {
+    t = 1.0f - 2.0f / (tk_exp(2.0f * a) + 1.0f);
+  } else {
+    t = 1.0f;
+  }
+  return x < 0.0f ? -t : t;
+}
+
+// sin and cos: x = k pi/2 + r, reduced in double (pi/2 in two parts with
+// fma), |r| <= pi/4; Taylor polynomials in float
+// (truncation below 2e-9 relative); the quadrant picks the function and sign.
+TK_HD void tk_sincos(float x, float *sinOut, float *cosOut) {
+  if (tk_isnan(x) || fabsf(x) == INFINITY) {
+    *sinOut = *cosOut = NAN;
+    return;
+  }
+  double k = rint((double)x * 0.63661977236758134308);
+  double rd = tk_fma(k, -1.5707963267948965580, (double)x);
+  rd = tk_fma(k, -6.1232339957367658e-17, rd);
+  float r = (float)rd, z = r * r;
+  float s = 2.75573192e-6f; // 1/9!
+  s = tk_fma(s, z, -1.98412701e-4f);
+  s = tk_fma(s, z, 8.33333377e-3f);
+  s = tk_fma(s, z, -1.66666672e-1f);
+  s = tk_fma(s * z, r, r);
+  float c = -2.755731922e-7f; // -1/10!
+  c = tk_fma(c, z, 2.48015876e-5f);
+  c = tk_fma(c, z, -1.38888892e-3f);
+  c = tk_fma(c, z, 4.16666679e-2f);
+  c = tk_fma(c, z, -0.5f);
+  c = tk_fma(c, z, 1.0f);
+  int64_t q = (int64_t)k & 3;
+  float sn = q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c;
+  float cs = q == 0 ? c : q == 1 ? -s : q == 2 ? -c : s;
+  *sinOut = sn;
+  *cosOut = cs;
+}
+TK_HD float tk_sin(float x) {
+  float s, c;
+  tk_sincos(x, &s, &c);
+  return s;
+}
+TK_HD float tk_cos(float x) {
+  float s, c;
+  tk_sincos(x, &s, &c);
+  return c;
+}
+
+// The evaluator's definitions (lib/Eval/ElementwiseKernels.cpp), in float.
+TK_HD float tk_sqrt(float x) { return sqrtf(x); }
+TK_HD float tk_rsqrt(float x) { return 1.0f / sqrtf(x); }
+TK_HD float tk_relu(float x) { return tk_isnan(x) ? x : (x > 0.0f ? x : 0.0f); }
+TK_HD float tk_gelu(float x) {
+  float inner = 0.797884583f * tk_fma(0.044715f * x * x, x, x);
+  return 0.5f * x * (1.0f + tk_tanh(inner));
+}
+TK_HD float tk_silu(float x) { return x / (1.0f + tk_exp(-x)); }
+TK_HD float tk_maximum(float a, float b) {
+  return tk_isnan(a) || tk_isnan(b) ? NAN : (a < b ? b : a);
+}
+TK_HD float tk_minimum(float a, float b) {
+  return tk_isnan(a) || tk_isnan(b) ? NAN : (b < a ? b : a);
+}
+// x^e for a constant e: the exact cases as products, else through exp and
+// log (a negative base only with an integral exponent).
+TK_HD float tk_pow(float x, float e) {
+  if (e == 1.0f)
+    return x;
+  if (e == 2.0f)
+    return x * x;
+  if (e == 3.0f)
+    return x * x * x;
+  if (e == 0.5f)
+    return sqrtf(x);
+  if (e == -1.0f)
+    return 1.0f / x;
+  if (e == 0.0f)
+    return 1.0f;
+  if (x < 0.0f) {
+    if (rintf(e) != e)
+      return NAN;
+    float magnitude = tk_exp(e * tk_log(-x));
+    bool odd = fmodf(e, 2.0f) != 0.0f;
+    return odd ? -magnitude : magnitude;
+  }
+  return tk_exp(e * tk_log(x));
+}
+
+} // namespace

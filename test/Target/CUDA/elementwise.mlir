@@ -1,0 +1,73 @@
+// The CUDA emitter's elementwise kernels: one kernel per recorded kernel,
+// written through the macro layer (TK_KERNEL, TK_PHASE, TK_LAUNCH), f32
+// arithmetic with each op's result rounded to its type, broadcast operands
+// indexed from the decomposed element index, splat constants as literals,
+// identical kernels once, views as pointers and results written in place or
+// copied. nvcc compiles the same text for sm_90a and sm_80, and the host
+// compiler for the emulation.
+//
+// RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
+// RUN: FileCheck %s --input-file=%t.cu
+// RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
+
+// CHECK: extern "C" const char tandem_cuda_emulated[] = "no";
+// CHECK: extern "C" const char tandem_cuda_emulated[] = "yes";
+
+// The bf16 kernel: operands widened to float, every op rounded to bf16.
+// CHECK-LABEL: TK_KERNEL tk_k{{[0-9a-f]+}}(TK_KERNEL_ARGS tk_bf16 *__restrict__ o0, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1) {
+// CHECK-NEXT: // nn.add, nn.mul, nn.gelu
+// CHECK-NEXT: TK_PHASE
+// CHECK-NEXT: for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < 32; i += TK_GRID_DIM * TK_BLOCK_DIM) {
+// CHECK-NEXT: int64_t tk_r = i;
+// CHECK-NEXT: const int64_t d1 = tk_r % 8;
+// CHECK-NEXT: tk_r /= 8;
+// CHECK-NEXT: const int64_t d0 = tk_r % 4;
+// CHECK-NEXT: const float t_i0 = tk_load(i0, d0 * 8 + d1);
+// CHECK-NEXT: const float t_i1 = tk_load(i1, d1);
+// CHECK-NEXT: const float t0 = tk_round((t_i0 + t_i1), (tk_bf16 *)0);
+// CHECK-NEXT: const float t1 = tk_round((t0 * (0x1p+1f)), (tk_bf16 *)0);
+// CHECK-NEXT: const float t2 = tk_round(tk_gelu(t1), (tk_bf16 *)0);
+// CHECK-NEXT: tk_store(o0, i, t2);
+// CHECK-NEXT: }
+// CHECK-NEXT: TK_END_PHASE
+
+// The f32 kernel: flat, no rounding; written once for both functions.
+// CHECK: TK_KERNEL [[$F32:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, const float *__restrict__ i0) {
+// CHECK-NEXT: // nn.exp, nn.neg
+// CHECK: const float t_i0 = tk_load(i0, i);
+// CHECK-NEXT: const float t0 = tk_exp(t_i0);
+// CHECK-NEXT: const float t1 = (-t0);
+// CHECK-NOT: TK_KERNEL
+
+// CHECK-LABEL: extern "C" uint64_t tandem_bf16_scratch_bytes(void) { return 0; }
+// CHECK-LABEL: extern "C" int tandem_bf16(
+// CHECK: TK_STREAM(tk_context)
+// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, a0, a1);
+// CHECK-NEXT: TK_COPY(r1, r0, 64);
+// CHECK-NEXT: return TK_STATUS();
+func.func @bf16(%x: tensor<4x8xbf16>, %b: tensor<8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
+  %c = nn.constant dense<2.0> : tensor<bf16>
+  %y = nn.add %x, %b : tensor<4x8xbf16>, tensor<8xbf16> -> tensor<4x8xbf16>
+  %m = nn.mul %y, %c : tensor<4x8xbf16>, tensor<bf16> -> tensor<4x8xbf16>
+  %z = nn.gelu %m : tensor<4x8xbf16>
+  %r = nn.reshape %z : tensor<4x8xbf16> to tensor<32xbf16>
+  %w = nn.reshape %r : tensor<32xbf16> to tensor<4x8xbf16>
+  return %z, %w : tensor<4x8xbf16>, tensor<4x8xbf16>
+}
+
+// A value read after its kernel lives in scratch; the grid covers 5000
+// elements with 20 blocks of 256 threads.
+// CHECK-LABEL: extern "C" uint64_t tandem_f32_scratch_bytes(void) { return 20224; }
+// CHECK-LABEL: extern "C" int tandem_f32(
+// CHECK: char *tk_scratch = (char *)scratch;
+// CHECK: float *v0 = (float *)(tk_scratch + 0);
+// CHECK: TK_LAUNCH([[$F32]], 20, 256, v0, a0);
+// CHECK: TK_LAUNCH([[$F32]], 20, 256, r0, v0);
+func.func @f32(%x: tensor<5000xf32>) -> tensor<5000xf32> {
+  %e = nn.exp %x : tensor<5000xf32>
+  %n = nn.neg %e : tensor<5000xf32>
+  %s = nn.stage_end %n : tensor<5000xf32>
+  %e2 = nn.exp %s : tensor<5000xf32>
+  %n2 = nn.neg %e2 : tensor<5000xf32>
+  return %n2 : tensor<5000xf32>
+}

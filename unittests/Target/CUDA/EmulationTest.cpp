@@ -1,0 +1,282 @@
+//===- EmulationTest.cpp - emulated CUDA kernels vs the evaluator ---------===//
+//
+// Every elementwise op the CUDA emitter lowers, alone and fused, in f32,
+// bf16 and f16: the emitted CUDA C++ is built for the host emulation
+// (KernelPrelude.h's macro layer; the arithmetic the GPU runs), loaded and
+// run on random inputs, and every element is compared with the evaluator,
+// which computes in double and rounds each op to its type. The bounds are
+// the arithmetic's (docs/cuda-backend.md, "Numerics"):
+//
+// - exact: +, -, *, /, sqrt, neg, max, min, relu, compare, select, casts and
+//   broadcasts of f32, bf16 or f16 values are IEEE operations rounded once
+//   to the result type, in f32 (which has at least 2p + 2 bits for bf16 and
+//   f16, so rounding through it is exact) as in the evaluator's double;
+// - our f32 transcendentals within n units of 2^-24 relative (exp 4, log 4,
+//   tanh 6, sin and cos 4, silu 8, rsqrt 2, pow 16 for the general case),
+//   and gelu within 12 units of 2^-24 · max(|x|, 1) absolute (1 + tanh
+//   cancels for negative x); narrower types add half a unit of their last
+//   place, where the f32 result and the exact one round to neighbors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitterTestUtils.h"
+
+#include "tandem/Runtime/FragmentABI.h"
+#include "tandem/Support/Rounding.h"
+#include "tandem/Target/CUDA/CUDABackend.h"
+#include "tandem/Target/CUDA/CudaEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace tandem;
+using tandem::cpu::testing::InputRange;
+
+namespace {
+
+enum class Bound { Exact, Relative, AbsoluteByInput };
+
+struct Case {
+  std::string name;
+  /// The body computing %y from %x (and %z, %b where named).
+  std::string body;
+  Bound bound = Bound::Exact;
+  /// Units of 2^-24 (Relative, AbsoluteByInput).
+  double units = 0;
+  InputRange range = {};
+};
+
+InputRange positive() { return {0.25, 4.0, 4}; }
+
+/// The cases for element type `t` ("f32", "bf16", "f16").
+std::vector<Case> cases(const std::string &t) {
+  std::string x = "tensor<4x37x" + t + ">", row = "tensor<37x" + t + ">";
+  std::vector<Case> all;
+  auto unary = [&](const char *op, Bound bound, double units,
+                   InputRange range = {}) {
+    all.push_back({op, llvm::formatv("%y = nn.{0} %x : {1}", op, x).str(),
+                   bound, units, range});
+  };
+  unary("neg", Bound::Exact, 0);
+  unary("relu", Bound::Exact, 0);
+  unary("sqrt", Bound::Exact, 0, positive());
+  unary("exp", Bound::Relative, 4, {-20.0, 20.0, 4});
+  unary("log", Bound::Relative, 4, {1e-3, 100.0, 4});
+  unary("tanh", Bound::Relative, 6, {-6.0, 6.0, 4});
+  unary("sin", Bound::Relative, 4, {-100.0, 100.0, 4});
+  unary("cos", Bound::Relative, 4, {-100.0, 100.0, 4});
+  unary("silu", Bound::Relative, 8, {-8.0, 8.0, 4});
+  unary("rsqrt", Bound::Relative, 2, positive());
+  unary("gelu", Bound::AbsoluteByInput, 12, {-8.0, 8.0, 4});
+  all.push_back({"pow3", "%y = nn.pow %x, 3.0 : " + x, Bound::Relative, 2});
+  all.push_back({"pow_general", "%y = nn.pow %x, 2.5 : " + x, Bound::Relative,
+                 16, positive()});
+  for (const char *op : {"add", "sub", "mul", "div", "maximum", "minimum"})
+    all.push_back(
+        {op,
+         llvm::formatv("%y = nn.{0} %x, %b : {1}, {2} -> {1}", op, x, row)
+             .str(),
+         Bound::Exact, 0,
+         std::string(op) == "div" ? positive() : InputRange{}});
+  all.push_back({"greater_equal_select",
+                 "%g = nn.greater_equal %x, %z : " + x + ", " + x + " -> " + x +
+                     "\n  %y = nn.select %g, %x, %z : " + x + ", " + x,
+                 Bound::Exact, 0});
+  all.push_back({"broadcast_to",
+                 "%y = nn.broadcast_to %b : " + row + " to " + x, Bound::Exact,
+                 0});
+  // A splat constant, broadcasting, and a chain rounded at every op.
+  all.push_back({"fused_chain",
+                 "%c = nn.constant dense<1.5> : tensor<" + t + ">\n" +
+                     "  %s = nn.add %x, %b : " + x + ", " + row + " -> " + x +
+                     "\n  %m = nn.mul %s, %c : " + x + ", tensor<" + t +
+                     "> -> " + x + "\n  %y = nn.tanh %m : " + x,
+                 Bound::Relative,
+                 6,
+                 {-2.0, 2.0, 4}});
+  // Views: pointers to the argument's buffer, copied into the result.
+  all.push_back({"views",
+                 "%r = nn.reshape %x : " + x + " to tensor<148x" + t +
+                     ">\n  %s = nn.stage_end %r : tensor<148x" + t +
+                     ">\n  %y = nn.reshape %s : tensor<148x" + t + "> to " + x,
+                 Bound::Exact, 0});
+  if (t != "f32")
+    all.push_back({"cast_roundtrip",
+                   "%w = nn.cast %x : " + x + " to tensor<4x37xf32>\n" +
+                       "  %e = nn.exp %w : tensor<4x37xf32>\n" +
+                       "  %y = nn.cast %e : tensor<4x37xf32> to " + x,
+                   Bound::Relative,
+                   4,
+                   {-4.0, 4.0, 4}});
+  return all;
+}
+
+/// The function of a case: arguments %x, %z (same type) and %b (one row).
+std::string functionText(const Case &c, const std::string &t) {
+  std::string x = "tensor<4x37x" + t + ">", row = "tensor<37x" + t + ">";
+  return llvm::formatv("func.func @{0}(%x: {1}, %z: {1}, %b: {2}) -> {1} {{\n"
+                       "  {3}\n  return %y : {1}\n}\n",
+                       c.name, x, row, c.body)
+      .str();
+}
+
+uint16_t narrowBits(double x, mlir::Type type) {
+  return type.isBF16() ? tandem_round::toBF16(x) : tandem_round::toF16(x);
+}
+double narrowValue(uint16_t bits, mlir::Type type) {
+  return type.isBF16() ? tandem_round::fromBF16(bits)
+                       : tandem_round::fromF16(bits);
+}
+
+std::vector<char> pack(const eval::Tensor &t) {
+  size_t width = t.elementType.isF32() ? 4 : 2;
+  std::vector<char> bytes(t.data.size() * width);
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    if (width == 4) {
+      float v = static_cast<float>(t.data[i]);
+      std::memcpy(&bytes[i * 4], &v, 4);
+    } else {
+      uint16_t v = narrowBits(t.data[i], t.elementType);
+      std::memcpy(&bytes[i * 2], &v, 2);
+    }
+  }
+  return bytes;
+}
+
+double unpack(const std::vector<char> &bytes, size_t i, mlir::Type type) {
+  if (type.isF32()) {
+    float v;
+    std::memcpy(&v, &bytes[i * 4], 4);
+    return v;
+  }
+  uint16_t v;
+  std::memcpy(&v, &bytes[i * 2], 2);
+  return narrowValue(v, type);
+}
+
+/// Half a unit in the last place of `value` in `type` (0 for f32, whose
+/// error the units already bound).
+double halfUlp(double value, mlir::Type type) {
+  if (type.isF32() || value == 0 || !std::isfinite(value))
+    return 0;
+  int precision = type.isBF16() ? 8 : 11;
+  int exponent = std::ilogb(value);
+  if (type.isF16())
+    exponent = std::max(exponent, -14);
+  return std::ldexp(0.5, exponent - precision + 1);
+}
+
+class EmulationTest : public ::testing::TestWithParam<std::string> {};
+
+// Every op the emitter claims is run by a case (nn.cast by the bf16 and
+// f16 cases).
+TEST(EmulationCoverage, EveryLoweredOpHasACase) {
+  std::string bodies;
+  for (const char *t : {"f32", "bf16"})
+    for (const Case &c : cases(t))
+      bodies += c.body + "\n";
+  for (const std::string &op : cuda::supportedOps())
+    EXPECT_NE(bodies.find(op + " "), std::string::npos)
+        << op << " is lowered but no case runs it";
+}
+
+TEST_P(EmulationTest, EveryElementWithinItsBound) {
+  const std::string t = GetParam();
+  std::vector<Case> all = cases(t);
+  std::string text;
+  for (const Case &c : all)
+    text += functionText(c, t);
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  std::vector<mlir::Operation *> functions;
+  for (auto fn : (*module)->getOps<mlir::func::FuncOp>())
+    functions.push_back(fn);
+  mlir::FailureOr<lowering::EmittedSource> source = cuda::emitCuda(functions);
+  ASSERT_TRUE(mlir::succeeded(source));
+
+  llvm::SmallString<128> cacheDir;
+  ASSERT_FALSE(
+      llvm::sys::fs::createUniqueDirectory("tandem-cuda-emulation", cacheDir));
+  cuda::CompileOptions options;
+  options.emulate = true;
+  options.cacheDir = std::string(cacheDir);
+  auto library = cuda::compileSource(source->text, options);
+  ASSERT_TRUE(static_cast<bool>(library))
+      << llvm::toString(library.takeError());
+  auto loaded = cpu::testing::Library::open(library->path);
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  auto *emulated =
+      static_cast<const char *>((*loaded)->lookup("tandem_cuda_emulated"));
+  ASSERT_NE(emulated, nullptr);
+  EXPECT_STREQ(emulated, "yes");
+
+  std::mt19937 rng(20261202);
+  eval::Interpreter interpreter(**module);
+  for (const Case &c : all) {
+    SCOPED_TRACE(c.name + " (" + t + ")");
+    auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(c.name);
+    std::vector<eval::Tensor> args;
+    for (mlir::Type type : fn.getArgumentTypes())
+      args.push_back(cpu::testing::randomTensor(
+          mlir::cast<mlir::RankedTensorType>(type), rng, c.range));
+    auto expected = interpreter.run(c.name, args);
+    ASSERT_TRUE(static_cast<bool>(expected))
+        << llvm::toString(expected.takeError());
+    const eval::Tensor &want = (*expected)[0];
+
+    std::string symbol = lowering::entrySymbol(c.name);
+    auto entry =
+        reinterpret_cast<tandem_fragment_fn>((*loaded)->lookup(symbol));
+    auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
+        (*loaded)->lookup(symbol + "_scratch_bytes"));
+    ASSERT_TRUE(entry && scratchBytes);
+    std::vector<std::vector<char>> inputs;
+    std::vector<const void *> argPointers;
+    for (const eval::Tensor &arg : args)
+      inputs.push_back(pack(arg));
+    for (auto &bytes : inputs)
+      argPointers.push_back(bytes.data());
+    std::vector<char> result(pack(want).size());
+    void *results[] = {result.data()};
+    std::vector<char> scratch(scratchBytes() + 1);
+    tandem_fragment_context ctx = {};
+    ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
+    ASSERT_EQ(entry(&ctx, argPointers.data(), results, scratch.data()), 0);
+
+    unsigned bad = 0;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      double got = unpack(result, i, want.elementType), exact = want.data[i];
+      if (std::isnan(exact) || std::isnan(got)) {
+        bad += std::isnan(exact) != std::isnan(got);
+        continue;
+      }
+      double scale = std::fabs(exact);
+      if (c.bound == Bound::AbsoluteByInput)
+        scale = std::max(std::fabs(args[0].data[i]), 1.0);
+      double allowed = c.bound == Bound::Exact
+                           ? 0
+                           : c.units * std::ldexp(scale, -24) +
+                                 halfUlp(exact, want.elementType) * 2;
+      if (std::fabs(got - exact) > allowed) {
+        if (++bad <= 3)
+          ADD_FAILURE() << "element " << i << ": got " << got << ", want "
+                        << exact << " (input " << args[0].data[i] << ")";
+      }
+    }
+    EXPECT_EQ(bad, 0u);
+  }
+  llvm::sys::fs::remove_directories(cacheDir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, EmulationTest,
+                         ::testing::Values("f32", "bf16", "f16"));
+
+} // namespace
