@@ -169,6 +169,13 @@ std::optional<std::string> elementExpr(Operation *op,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// One reduction over a row: `term` (an expression of the element `x` and
+/// the earlier passes' statistics s0, s1, ...) combined by `combine`, and
+/// the statistic made of the combined `tk_acc`.
+struct RowPass {
+  std::string combine, init, term, statistic;
+};
+
 /// What the translation unit's functions share.
 struct Unit {
   std::string constants;
@@ -193,6 +200,20 @@ private:
   /// A scratch buffer of `bytes` for `value`, declared in the entry point.
   void allocate(Value value);
   void emitKernel(const tandem::lowering::Kernel &kernel);
+  /// A reduction alone: one block per row when it reduces the trailing
+  /// dimensions, else one thread per output combining in row-major order.
+  void emitReduction(Operation *op);
+  /// One block per row: the passes' statistics, then `output` (an
+  /// expression of x, the statistics s<k> and the per-column operands p<i>)
+  /// for every element, or with `perRow` once per row.
+  void emitRowKernel(Operation *op, llvm::ArrayRef<RowPass> passes,
+                     const std::string &output, bool perRow = false);
+  /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
+  LogicalResult emitRowOp(Operation *op);
+  /// Adds `text` (a kernel without its name) to the unit once; its name.
+  std::string addKernel(const std::string &text);
+  /// The buffer `value` is computed into: its result slot, else scratch.
+  std::string outputBuffer(Value value);
   /// An operand's element in a kernel: a literal (splat constant) or the
   /// name of an input to load.
   std::string splatOf(Value value) { return splats.lookup(value); }
@@ -221,8 +242,17 @@ LogicalResult FunctionEmitter::check(Operation *op) {
              << value.getType() << " (f32, bf16, f16, i32 and i64 tensors)";
   }
   if (op->hasTrait<OpTrait::IsTerminator>() ||
-      isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp>(op))
+      isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ReduceSumOp,
+          nn::ReduceMeanOp, nn::ReduceMaxOp, nn::LayerNormOp, nn::RMSNormOp>(
+          op))
     return success();
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
+    int64_t rank = tensorOf(op->getOperand(0)).getRank();
+    if (op->getAttrOfType<IntegerAttr>("axis").getInt() != rank - 1)
+      return op->emitError("the cuda target lowers '")
+             << op->getName() << "' along the last dimension only, yet";
+    return success();
+  }
   llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
   if (!op->hasTrait<nn::ElementwiseKernel>() || !elementExpr(op, operands))
     return op->emitError("the cuda target does not lower '")
@@ -341,31 +371,239 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     b << "    tk_store(o" << i << ", i, " << local[output] << ");\n";
   b << "  }\n  TK_END_PHASE\n}\n";
 
-  auto [it, inserted] = unit.kernelByBody.try_emplace(text, "");
-  if (inserted) {
-    it->second = "tk_k" + llvm::utohexstr(llvm::xxh3_64bits(text), true);
-    unit.kernels += "TK_KERNEL " + it->second + text + "\n";
-  }
+  std::string name = addKernel(text);
 
   // The outputs' buffers, then the launch.
+  llvm::SmallVector<std::string> buffers;
   for (Value output : outputs)
-    if (!resultSlot.count(output))
-      allocate(output);
-    else
-      pointers[output] = "r" + std::to_string(resultSlot.lookup(output));
+    buffers.push_back(outputBuffer(output));
   if (count == 0)
     return;
   int64_t grid = std::min<int64_t>((count + tandem::cuda::kBlockSize - 1) /
                                        tandem::cuda::kBlockSize,
                                    kMaxBlocks);
-  code += "  TK_LAUNCH(" + it->second + ", " + std::to_string(grid) + ", " +
+  code += "  TK_LAUNCH(" + name + ", " + std::to_string(grid) + ", " +
           std::to_string(tandem::cuda::kBlockSize);
-  for (Value output : outputs)
-    code += ", " + pointers.lookup(output);
+  for (const std::string &buffer : buffers)
+    code += ", " + buffer;
   for (Value input : inputs)
     if (!arrays.count(input))
       code += ", " + pointers.lookup(input);
   code += ");\n";
+}
+
+std::string FunctionEmitter::addKernel(const std::string &text) {
+  auto [it, inserted] = unit.kernelByBody.try_emplace(text, "");
+  if (inserted) {
+    it->second = "tk_k" + llvm::utohexstr(llvm::xxh3_64bits(text), true);
+    unit.kernels += "TK_KERNEL " + it->second + text + "\n";
+  }
+  return it->second;
+}
+
+std::string FunctionEmitter::outputBuffer(Value value) {
+  if (resultSlot.count(value))
+    pointers[value] = "r" + std::to_string(resultSlot.lookup(value));
+  else
+    allocate(value);
+  return pointers.lookup(value);
+}
+
+void FunctionEmitter::emitReduction(Operation *op) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  llvm::ArrayRef<int64_t> shape = tensorOf(input).getShape();
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  bool max = isa<nn::ReduceMaxOp>(op), mean = isa<nn::ReduceMeanOp>(op);
+  std::string combine = max ? "tk_op_max" : "tk_op_add";
+  std::string init = max ? "(-INFINITY)" : "0.0f";
+  int64_t rank = shape.size(), reduced = 1, outputs = 1;
+  llvm::SmallVector<int64_t> keptDims, reducedDims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      reducedDims.push_back(d);
+      reduced *= shape[d];
+    } else {
+      keptDims.push_back(d);
+      outputs *= shape[d];
+    }
+  }
+  // Trailing axes: each output's inputs are one contiguous row.
+  bool rows = llvm::equal(reducedDims,
+                          llvm::seq<int64_t>(rank - reducedDims.size(), rank));
+  std::string finish =
+      mean ? "tk_acc / " + floatLiteral(static_cast<float>(reduced)) : "tk_acc";
+  if (rows) {
+    emitRowKernel(op, {{combine, init, "x", finish}}, "s0", /*perRow=*/true);
+    return;
+  }
+  llvm::SmallVector<int64_t> strides = tandem::lowering::rowMajorStrides(shape);
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
+    << storageOf(input) << " *__restrict__ i0) {\n";
+  b << "  // " << op->getName() << ": " << outputs << " outputs of " << reduced
+    << " strided inputs\n";
+  {
+    // One thread per output, its inputs in row-major order; adjacent
+    // threads read adjacent elements.
+    b << "  TK_PHASE\n"
+      << "  for (int64_t o = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; o < "
+      << outputs << "; o += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
+      << "    int64_t tk_r = o, tk_base = 0;\n";
+    for (int64_t k = static_cast<int64_t>(keptDims.size()) - 1; k >= 0; --k) {
+      int64_t d = keptDims[k];
+      b << "    tk_base += (tk_r % " << shape[d] << ") * " << strides[d]
+        << ";\n    tk_r /= " << shape[d] << ";\n";
+    }
+    b << "    float tk_acc = " << init << ";\n"
+      << "    for (int64_t j = 0; j < " << reduced << "; ++j) {\n"
+      << "      int64_t tk_q = j, tk_offset = tk_base;\n";
+    for (int64_t k = static_cast<int64_t>(reducedDims.size()) - 1; k >= 0;
+         --k) {
+      int64_t d = reducedDims[k];
+      b << "      tk_offset += (tk_q % " << shape[d] << ") * " << strides[d]
+        << ";\n      tk_q /= " << shape[d] << ";\n";
+    }
+    b << "      tk_acc = " << combine
+      << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
+      << "    }\n"
+      << "    tk_store(o0, o, " << finish << ");\n"
+      << "  }\n  TK_END_PHASE\n}\n";
+  }
+  std::string name = addKernel(text);
+  std::string buffer = outputBuffer(result);
+  if (outputs == 0)
+    return;
+  int64_t grid = std::min<int64_t>((outputs + tandem::cuda::kBlockSize - 1) /
+                                       tandem::cuda::kBlockSize,
+                                   kMaxBlocks);
+  code += "  TK_LAUNCH(" + name + ", " + std::to_string(grid) + ", " +
+          std::to_string(tandem::cuda::kBlockSize) + ", " + buffer + ", " +
+          pointers.lookup(input) + ");\n";
+}
+
+void FunctionEmitter::emitRowKernel(Operation *op,
+                                    llvm::ArrayRef<RowPass> passes,
+                                    const std::string &output, bool perRow) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  // Per element: rows of the last dimension. Per row (a reduction): rows of
+  // the reduced trailing dimensions, one per result element.
+  int64_t total = tensorOf(input).getNumElements();
+  int64_t rows =
+      perRow ? tensorOf(result).getNumElements()
+             : total / std::max<int64_t>(1, tensorOf(input).getShape().back());
+  int64_t n = rows == 0 ? 0 : total / rows;
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0";
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    b << ", const " << storageOf(operand) << " *__restrict__ i" << i;
+  b << ") {\n  // " << op->getName() << ": " << rows << " rows of " << n
+    << "\n";
+  b << "  TK_LOCAL(float, tk_v);\n"
+    << "  TK_SHARED(float, tk_warps, " << tandem::cuda::kBlockSize / 32
+    << ");\n"
+    << "  TK_SHARED(float, tk_stats, " << passes.size() << ");\n"
+    << "  for (int64_t row = TK_BLOCK; row < " << rows
+    << "; row += TK_GRID_DIM) {\n";
+  // The statistics `uses` reads, of the first `count`.
+  auto statistics = [&](size_t count, llvm::StringRef uses) {
+    for (size_t k = 0; k < count; ++k)
+      if (uses.contains("s" + std::to_string(k)))
+        b << "    const float s" << k << " = tk_stats[" << k << "];\n";
+  };
+  // Each pass: a strided partial per thread, the warp butterfly, thread 0
+  // over the warps in order (the same order on the GPU and the host).
+  for (auto [k, pass] : llvm::enumerate(passes)) {
+    b << "    TK_PHASE\n";
+    statistics(k, pass.term);
+    b << "    float tk_acc = " << pass.init << ";\n"
+      << "    for (int64_t j = TK_THREAD; j < " << n
+      << "; j += TK_BLOCK_DIM) {\n"
+      << "      const float x = tk_load(i0, row * " << n << " + j);\n"
+      << "      tk_acc = " << pass.combine << "::apply(tk_acc, " << pass.term
+      << ");\n"
+      << "    }\n"
+      << "    TK_AT(tk_v) = tk_acc;\n"
+      << "    TK_END_PHASE\n"
+      << "    TK_WARP_REDUCE(tk_v, " << pass.combine << ");\n"
+      << "    TK_PHASE\n"
+      << "    if (TK_THREAD % 32 == 0)\n"
+      << "      tk_warps[TK_THREAD / 32] = TK_AT(tk_v);\n"
+      << "    TK_END_PHASE\n"
+      << "    TK_PHASE\n"
+      << "    if (TK_THREAD == 0) {\n";
+    statistics(k, pass.statistic);
+    b << "      float tk_acc = tk_warps[0];\n"
+      << "      for (int64_t w = 1; w < TK_BLOCK_DIM / 32; ++w)\n"
+      << "        tk_acc = " << pass.combine
+      << "::apply(tk_acc, tk_warps[w]);\n"
+      << "      tk_stats[" << k << "] = " << pass.statistic << ";\n"
+      << "    }\n"
+      << "    TK_END_PHASE\n";
+  }
+  b << "    TK_PHASE\n";
+  statistics(passes.size(), output);
+  std::string value = output;
+  StringRef storage = storageOf(result);
+  if (!perRow && (storage == "tk_bf16" || storage == "tk_f16"))
+    value = "tk_round(" + value + ", (" + storage.str() + " *)0)";
+  if (perRow) {
+    b << "    if (TK_THREAD == 0)\n"
+      << "      tk_store(o0, row, " << value << ");\n";
+  } else {
+    b << "    for (int64_t j = TK_THREAD; j < " << n
+      << "; j += TK_BLOCK_DIM) {\n"
+      << "      const float x = tk_load(i0, row * " << n << " + j);\n";
+    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+      b << "      const float p" << i << " = tk_load(i" << i << ", j);\n";
+    b << "      tk_store(o0, row * " << n << " + j, " << value << ");\n"
+      << "    }\n";
+  }
+  b << "    TK_END_PHASE\n"
+    << "  }\n}\n";
+  std::string name = addKernel(text);
+  std::string buffer = outputBuffer(result);
+  if (rows == 0)
+    return;
+  code += "  TK_LAUNCH(" + name + ", " +
+          std::to_string(std::min<int64_t>(rows, kMaxBlocks)) + ", " +
+          std::to_string(tandem::cuda::kBlockSize) + ", " + buffer;
+  for (Value operand : op->getOperands())
+    code += ", " + pointers.lookup(operand);
+  code += ");\n";
+}
+
+LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
+  int64_t n = tensorOf(op->getOperand(0)).getShape().back();
+  std::string count = floatLiteral(static_cast<float>(n));
+  RowPass max{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
+  RowPass sumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
+  if (isa<nn::SoftmaxOp>(op)) {
+    emitRowKernel(op, {max, sumExp}, "tk_exp(x - s0) / s1");
+    return success();
+  }
+  if (isa<nn::LogSoftmaxOp>(op)) {
+    emitRowKernel(op, {max, sumExp}, "(x - s0) - tk_log(s1)");
+    return success();
+  }
+  auto epsilonOf = [](llvm::APFloat epsilon) {
+    return floatLiteral(static_cast<float>(epsilon.convertToDouble()));
+  };
+  if (auto rms = dyn_cast<nn::RMSNormOp>(op)) {
+    RowPass squares{"tk_op_add", "0.0f", "x * x",
+                    "1.0f / tk_sqrt(tk_acc / " + count + " + " +
+                        epsilonOf(rms.getEpsilon()) + ")"};
+    emitRowKernel(op, {squares}, "x * s0 * p1");
+    return success();
+  }
+  auto layer = cast<nn::LayerNormOp>(op);
+  RowPass mean{"tk_op_add", "0.0f", "x", "tk_acc / " + count};
+  RowPass variance{"tk_op_add", "0.0f", "(x - s0) * (x - s0)",
+                   "1.0f / tk_sqrt(tk_acc / " + count + " + " +
+                       epsilonOf(layer.getEpsilon()) + ")"};
+  emitRowKernel(op, {mean, variance}, "(x - s0) * s1 * p1 + p2");
+  return success();
 }
 
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
@@ -393,10 +631,10 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   for (auto [index, kernel] : llvm::enumerate(plan.kernels)) {
     if (kernel.members.empty())
       continue;
-    if (kernel.reduction || kernel.gemm)
-      return (kernel.reduction ? kernel.reduction : kernel.gemm)
-          ->emitError("the cuda target does not fuse reductions or "
-                      "GEMM epilogues yet (docs/cuda-backend.md)");
+    if (kernel.gemm || (kernel.reduction && kernel.members.size() > 1))
+      return (kernel.gemm ? kernel.gemm : kernel.reduction)
+          ->emitError("the cuda target does not fuse reductions or GEMM "
+                      "epilogues yet (docs/cuda-backend.md)");
     lastOf[kernel.members.back()] = index;
   }
 
@@ -412,7 +650,11 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     code += "  " + storageOf(value).str() + " *r" + std::to_string(k) + " = (" +
             storageOf(value).str() + " *)results[" + std::to_string(k) + "];\n";
     Operation *def = value.getDefiningOp();
-    if (def && def->hasTrait<nn::ElementwiseKernel>() &&
+    if (def &&
+        (def->hasTrait<nn::ElementwiseKernel>() ||
+         def->hasTrait<nn::ReductionKernel>() ||
+         isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(
+             def)) &&
         !resultSlot.count(value))
       resultSlot[value] = k;
   }
@@ -453,9 +695,20 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       pointers[op.getResult(0)] = pointers.lookup(source);
       continue;
     }
+    if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(
+            op)) {
+      if (failed(emitRowOp(&op)))
+        return failure();
+      continue;
+    }
     auto last = lastOf.find(&op);
-    if (last != lastOf.end())
-      emitKernel(plan.kernels[last->second]);
+    if (last == lastOf.end())
+      continue;
+    const tandem::lowering::Kernel &kernel = plan.kernels[last->second];
+    if (kernel.reduction)
+      emitReduction(kernel.reduction);
+    else
+      emitKernel(kernel);
   }
 
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
@@ -523,18 +776,19 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
 }
 
 std::vector<std::string> tandem::cuda::supportedOps() {
-  return {"nn.add",           "nn.broadcast_to", "nn.cast",      "nn.constant",
-          "nn.cos",           "nn.div",          "nn.exp",       "nn.gelu",
-          "nn.greater_equal", "nn.log",          "nn.maximum",   "nn.minimum",
-          "nn.mul",           "nn.neg",          "nn.pow",       "nn.relu",
-          "nn.reshape",       "nn.rsqrt",        "nn.select",    "nn.silu",
-          "nn.sin",           "nn.sqrt",         "nn.stage_end", "nn.sub",
-          "nn.tanh"};
+  return {
+      "nn.add",        "nn.broadcast_to", "nn.cast",          "nn.constant",
+      "nn.cos",        "nn.div",          "nn.exp",           "nn.gelu",
+      "nn.layer_norm", "nn.log_softmax",  "nn.greater_equal", "nn.log",
+      "nn.maximum",    "nn.minimum",      "nn.mul",           "nn.neg",
+      "nn.pow",        "nn.reduce_max",   "nn.reduce_mean",   "nn.reduce_sum",
+      "nn.relu",       "nn.rms_norm",     "nn.reshape",       "nn.rsqrt",
+      "nn.select",     "nn.silu",         "nn.sin",           "nn.softmax",
+      "nn.sqrt",       "nn.stage_end",    "nn.sub",           "nn.tanh"};
 }
 
 std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
-  const char *rows = "a row reduction with warp shuffles and shared memory";
   return {
       {"nn.attention", "a fused causal attention kernel (online softmax)"},
       {"nn.concat", "a strided copy kernel"},
@@ -542,18 +796,11 @@ tandem::cuda::opsNotLoweredYet() {
       {"nn.cross_entropy_grad", "a row reduction fused with the loss"},
       {"nn.embedding", "a gather kernel"},
       {"nn.embedding_grad", "a scatter-add without float atomics"},
-      {"nn.layer_norm", rows},
-      {"nn.log_softmax", rows},
       {"nn.matmul", "cuBLASLt with its epilogues"},
       {"nn.param", "argument slots, as in the CPU target"},
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
-      {"nn.reduce_max", rows},
-      {"nn.reduce_mean", rows},
-      {"nn.reduce_sum", rows},
-      {"nn.rms_norm", rows},
       {"nn.slice", "a strided copy kernel"},
-      {"nn.softmax", rows},
       {"nn.split", "strided copy kernels"},
       {"nn.transpose", "a tiled transpose kernel"},
   };

@@ -40,6 +40,14 @@
 #define TK_BLOCK_DIM ((int64_t)blockDim.x)
 #define TK_GRID_DIM ((int64_t)gridDim.x)
 #define TK_CONSTANT __device__ const
+// A value each thread keeps across barriers, and block-shared memory.
+#define TK_LOCAL(type, name) type name
+#define TK_AT(name) name
+#define TK_SHARED(type, name, n) __shared__ type name[n]
+// Every lane ends with Op over its warp's 32 values, combined by the
+// butterfly of __shfl_xor_sync (offsets 16, 8, 4, 2, 1). Between phases,
+// with every thread of the block present.
+#define TK_WARP_REDUCE(name, Op) name = tk_warp_reduce<Op>(name)
 #define TK_STREAM(context)                                                     \
   cudaStream_t tk_stream = (cudaStream_t)(context)->stream;
 #define TK_LAUNCH(kernel, grid, block, ...)                                    \
@@ -64,6 +72,13 @@ struct tk_launch {
 #define TK_BLOCK_DIM tk_l.blockDim
 #define TK_GRID_DIM tk_l.gridDim
 #define TK_CONSTANT static const
+// One slot per thread of the block (at most 256, the launch bound).
+#define TK_LOCAL(type, name) type name[256]
+#define TK_AT(name) name[tk_t]
+#define TK_SHARED(type, name, n) type name[n]
+// The GPU's butterfly replayed: at each offset every lane combines its value
+// with its partner's from before the step, own value first.
+#define TK_WARP_REDUCE(name, Op) tk_warp_reduce<Op>(name, tk_l.blockDim)
 #define TK_STREAM(context) (void)(context);
 #define TK_LAUNCH(kernel, grid, block, ...)                                    \
   for (int64_t tk_b = 0; tk_b < (int64_t)(grid); ++tk_b)                       \
@@ -320,6 +335,39 @@ TK_HD float tk_cos(float x) {
   tk_sincos(x, &s, &c);
   return c;
 }
+
+//===----------------------------------------------------------------------===//
+// Reductions: the combining operations and the warp step.
+//===----------------------------------------------------------------------===//
+
+struct tk_op_add {
+  static TK_HD float apply(float a, float b) { return a + b; }
+};
+struct tk_op_max {
+  // NaN in either operand gives NaN, so the order of a max does not matter.
+  static TK_HD float apply(float a, float b) {
+    return tk_isnan(a) || tk_isnan(b) ? NAN : (a < b ? b : a);
+  }
+};
+
+#ifdef __CUDACC__
+template <typename Op>
+__device__ __forceinline__ float tk_warp_reduce(float v) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+#else
+template <typename Op> inline void tk_warp_reduce(float *v, int64_t threads) {
+  for (int64_t warp = 0; warp < threads; warp += 32)
+    for (int offset = 16; offset > 0; offset /= 2) {
+      float before[32];
+      memcpy(before, v + warp, sizeof before);
+      for (int lane = 0; lane < 32; ++lane)
+        v[warp + lane] = Op::apply(before[lane], before[lane ^ offset]);
+    }
+}
+#endif
 
 // The evaluator's definitions (lib/Eval/ElementwiseKernels.cpp), in float.
 TK_HD float tk_sqrt(float x) { return sqrtf(x); }

@@ -10,10 +10,18 @@ func.func @matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32>
 
 // -----
 
-func.func @reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  // expected-error @below {{the cuda target does not lower 'nn.reduce_sum' yet}}
-  %y = nn.reduce_sum %x [1] : tensor<4x8xf32> -> tensor<4xf32>
-  return %y : tensor<4xf32>
+func.func @softmax_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{the cuda target lowers 'nn.softmax' along the last dimension only, yet}}
+  %y = nn.softmax %x {axis = 0 : i64} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @embedding(%w: tensor<16x8xf32>, %t: tensor<4xi32>) -> tensor<4x8xf32> {
+  // expected-error @below {{the cuda target does not lower 'nn.embedding' yet (docs/cuda-backend.md)}}
+  %y = nn.embedding %w, %t : tensor<16x8xf32>, tensor<4xi32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }
 
 // -----

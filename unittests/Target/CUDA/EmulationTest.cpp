@@ -33,6 +33,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,7 +42,16 @@ using tandem::cpu::testing::InputRange;
 
 namespace {
 
-enum class Bound { Exact, Relative, AbsoluteByInput };
+enum class Bound {
+  Exact,
+  Relative,
+  AbsoluteByInput,
+  SumOfMagnitudes,
+  /// Units of 2^-24 · max(|exact|, 1).
+  AbsoluteByResult,
+  /// Units of 2^-24 · `scale`.
+  Absolute
+};
 
 struct Case {
   std::string name;
@@ -51,13 +61,19 @@ struct Case {
   /// Units of 2^-24 (Relative, AbsoluteByInput).
   double units = 0;
   InputRange range = {};
+  /// The type of %y; empty: %x's.
+  std::string resultType = {};
+  /// SumOfMagnitudes: the terms each result sums (a mean's division).
+  int64_t terms = 1;
+  /// Absolute: the magnitude the errors are relative to.
+  double scale = 1;
 };
 
 InputRange positive() { return {0.25, 4.0, 4}; }
 
 /// The cases for element type `t` ("f32", "bf16", "f16").
 std::vector<Case> cases(const std::string &t) {
-  std::string x = "tensor<4x37x" + t + ">", row = "tensor<37x" + t + ">";
+  std::string x = "tensor<4x333x" + t + ">", row = "tensor<333x" + t + ">";
   std::vector<Case> all;
   auto unary = [&](const char *op, Bound bound, double units,
                    InputRange range = {}) {
@@ -101,17 +117,79 @@ std::vector<Case> cases(const std::string &t) {
                  Bound::Relative,
                  6,
                  {-2.0, 2.0, 4}});
+  // Reductions. Sums carry the rounding of each addition on the way, as
+  // many as the combining tree is deep: a row of 333 takes 2 strided terms
+  // per thread, 5 butterfly steps and 7 more over the warps (14; 2 more for
+  // a mean's division and the final rounding); all 1332 elements take 6 +
+  // 12 (+2); a column of 4, 4 (+2). The bound is that many units of 2^-24
+  // times the sum of the magnitudes (here of the whole input, which bounds
+  // every output's). A max is exact.
+  auto reduce = [&](const char *op, const char *axes, const std::string &to,
+                    double units, int64_t terms, bool keep = false) {
+    bool isMax = std::string(op) == "reduce_max";
+    std::string name = std::string(op) + "_" + (keep ? "keep" : "") + axes;
+    std::replace(name.begin(), name.end(), ',', '_');
+    name.erase(std::remove(name.begin(), name.end(), ' '), name.end());
+    all.push_back({name,
+                   llvm::formatv("%y = nn.{0} %x [{1}]{2} : {3} -> {4}", op,
+                                 axes, keep ? " keepdims" : "", x, to)
+                       .str(),
+                   isMax ? Bound::Exact : Bound::SumOfMagnitudes,
+                   units,
+                   {},
+                   to,
+                   terms});
+  };
+  std::string col = "tensor<4x" + t + ">", one = "tensor<" + t + ">";
+  reduce("reduce_sum", "1", col, 16, 1);
+  reduce("reduce_sum", "0", row, 6, 1);
+  reduce("reduce_sum", "0, 1", one, 20, 1);
+  reduce("reduce_mean", "1", col, 16, 333);
+  reduce("reduce_mean", "0, 1", "tensor<1x1x" + t + ">", 20, 1332, true);
+  reduce("reduce_max", "1", col, 0, 1);
+  reduce("reduce_max", "0", row, 0, 1);
+  // Row kernels along the last dimension (rows of 333: a combining tree of
+  // depth d = 2 + 5 + 7 = 14 per pass). softmax e^{x-m}/s for x in [-4, 4]:
+  // x - m rounds with at most 8 units absolute, so e^{x-m} carries 8 + 4
+  // relative, s as much plus d, the division 1: 40. log_softmax
+  // (x - m) - log s: the same terms absolute, plus log's 4 relative to
+  // log s and the final subtraction: 50 units of max(|y|, 1). rms_norm
+  // x·w/sqrt(Σx²/n + ε): the sum's d + 2, halved by the square root, then
+  // the root, the division and two products: 16 relative. layer_norm
+  // (x - μ)·w/sqrt(var + ε) + b with |x|, |w|, |b| <= 2 and var near 4/3:
+  // terms below 16 in magnitude, each pass's d + 2 and the products: 26
+  // units of 16, absolute (the subtraction cancels).
+  all.push_back({"softmax",
+                 "%y = nn.softmax %x {axis = 1 : i64} : " + x,
+                 Bound::Relative,
+                 40,
+                 {-4.0, 4.0, 4}});
+  all.push_back({"log_softmax",
+                 "%y = nn.log_softmax %x {axis = 1 : i64} : " + x,
+                 Bound::AbsoluteByResult,
+                 50,
+                 {-4.0, 4.0, 4}});
+  all.push_back(
+      {"rms_norm",
+       "%y = nn.rms_norm %x, %b {epsilon = 1.0e-05 : f64} : " + x + ", " + row,
+       Bound::Relative, 16});
+  Case layer = {"layer_norm",
+                "%y = nn.layer_norm %x, %b, %b {epsilon = 1.0e-05 : f64} : " +
+                    x + ", " + row + ", " + row,
+                Bound::Absolute, 26};
+  layer.scale = 16;
+  all.push_back(layer);
   // Views: pointers to the argument's buffer, copied into the result.
   all.push_back({"views",
-                 "%r = nn.reshape %x : " + x + " to tensor<148x" + t +
-                     ">\n  %s = nn.stage_end %r : tensor<148x" + t +
-                     ">\n  %y = nn.reshape %s : tensor<148x" + t + "> to " + x,
+                 "%r = nn.reshape %x : " + x + " to tensor<1332x" + t +
+                     ">\n  %s = nn.stage_end %r : tensor<1332x" + t +
+                     ">\n  %y = nn.reshape %s : tensor<1332x" + t + "> to " + x,
                  Bound::Exact, 0});
   if (t != "f32")
     all.push_back({"cast_roundtrip",
-                   "%w = nn.cast %x : " + x + " to tensor<4x37xf32>\n" +
-                       "  %e = nn.exp %w : tensor<4x37xf32>\n" +
-                       "  %y = nn.cast %e : tensor<4x37xf32> to " + x,
+                   "%w = nn.cast %x : " + x + " to tensor<4x333xf32>\n" +
+                       "  %e = nn.exp %w : tensor<4x333xf32>\n" +
+                       "  %y = nn.cast %e : tensor<4x333xf32> to " + x,
                    Bound::Relative,
                    4,
                    {-4.0, 4.0, 4}});
@@ -120,10 +198,11 @@ std::vector<Case> cases(const std::string &t) {
 
 /// The function of a case: arguments %x, %z (same type) and %b (one row).
 std::string functionText(const Case &c, const std::string &t) {
-  std::string x = "tensor<4x37x" + t + ">", row = "tensor<37x" + t + ">";
-  return llvm::formatv("func.func @{0}(%x: {1}, %z: {1}, %b: {2}) -> {1} {{\n"
-                       "  {3}\n  return %y : {1}\n}\n",
-                       c.name, x, row, c.body)
+  std::string x = "tensor<4x333x" + t + ">", row = "tensor<333x" + t + ">";
+  std::string y = c.resultType.empty() ? x : c.resultType;
+  return llvm::formatv("func.func @{0}(%x: {1}, %z: {1}, %b: {2}) -> {4} {{\n"
+                       "  {3}\n  return %y : {4}\n}\n",
+                       c.name, x, row, c.body, y)
       .str();
 }
 
@@ -251,6 +330,9 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
     ASSERT_EQ(entry(&ctx, argPointers.data(), results, scratch.data()), 0);
 
+    double magnitudes = 0;
+    for (double v : args[0].data)
+      magnitudes += std::fabs(v);
     unsigned bad = 0;
     for (size_t i = 0; i < want.data.size(); ++i) {
       double got = unpack(result, i, want.elementType), exact = want.data[i];
@@ -261,6 +343,12 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
       double scale = std::fabs(exact);
       if (c.bound == Bound::AbsoluteByInput)
         scale = std::max(std::fabs(args[0].data[i]), 1.0);
+      if (c.bound == Bound::SumOfMagnitudes)
+        scale = magnitudes / static_cast<double>(c.terms);
+      if (c.bound == Bound::AbsoluteByResult)
+        scale = std::max(std::fabs(exact), 1.0);
+      if (c.bound == Bound::Absolute)
+        scale = c.scale;
       double allowed = c.bound == Bound::Exact
                            ? 0
                            : c.units * std::ldexp(scale, -24) +
@@ -268,7 +356,8 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
       if (std::fabs(got - exact) > allowed) {
         if (++bad <= 3)
           ADD_FAILURE() << "element " << i << ": got " << got << ", want "
-                        << exact << " (input " << args[0].data[i] << ")";
+                        << exact << " (input " << args[0].data[i]
+                        << ", allowed " << allowed << ")";
       }
     }
     EXPECT_EQ(bad, 0u);

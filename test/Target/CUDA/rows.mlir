@@ -1,0 +1,60 @@
+// Row kernels: one block per row; each pass a strided partial per thread,
+// the warp butterfly (TK_WARP_REDUCE), the warps' results through shared
+// memory and thread 0 combining them in order; statistics feed the later
+// passes and the output. A reduction over leading axes is one thread per
+// output instead.
+//
+// RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
+// RUN: FileCheck %s --input-file=%t.cu
+// RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
+
+// CHECK-LABEL: // nn.softmax: 4 rows of 300
+// CHECK-NEXT: TK_LOCAL(float, tk_v);
+// CHECK-NEXT: TK_SHARED(float, tk_warps, 8);
+// CHECK-NEXT: TK_SHARED(float, tk_stats, 2);
+// CHECK-NEXT: for (int64_t row = TK_BLOCK; row < 4; row += TK_GRID_DIM) {
+// CHECK-NEXT: TK_PHASE
+// CHECK-NEXT: float tk_acc = (-INFINITY);
+// CHECK-NEXT: for (int64_t j = TK_THREAD; j < 300; j += TK_BLOCK_DIM) {
+// CHECK-NEXT: const float x = tk_load(i0, row * 300 + j);
+// CHECK-NEXT: tk_acc = tk_op_max::apply(tk_acc, x);
+// CHECK: TK_WARP_REDUCE(tk_v, tk_op_max);
+// CHECK: tk_warps[TK_THREAD / 32] = TK_AT(tk_v);
+// CHECK: for (int64_t w = 1; w < TK_BLOCK_DIM / 32; ++w)
+// CHECK-NEXT: tk_acc = tk_op_max::apply(tk_acc, tk_warps[w]);
+// CHECK-NEXT: tk_stats[0] = tk_acc;
+// CHECK: const float s0 = tk_stats[0];
+// CHECK: tk_acc = tk_op_add::apply(tk_acc, tk_exp(x - s0));
+// CHECK: TK_WARP_REDUCE(tk_v, tk_op_add);
+// CHECK: tk_stats[1] = tk_acc;
+// CHECK: tk_store(o0, row * 300 + j, tk_round(tk_exp(x - s0) / s1, (tk_bf16 *)0));
+
+// CHECK-LABEL: // nn.rms_norm: 4 rows of 300
+// CHECK: tk_acc = tk_op_add::apply(tk_acc, x * x);
+// CHECK: tk_stats[0] = 1.0f / tk_sqrt(tk_acc / (0x1.2cp+8f) + (0x1.4f8b58p-17f));
+// CHECK: const float p1 = tk_load(i1, j);
+// CHECK-NEXT: tk_store(o0, row * 300 + j, x * s0 * p1);
+
+// CHECK-LABEL: // nn.reduce_mean: 4 rows of 300
+// CHECK: tk_stats[0] = tk_acc / (0x1.2cp+8f);
+// CHECK: if (TK_THREAD == 0)
+// CHECK-NEXT: tk_store(o0, row, s0);
+
+// CHECK-LABEL: // nn.reduce_sum: 300 outputs of 4 strided inputs
+// CHECK: tk_base += (tk_r % 300) * 1;
+// CHECK: tk_offset += (tk_q % 4) * 300;
+// CHECK: tk_acc = tk_op_add::apply(tk_acc, tk_load(i0, tk_offset));
+
+// CHECK-LABEL: extern "C" int tandem_rows(
+// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r0, a0);
+// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r1, a1, a2);
+// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r2, a1);
+// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 2, 256, r3, a1);
+func.func @rows(%x: tensor<4x300xbf16>, %y: tensor<4x300xf32>, %w: tensor<300xf32>)
+    -> (tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4xf32>, tensor<300xf32>) {
+  %s = nn.softmax %x {axis = 1 : i64} : tensor<4x300xbf16>
+  %r = nn.rms_norm %y, %w {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>
+  %m = nn.reduce_mean %y [1] : tensor<4x300xf32> -> tensor<4xf32>
+  %c = nn.reduce_sum %y [0] : tensor<4x300xf32> -> tensor<300xf32>
+  return %s, %r, %m, %c : tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4xf32>, tensor<300xf32>
+}
