@@ -176,6 +176,24 @@ struct RowPass {
   std::string combine, init, term, statistic;
 };
 
+/// A kernel of one block per row (FunctionEmitter::emitRows).
+struct RowKernel {
+  /// The comment naming it.
+  std::string title;
+  /// (storage type, pointer) of each input; input 0 holds the rows.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string outputType, outputPointer;
+  int64_t rows = 0, n = 0;
+  std::vector<RowPass> passes;
+  /// An expression of x (the row's element j), the statistics s<k> and the
+  /// loaded values p<i>: written for every element, or with `perRow` once
+  /// per row.
+  std::string output;
+  bool perRow = false;
+  /// p<i> = input i at the index expression (of row and j) before `output`.
+  std::vector<std::pair<unsigned, std::string>> loads;
+};
+
 /// What the translation unit's functions share.
 struct Unit {
   std::string constants;
@@ -208,8 +226,25 @@ private:
   /// for every element, or with `perRow` once per row.
   void emitRowKernel(Operation *op, llvm::ArrayRef<RowPass> passes,
                      const std::string &output, bool perRow = false);
+  void emitRows(const RowKernel &kernel);
+  /// Scratch of `bytes` for a temporary of storage type `type`; its pointer.
+  std::string allocateTemporary(uint64_t bytes, StringRef type);
+  /// cross_entropy: each row's loss, then their mean; cross_entropy_grad:
+  /// the softmax minus the target's one-hot, times the cotangent's share.
+  void emitCrossEntropy(Operation *op);
   /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
   LogicalResult emitRowOp(Operation *op);
+  /// A kernel copying every element of `shape` from `src` at strides
+  /// `srcStrides` + `srcBase` to `dst` at `dstStrides` + `dstBase`.
+  void emitCopy(Value src, Value dst, llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<int64_t> srcStrides, int64_t srcBase,
+                llvm::ArrayRef<int64_t> dstStrides, int64_t dstBase);
+  /// transpose, slice, concat and split as copy kernels.
+  void emitDataMovement(Operation *op);
+  /// Launches kernel `name` over `count` elements (a grid-stride loop of
+  /// kBlockSize threads per block) with `args`; nothing when count is 0.
+  void launchElements(const std::string &name, int64_t count,
+                      llvm::ArrayRef<std::string> args);
   /// Adds `text` (a kernel without its name) to the unit once; its name.
   std::string addKernel(const std::string &text);
   /// The buffer `value` is computed into: its result slot, else scratch.
@@ -243,8 +278,9 @@ LogicalResult FunctionEmitter::check(Operation *op) {
   }
   if (op->hasTrait<OpTrait::IsTerminator>() ||
       isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ReduceSumOp,
-          nn::ReduceMeanOp, nn::ReduceMaxOp, nn::LayerNormOp, nn::RMSNormOp>(
-          op))
+          nn::ReduceMeanOp, nn::ReduceMaxOp, nn::LayerNormOp, nn::RMSNormOp,
+          nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp,
+          nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op))
     return success();
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
     int64_t rank = tensorOf(op->getOperand(0)).getRank();
@@ -269,14 +305,17 @@ LogicalResult FunctionEmitter::check(Operation *op) {
   return success();
 }
 
-void FunctionEmitter::allocate(Value value) {
+std::string FunctionEmitter::allocateTemporary(uint64_t bytes, StringRef type) {
   std::string name = newName();
-  code += "  " + storageOf(value).str() + " *" + name + " = (" +
-          storageOf(value).str() + " *)(tk_scratch + " +
-          std::to_string(scratchBytes) + ");\n";
-  scratchBytes += (bytesOf(value) + kScratchAlignment - 1) / kScratchAlignment *
-                  kScratchAlignment;
-  pointers[value] = name;
+  code += "  " + type.str() + " *" + name + " = (" + type.str() +
+          " *)(tk_scratch + " + std::to_string(scratchBytes) + ");\n";
+  scratchBytes +=
+      (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+  return name;
+}
+
+void FunctionEmitter::allocate(Value value) {
+  pointers[value] = allocateTemporary(bytesOf(value), storageOf(value));
 }
 
 void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
@@ -374,9 +413,17 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
   std::string name = addKernel(text);
 
   // The outputs' buffers, then the launch.
-  llvm::SmallVector<std::string> buffers;
+  llvm::SmallVector<std::string> args;
   for (Value output : outputs)
-    buffers.push_back(outputBuffer(output));
+    args.push_back(outputBuffer(output));
+  for (Value input : inputs)
+    if (!arrays.count(input))
+      args.push_back(pointers.lookup(input));
+  launchElements(name, count, args);
+}
+
+void FunctionEmitter::launchElements(const std::string &name, int64_t count,
+                                     llvm::ArrayRef<std::string> args) {
   if (count == 0)
     return;
   int64_t grid = std::min<int64_t>((count + tandem::cuda::kBlockSize - 1) /
@@ -384,11 +431,8 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
                                    kMaxBlocks);
   code += "  TK_LAUNCH(" + name + ", " + std::to_string(grid) + ", " +
           std::to_string(tandem::cuda::kBlockSize);
-  for (const std::string &buffer : buffers)
-    code += ", " + buffer;
-  for (Value input : inputs)
-    if (!arrays.count(input))
-      code += ", " + pointers.lookup(input);
+  for (const std::string &arg : args)
+    code += ", " + arg;
   code += ");\n";
 }
 
@@ -471,56 +515,37 @@ void FunctionEmitter::emitReduction(Operation *op) {
       << "  }\n  TK_END_PHASE\n}\n";
   }
   std::string name = addKernel(text);
-  std::string buffer = outputBuffer(result);
-  if (outputs == 0)
-    return;
-  int64_t grid = std::min<int64_t>((outputs + tandem::cuda::kBlockSize - 1) /
-                                       tandem::cuda::kBlockSize,
-                                   kMaxBlocks);
-  code += "  TK_LAUNCH(" + name + ", " + std::to_string(grid) + ", " +
-          std::to_string(tandem::cuda::kBlockSize) + ", " + buffer + ", " +
-          pointers.lookup(input) + ");\n";
+  launchElements(name, outputs, {outputBuffer(result), pointers.lookup(input)});
 }
 
-void FunctionEmitter::emitRowKernel(Operation *op,
-                                    llvm::ArrayRef<RowPass> passes,
-                                    const std::string &output, bool perRow) {
-  Value input = op->getOperand(0), result = op->getResult(0);
-  // Per element: rows of the last dimension. Per row (a reduction): rows of
-  // the reduced trailing dimensions, one per result element.
-  int64_t total = tensorOf(input).getNumElements();
-  int64_t rows =
-      perRow ? tensorOf(result).getNumElements()
-             : total / std::max<int64_t>(1, tensorOf(input).getShape().back());
-  int64_t n = rows == 0 ? 0 : total / rows;
+void FunctionEmitter::emitRows(const RowKernel &k) {
   std::string text;
   llvm::raw_string_ostream b(text);
-  b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0";
-  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    b << ", const " << storageOf(operand) << " *__restrict__ i" << i;
-  b << ") {\n  // " << op->getName() << ": " << rows << " rows of " << n
-    << "\n";
+  b << "(TK_KERNEL_ARGS " << k.outputType << " *__restrict__ o0";
+  for (auto [i, input] : llvm::enumerate(k.inputs))
+    b << ", const " << input.first << " *__restrict__ i" << i;
+  b << ") {\n  // " << k.title << ": " << k.rows << " rows of " << k.n << "\n";
   b << "  TK_LOCAL(float, tk_v);\n"
     << "  TK_SHARED(float, tk_warps, " << tandem::cuda::kBlockSize / 32
     << ");\n"
-    << "  TK_SHARED(float, tk_stats, " << passes.size() << ");\n"
-    << "  for (int64_t row = TK_BLOCK; row < " << rows
+    << "  TK_SHARED(float, tk_stats, " << k.passes.size() << ");\n"
+    << "  for (int64_t row = TK_BLOCK; row < " << k.rows
     << "; row += TK_GRID_DIM) {\n";
   // The statistics `uses` reads, of the first `count`.
   auto statistics = [&](size_t count, llvm::StringRef uses) {
-    for (size_t k = 0; k < count; ++k)
-      if (uses.contains("s" + std::to_string(k)))
-        b << "    const float s" << k << " = tk_stats[" << k << "];\n";
+    for (size_t s = 0; s < count; ++s)
+      if (uses.contains("s" + std::to_string(s)))
+        b << "    const float s" << s << " = tk_stats[" << s << "];\n";
   };
   // Each pass: a strided partial per thread, the warp butterfly, thread 0
   // over the warps in order (the same order on the GPU and the host).
-  for (auto [k, pass] : llvm::enumerate(passes)) {
+  for (auto [s, pass] : llvm::enumerate(k.passes)) {
     b << "    TK_PHASE\n";
-    statistics(k, pass.term);
+    statistics(s, pass.term);
     b << "    float tk_acc = " << pass.init << ";\n"
-      << "    for (int64_t j = TK_THREAD; j < " << n
+      << "    for (int64_t j = TK_THREAD; j < " << k.n
       << "; j += TK_BLOCK_DIM) {\n"
-      << "      const float x = tk_load(i0, row * " << n << " + j);\n"
+      << "      const float x = tk_load(i0, row * " << k.n << " + j);\n"
       << "      tk_acc = " << pass.combine << "::apply(tk_acc, " << pass.term
       << ");\n"
       << "    }\n"
@@ -533,45 +558,125 @@ void FunctionEmitter::emitRowKernel(Operation *op,
       << "    TK_END_PHASE\n"
       << "    TK_PHASE\n"
       << "    if (TK_THREAD == 0) {\n";
-    statistics(k, pass.statistic);
+    statistics(s, pass.statistic);
     b << "      float tk_acc = tk_warps[0];\n"
       << "      for (int64_t w = 1; w < TK_BLOCK_DIM / 32; ++w)\n"
       << "        tk_acc = " << pass.combine
       << "::apply(tk_acc, tk_warps[w]);\n"
-      << "      tk_stats[" << k << "] = " << pass.statistic << ";\n"
+      << "      tk_stats[" << s << "] = " << pass.statistic << ";\n"
       << "    }\n"
       << "    TK_END_PHASE\n";
   }
   b << "    TK_PHASE\n";
-  statistics(passes.size(), output);
-  std::string value = output;
-  StringRef storage = storageOf(result);
-  if (!perRow && (storage == "tk_bf16" || storage == "tk_f16"))
-    value = "tk_round(" + value + ", (" + storage.str() + " *)0)";
-  if (perRow) {
-    b << "    if (TK_THREAD == 0)\n"
-      << "      tk_store(o0, row, " << value << ");\n";
+  statistics(k.passes.size(), k.output);
+  std::string value = k.output;
+  if (!k.perRow && (k.outputType == "tk_bf16" || k.outputType == "tk_f16"))
+    value = "tk_round(" + value + ", (" + k.outputType + " *)0)";
+  std::string loads;
+  for (const auto &[i, index] : k.loads)
+    loads += "      const auto p" + std::to_string(i) + " = tk_load(i" +
+             std::to_string(i) + ", " + index + ");\n";
+  if (k.perRow) {
+    b << "    if (TK_THREAD == 0) {\n"
+      << loads << "      tk_store(o0, row, " << value << ");\n"
+      << "    }\n";
   } else {
-    b << "    for (int64_t j = TK_THREAD; j < " << n
+    b << "    for (int64_t j = TK_THREAD; j < " << k.n
       << "; j += TK_BLOCK_DIM) {\n"
-      << "      const float x = tk_load(i0, row * " << n << " + j);\n";
-    for (unsigned i = 1; i < op->getNumOperands(); ++i)
-      b << "      const float p" << i << " = tk_load(i" << i << ", j);\n";
-    b << "      tk_store(o0, row * " << n << " + j, " << value << ");\n"
+      << "      const float x = tk_load(i0, row * " << k.n << " + j);\n"
+      << loads << "      tk_store(o0, row * " << k.n << " + j, " << value
+      << ");\n"
       << "    }\n";
   }
   b << "    TK_END_PHASE\n"
     << "  }\n}\n";
   std::string name = addKernel(text);
-  std::string buffer = outputBuffer(result);
-  if (rows == 0)
+  if (k.rows == 0)
     return;
   code += "  TK_LAUNCH(" + name + ", " +
-          std::to_string(std::min<int64_t>(rows, kMaxBlocks)) + ", " +
-          std::to_string(tandem::cuda::kBlockSize) + ", " + buffer;
-  for (Value operand : op->getOperands())
-    code += ", " + pointers.lookup(operand);
+          std::to_string(std::min<int64_t>(k.rows, kMaxBlocks)) + ", " +
+          std::to_string(tandem::cuda::kBlockSize) + ", " + k.outputPointer;
+  for (const auto &input : k.inputs)
+    code += ", " + input.second;
   code += ");\n";
+}
+
+void FunctionEmitter::emitRowKernel(Operation *op,
+                                    llvm::ArrayRef<RowPass> passes,
+                                    const std::string &output, bool perRow) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  RowKernel k;
+  k.title = op->getName().getStringRef().str();
+  // Per element: rows of the last dimension. Per row (a reduction): rows of
+  // the reduced trailing dimensions, one per result element.
+  int64_t total = tensorOf(input).getNumElements();
+  k.rows =
+      perRow ? tensorOf(result).getNumElements()
+             : total / std::max<int64_t>(1, tensorOf(input).getShape().back());
+  k.n = k.rows == 0 ? 0 : total / k.rows;
+  for (Value operand : op->getOperands())
+    k.inputs.push_back({storageOf(operand).str(), pointers.lookup(operand)});
+  // Further operands are per column (a norm's weight and bias).
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    k.loads.push_back({i, "j"});
+  k.outputType = storageOf(result).str();
+  k.outputPointer = outputBuffer(result);
+  k.passes.assign(passes.begin(), passes.end());
+  k.output = output;
+  k.perRow = perRow;
+  emitRows(k);
+}
+
+void FunctionEmitter::emitCrossEntropy(Operation *op) {
+  Value logits = op->getOperand(0), targets = op->getOperand(1);
+  Value result = op->getResult(0);
+  int64_t vocab = tensorOf(logits).getShape().back();
+  int64_t positions = tensorOf(targets).getNumElements();
+  std::string n = std::to_string(vocab);
+  RowPass max{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
+  RowPass sumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
+  RowKernel k;
+  k.title = op->getName().getStringRef().str();
+  k.rows = positions;
+  k.n = vocab;
+  k.inputs = {{storageOf(logits).str(), pointers.lookup(logits)},
+              {storageOf(targets).str(), pointers.lookup(targets)}};
+  k.passes = {max, sumExp};
+  k.loads = {{1, "row"}};
+  if (isa<nn::CrossEntropyGradOp>(op)) {
+    // The cotangent's share of each position, in f32.
+    Value cotangent = op->getOperand(2);
+    k.inputs.push_back(
+        {storageOf(cotangent).str(), pointers.lookup(cotangent)});
+    k.loads.push_back({2, "0"});
+    k.outputType = storageOf(result).str();
+    k.outputPointer = outputBuffer(result);
+    k.output = "(tk_exp(x - s0) / s1 - (j == p1 ? 1.0f : 0.0f)) * (p2 / " +
+               floatLiteral(static_cast<float>(positions)) + ")";
+    emitRows(k);
+    return;
+  }
+  // Each position's loss into scratch (NaN for a target outside the
+  // vocabulary, so the mean is NaN), then their mean: the probabilities are
+  // never stored.
+  k.perRow = true;
+  k.outputType = "float";
+  k.outputPointer = allocateTemporary(positions * 4, "float");
+  k.output = "p1 >= 0 && p1 < " + n +
+             " ? s0 + tk_log(s1) - tk_load(i0, row * " + n + " + p1) : NAN";
+  emitRows(k);
+  RowKernel mean;
+  mean.title = "the mean of the positions' losses";
+  mean.rows = 1;
+  mean.n = positions;
+  mean.inputs = {{"float", k.outputPointer}};
+  mean.passes = {{"tk_op_add", "0.0f", "x",
+                  "tk_acc / " + floatLiteral(static_cast<float>(positions))}};
+  mean.perRow = true;
+  mean.output = "s0";
+  mean.outputType = storageOf(result).str();
+  mean.outputPointer = outputBuffer(result);
+  emitRows(mean);
 }
 
 LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
@@ -604,6 +709,97 @@ LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
                        epsilonOf(layer.getEpsilon()) + ")"};
   emitRowKernel(op, {mean, variance}, "(x - s0) * s1 * p1 + p2");
   return success();
+}
+
+void FunctionEmitter::emitCopy(Value src, Value dst,
+                               llvm::ArrayRef<int64_t> shape,
+                               llvm::ArrayRef<int64_t> srcStrides,
+                               int64_t srcBase,
+                               llvm::ArrayRef<int64_t> dstStrides,
+                               int64_t dstBase) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS " << storageOf(dst) << " *__restrict__ o0, const "
+    << storageOf(src) << " *__restrict__ i0) {\n"
+    << "  // copy of " << count << " elements\n"
+    << "  TK_PHASE\n"
+    << "  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < " << count
+    << "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
+    << "    int64_t tk_r = i;\n";
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    b << "    const int64_t d" << d << " = tk_r % " << shape[d] << ";\n";
+    if (d > 0)
+      b << "    tk_r /= " << shape[d] << ";\n";
+  }
+  if (shape.empty())
+    b << "    (void)tk_r;\n";
+  b << "    o0[" << tandem::lowering::offsetExpr(dstStrides, dstBase)
+    << "] = i0[" << tandem::lowering::offsetExpr(srcStrides, srcBase) << "];\n"
+    << "  }\n  TK_END_PHASE\n}\n";
+  launchElements(addKernel(text), count,
+                 {pointers.lookup(dst), pointers.lookup(src)});
+}
+
+void FunctionEmitter::emitDataMovement(Operation *op) {
+  using tandem::lowering::rowMajorStrides;
+  if (auto transpose = dyn_cast<nn::TransposeOp>(op)) {
+    llvm::SmallVector<int64_t> in =
+        rowMajorStrides(tensorOf(transpose.getInput()).getShape());
+    llvm::SmallVector<int64_t> strides;
+    for (int64_t p : transpose.getPermutation())
+      strides.push_back(in[p]);
+    llvm::ArrayRef<int64_t> shape = tensorOf(transpose.getResult()).getShape();
+    outputBuffer(transpose.getResult());
+    emitCopy(transpose.getInput(), transpose.getResult(), shape, strides, 0,
+             rowMajorStrides(shape), 0);
+    return;
+  }
+  if (auto slice = dyn_cast<nn::SliceOp>(op)) {
+    llvm::SmallVector<int64_t> in =
+        rowMajorStrides(tensorOf(slice.getInput()).getShape());
+    llvm::SmallVector<int64_t> strides;
+    int64_t base = 0;
+    for (auto [d, start, step] :
+         llvm::enumerate(slice.getStarts(), slice.getStrides())) {
+      base += start * in[d];
+      strides.push_back(step * in[d]);
+    }
+    llvm::ArrayRef<int64_t> shape = tensorOf(slice.getResult()).getShape();
+    outputBuffer(slice.getResult());
+    emitCopy(slice.getInput(), slice.getResult(), shape, strides, base,
+             rowMajorStrides(shape), 0);
+    return;
+  }
+  // concat and split: each piece is a block of the whole along the axis.
+  bool concat = isa<nn::ConcatOp>(op);
+  Value whole = concat ? op->getResult(0) : op->getOperand(0);
+  llvm::ArrayRef<int64_t> shape = tensorOf(whole).getShape();
+  int64_t axis = concat ? cast<nn::ConcatOp>(op).getAxis()
+                        : cast<nn::SplitOp>(op).getAxis();
+  if (axis < 0)
+    axis += static_cast<int64_t>(shape.size());
+  llvm::SmallVector<int64_t> wholeStrides = rowMajorStrides(shape);
+  if (concat)
+    outputBuffer(whole);
+  int64_t start = 0;
+  ValueRange pieces =
+      concat ? ValueRange(op->getOperands()) : ValueRange(op->getResults());
+  for (Value piece : pieces) {
+    llvm::ArrayRef<int64_t> pieceShape = tensorOf(piece).getShape();
+    int64_t offset = start * wholeStrides[axis];
+    if (concat) {
+      emitCopy(piece, whole, pieceShape, rowMajorStrides(pieceShape), 0,
+               wholeStrides, offset);
+    } else {
+      outputBuffer(piece);
+      emitCopy(whole, piece, pieceShape, wholeStrides, offset,
+               rowMajorStrides(pieceShape), 0);
+    }
+    start += pieceShape[axis];
+  }
 }
 
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
@@ -650,11 +846,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     code += "  " + storageOf(value).str() + " *r" + std::to_string(k) + " = (" +
             storageOf(value).str() + " *)results[" + std::to_string(k) + "];\n";
     Operation *def = value.getDefiningOp();
-    if (def &&
-        (def->hasTrait<nn::ElementwiseKernel>() ||
-         def->hasTrait<nn::ReductionKernel>() ||
-         isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(
-             def)) &&
+    // Every op but constants and views writes a buffer of its own.
+    if (def && !isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp>(def) &&
         !resultSlot.count(value))
       resultSlot[value] = k;
   }
@@ -699,6 +892,17 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
             op)) {
       if (failed(emitRowOp(&op)))
         return failure();
+      continue;
+    }
+    if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op)) {
+      emitCrossEntropy(&op);
+      continue;
+    }
+    if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op)) {
+      for (Value operand : op.getOperands())
+        if (!pointers.count(operand))
+          return op.emitError("the cuda target does not copy a constant yet");
+      emitDataMovement(&op);
       continue;
     }
     auto last = lastOf.find(&op);
@@ -776,32 +980,36 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
 }
 
 std::vector<std::string> tandem::cuda::supportedOps() {
-  return {
-      "nn.add",        "nn.broadcast_to", "nn.cast",          "nn.constant",
-      "nn.cos",        "nn.div",          "nn.exp",           "nn.gelu",
-      "nn.layer_norm", "nn.log_softmax",  "nn.greater_equal", "nn.log",
-      "nn.maximum",    "nn.minimum",      "nn.mul",           "nn.neg",
-      "nn.pow",        "nn.reduce_max",   "nn.reduce_mean",   "nn.reduce_sum",
-      "nn.relu",       "nn.rms_norm",     "nn.reshape",       "nn.rsqrt",
-      "nn.select",     "nn.silu",         "nn.sin",           "nn.softmax",
-      "nn.sqrt",       "nn.stage_end",    "nn.sub",           "nn.tanh"};
+  return {"nn.add",           "nn.broadcast_to",
+          "nn.cast",          "nn.concat",
+          "nn.constant",      "nn.cos",
+          "nn.cross_entropy", "nn.cross_entropy_grad",
+          "nn.div",           "nn.exp",
+          "nn.gelu",          "nn.layer_norm",
+          "nn.log_softmax",   "nn.greater_equal",
+          "nn.log",           "nn.maximum",
+          "nn.minimum",       "nn.mul",
+          "nn.neg",           "nn.pow",
+          "nn.reduce_max",    "nn.reduce_mean",
+          "nn.reduce_sum",    "nn.relu",
+          "nn.rms_norm",      "nn.reshape",
+          "nn.rsqrt",         "nn.select",
+          "nn.slice",         "nn.silu",
+          "nn.sin",           "nn.softmax",
+          "nn.split",         "nn.sqrt",
+          "nn.stage_end",     "nn.sub",
+          "nn.tanh",          "nn.transpose"};
 }
 
 std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.attention", "a fused causal attention kernel (online softmax)"},
-      {"nn.concat", "a strided copy kernel"},
-      {"nn.cross_entropy", "a row reduction fused with its gradient"},
-      {"nn.cross_entropy_grad", "a row reduction fused with the loss"},
       {"nn.embedding", "a gather kernel"},
       {"nn.embedding_grad", "a scatter-add without float atomics"},
       {"nn.matmul", "cuBLASLt with its epilogues"},
       {"nn.param", "argument slots, as in the CPU target"},
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
-      {"nn.slice", "a strided copy kernel"},
-      {"nn.split", "strided copy kernels"},
-      {"nn.transpose", "a tiled transpose kernel"},
   };
 }

@@ -6,6 +6,7 @@
 //
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
 // RUN: FileCheck %s --input-file=%t.cu
+// RUN: FileCheck %s --check-prefix=CE --input-file=%t.cu
 // RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 
 // CHECK-LABEL: // nn.softmax: 4 rows of 300
@@ -32,7 +33,7 @@
 // CHECK-LABEL: // nn.rms_norm: 4 rows of 300
 // CHECK: tk_acc = tk_op_add::apply(tk_acc, x * x);
 // CHECK: tk_stats[0] = 1.0f / tk_sqrt(tk_acc / (0x1.2cp+8f) + (0x1.4f8b58p-17f));
-// CHECK: const float p1 = tk_load(i1, j);
+// CHECK: const auto p1 = tk_load(i1, j);
 // CHECK-NEXT: tk_store(o0, row * 300 + j, x * s0 * p1);
 
 // CHECK-LABEL: // nn.reduce_mean: 4 rows of 300
@@ -57,4 +58,28 @@ func.func @rows(%x: tensor<4x300xbf16>, %y: tensor<4x300xf32>, %w: tensor<300xf3
   %m = nn.reduce_mean %y [1] : tensor<4x300xf32> -> tensor<4xf32>
   %c = nn.reduce_sum %y [0] : tensor<4x300xf32> -> tensor<300xf32>
   return %s, %r, %m, %c : tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4xf32>, tensor<300xf32>
+}
+
+// Cross-entropy: each position's loss into scratch, then a one-block mean;
+// the gradient in one row kernel.
+// CE-LABEL: // nn.cross_entropy: 4 rows of 300
+// CE: const float s1 = tk_stats[1];
+// CE-NEXT: if (TK_THREAD == 0) {
+// CE-NEXT: const auto p1 = tk_load(i1, row);
+// CE-NEXT: tk_store(o0, row, p1 >= 0 && p1 < 300 ? s0 + tk_log(s1) - tk_load(i0, row * 300 + p1) : NAN);
+// CE-LABEL: // the mean of the positions' losses: 1 rows of 4
+// CE: tk_stats[0] = tk_acc / (0x1p+2f);
+// CE-LABEL: // nn.cross_entropy_grad: 4 rows of 300
+// CE: const auto p1 = tk_load(i1, row);
+// CE-NEXT: const auto p2 = tk_load(i2, 0);
+// CE-NEXT: tk_store(o0, row * 300 + j, (tk_exp(x - s0) / s1 - (j == p1 ? 1.0f : 0.0f)) * (p2 / (0x1p+2f)));
+// CE-LABEL: extern "C" int tandem_loss(
+// CE: float *v0 = (float *)(tk_scratch + 0);
+// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, v0, a0, a1);
+// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, v0);
+// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r1, a0, a1, a2);
+func.func @loss(%l: tensor<4x300xf32>, %t: tensor<4xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x300xf32>) {
+  %y = nn.cross_entropy %l, %t : tensor<4x300xf32>, tensor<4xi32> -> tensor<f32>
+  %d = nn.cross_entropy_grad %l, %t, %g : tensor<4x300xf32>, tensor<4xi32>, tensor<f32> -> tensor<4x300xf32>
+  return %y, %d : tensor<f32>, tensor<4x300xf32>
 }

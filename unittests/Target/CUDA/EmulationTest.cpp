@@ -67,6 +67,9 @@ struct Case {
   int64_t terms = 1;
   /// Absolute: the magnitude the errors are relative to.
   double scale = 1;
+  /// The function's signature and body after its name, when the case has
+  /// arguments of its own (the first is still the one errors report).
+  std::string function = {};
 };
 
 InputRange positive() { return {0.25, 4.0, 4}; }
@@ -179,6 +182,62 @@ std::vector<Case> cases(const std::string &t) {
                 Bound::Absolute, 26};
   layer.scale = 16;
   all.push_back(layer);
+  // Copies: exact.
+  all.push_back(
+      {"transpose",
+       "%y = nn.transpose %x, [1, 0] : " + x + " -> tensor<333x4x" + t + ">",
+       Bound::Exact,
+       0,
+       {},
+       "tensor<333x4x" + t + ">"});
+  all.push_back({"slice",
+                 "%y = nn.slice %x [1, 5] to [4, 300] step [2, 3] : " + x +
+                     " -> tensor<2x99x" + t + ">",
+                 Bound::Exact,
+                 0,
+                 {},
+                 "tensor<2x99x" + t + ">"});
+  all.push_back({"concat",
+                 "%y = nn.concat %x, %z {axis = 1 : i64} : (" + x + ", " + x +
+                     ") -> tensor<4x666x" + t + ">",
+                 Bound::Exact,
+                 0,
+                 {},
+                 "tensor<4x666x" + t + ">"});
+  all.push_back({"split_concat",
+                 "%s:2 = nn.split %x {axis = 1 : i64, sizes = array<i64: 111, "
+                 "222>} : " +
+                     x + " -> tensor<4x111x" + t + ">, tensor<4x222x" + t +
+                     ">\n  %y = nn.concat %s#1, %s#0 {axis = 1 : i64} : "
+                     "(tensor<4x222x" +
+                     t + ">, tensor<4x111x" + t + ">) -> " + x,
+                 Bound::Exact, 0});
+  // Cross-entropy over rows of 333 with targets anywhere in the row. The
+  // loss per position m + log s - x_t: the softmax terms above (d + 12
+  // units) absolutely, in magnitudes below 16 for |x| <= 4; then the mean
+  // over the 4 positions (a tree of depth 13): 48 units of 16. The gradient
+  // (e^{x-m}/s - onehot)·g/P: the softmax's 40 units relative to a
+  // probability at most 1, the subtraction and the product: 48 units of
+  // |g|/P <= 2/4.
+  InputRange targets = {-4.0, 4.0, 333};
+  std::string ty = "tensor<" + t + ">";
+  Case loss = {"cross_entropy", "", Bound::Absolute, 48, targets, ty};
+  loss.scale = 16;
+  loss.function = llvm::formatv("(%x: {0}, %t: tensor<4xi32>) -> {1} {{\n"
+                                "  %y = nn.cross_entropy %x, %t : {0}, "
+                                "tensor<4xi32> -> {1}\n  return %y : {1}\n}\n",
+                                x, ty)
+                      .str();
+  all.push_back(loss);
+  Case grad = {"cross_entropy_grad", "", Bound::Absolute, 48, targets, x};
+  grad.scale = 0.5;
+  grad.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4xi32>, %g: {1}) -> {0} {{\n"
+                    "  %y = nn.cross_entropy_grad %x, %t, %g : {0}, "
+                    "tensor<4xi32>, {1} -> {0}\n  return %y : {0}\n}\n",
+                    x, ty)
+          .str();
+  all.push_back(grad);
   // Views: pointers to the argument's buffer, copied into the result.
   all.push_back({"views",
                  "%r = nn.reshape %x : " + x + " to tensor<1332x" + t +
@@ -199,6 +258,8 @@ std::vector<Case> cases(const std::string &t) {
 /// The function of a case: arguments %x, %z (same type) and %b (one row).
 std::string functionText(const Case &c, const std::string &t) {
   std::string x = "tensor<4x333x" + t + ">", row = "tensor<333x" + t + ">";
+  if (!c.function.empty())
+    return "func.func @" + c.name + c.function;
   std::string y = c.resultType.empty() ? x : c.resultType;
   return llvm::formatv("func.func @{0}(%x: {1}, %z: {1}, %b: {2}) -> {4} {{\n"
                        "  {3}\n  return %y : {4}\n}\n",
@@ -215,10 +276,13 @@ double narrowValue(uint16_t bits, mlir::Type type) {
 }
 
 std::vector<char> pack(const eval::Tensor &t) {
-  size_t width = t.elementType.isF32() ? 4 : 2;
+  size_t width = t.elementType.getIntOrFloatBitWidth() / 8;
   std::vector<char> bytes(t.data.size() * width);
   for (size_t i = 0; i < t.data.size(); ++i) {
-    if (width == 4) {
+    if (t.elementType.isInteger(32)) {
+      int32_t v = static_cast<int32_t>(t.data[i]);
+      std::memcpy(&bytes[i * 4], &v, 4);
+    } else if (width == 4) {
       float v = static_cast<float>(t.data[i]);
       std::memcpy(&bytes[i * 4], &v, 4);
     } else {
@@ -260,7 +324,7 @@ TEST(EmulationCoverage, EveryLoweredOpHasACase) {
   std::string bodies;
   for (const char *t : {"f32", "bf16"})
     for (const Case &c : cases(t))
-      bodies += c.body + "\n";
+      bodies += c.body + c.function + "\n";
   for (const std::string &op : cuda::supportedOps())
     EXPECT_NE(bodies.find(op + " "), std::string::npos)
         << op << " is lowered but no case runs it";
