@@ -232,6 +232,8 @@ private:
   /// cross_entropy: each row's loss, then their mean; cross_entropy_grad:
   /// the softmax minus the target's one-hot, times the cotangent's share.
   void emitCrossEntropy(Operation *op);
+  /// embedding (a gather) and embedding_grad (sums without atomics).
+  void emitEmbedding(Operation *op);
   /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
   LogicalResult emitRowOp(Operation *op);
   /// A kernel copying every element of `shape` from `src` at strides
@@ -280,7 +282,8 @@ LogicalResult FunctionEmitter::check(Operation *op) {
       isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ReduceSumOp,
           nn::ReduceMeanOp, nn::ReduceMaxOp, nn::LayerNormOp, nn::RMSNormOp,
           nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp,
-          nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op))
+          nn::CrossEntropyOp, nn::CrossEntropyGradOp, nn::EmbeddingOp,
+          nn::EmbeddingGradOp>(op))
     return success();
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
     int64_t rank = tensorOf(op->getOperand(0)).getRank();
@@ -679,6 +682,101 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
   emitRows(mean);
 }
 
+void FunctionEmitter::emitEmbedding(Operation *op) {
+  if (auto embedding = dyn_cast<nn::EmbeddingOp>(op)) {
+    Value table = embedding->getOperand(0), ids = embedding->getOperand(1);
+    Value result = embedding->getResult(0);
+    int64_t vocab = tensorOf(table).getShape()[0];
+    int64_t dim = tensorOf(table).getShape()[1];
+    int64_t count = tensorOf(result).getNumElements();
+    // A row per id; an id outside the vocabulary gives a row of NaN (the
+    // loss turns NaN rather than reading outside the table).
+    std::string text;
+    llvm::raw_string_ostream b(text);
+    b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
+      << storageOf(table) << " *__restrict__ i0, const " << storageOf(ids)
+      << " *__restrict__ i1) {\n"
+      << "  // nn.embedding: rows of " << dim << " from " << vocab << "\n"
+      << "  TK_PHASE\n"
+      << "  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < " << count
+      << "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
+      << "    const int64_t id = tk_load(i1, i / " << dim << ");\n"
+      << "    tk_store(o0, i, id >= 0 && id < " << vocab
+      << " ? tk_load(i0, id * " << dim << " + i % " << dim << ") : NAN);\n"
+      << "  }\n  TK_END_PHASE\n}\n";
+    launchElements(
+        addKernel(text), count,
+        {outputBuffer(result), pointers.lookup(table), pointers.lookup(ids)});
+    return;
+  }
+  // The gradient without float atomics: the positions of each id listed in
+  // increasing order (a count, an exclusive scan and a fill, all
+  // deterministic), then each output element sums its positions' rows in
+  // that order, as the evaluator does. Ids outside the vocabulary add
+  // nothing.
+  Value cotangent = op->getOperand(0), ids = op->getOperand(1);
+  Value result = op->getResult(0);
+  int64_t vocab = tensorOf(result).getShape()[0];
+  int64_t dim = tensorOf(result).getShape()[1];
+  int64_t positions = tensorOf(ids).getNumElements();
+  std::string idType = storageOf(ids).str();
+  std::string counts = allocateTemporary(8 * (vocab + 1), "int64_t");
+  std::string list =
+      allocateTemporary(8 * std::max<int64_t>(positions, 1), "int64_t");
+  std::string head = "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const " +
+                     idType + " *__restrict__ i0) {\n";
+  std::string loop = "  TK_PHASE\n  for (int64_t v = TK_BLOCK * TK_BLOCK_DIM "
+                     "+ TK_THREAD; v < " +
+                     std::to_string(vocab) +
+                     "; v += TK_GRID_DIM * TK_BLOCK_DIM) {\n";
+  std::string countText = head + "  // nn.embedding_grad: positions per id\n" +
+                          loop +
+                          "    int64_t c = 0;\n    for (int64_t p = 0; p < " +
+                          std::to_string(positions) +
+                          "; ++p)\n      c += tk_load(i0, p) == v;\n"
+                          "    o0[v + 1] = c;\n  }\n  TK_END_PHASE\n}\n";
+  launchElements(addKernel(countText), vocab, {counts, pointers.lookup(ids)});
+  std::string scanText =
+      "(TK_KERNEL_ARGS int64_t *__restrict__ o0) {\n"
+      "  // nn.embedding_grad: where each id's positions start\n"
+      "  TK_PHASE\n  if (TK_BLOCK == 0 && TK_THREAD == 0) {\n"
+      "    o0[0] = 0;\n    for (int64_t v = 0; v < " +
+      std::to_string(vocab) +
+      "; ++v)\n      o0[v + 1] += o0[v];\n  }\n  TK_END_PHASE\n}\n";
+  code += "  TK_LAUNCH(" + addKernel(scanText) + ", 1, " +
+          std::to_string(tandem::cuda::kBlockSize) + ", " + counts + ");\n";
+  std::string fillText =
+      "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const int64_t *__restrict__ "
+      "i0, const " +
+      idType +
+      " *__restrict__ i1) {\n  // nn.embedding_grad: positions in order\n" +
+      loop + "    int64_t k = i0[v];\n    for (int64_t p = 0; p < " +
+      std::to_string(positions) +
+      "; ++p)\n      if (tk_load(i1, p) == v)\n        o0[k++] = p;\n  }\n"
+      "  TK_END_PHASE\n}\n";
+  launchElements(addKernel(fillText), vocab,
+                 {list, counts, pointers.lookup(ids)});
+  int64_t count = vocab * dim;
+  std::string sumText =
+      "(TK_KERNEL_ARGS " + storageOf(result).str() +
+      " *__restrict__ o0, const " + storageOf(cotangent).str() +
+      " *__restrict__ i0, const int64_t *__restrict__ i1, const int64_t "
+      "*__restrict__ i2) {\n  // nn.embedding_grad: each id's rows summed\n"
+      "  TK_PHASE\n  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i "
+      "< " +
+      std::to_string(count) +
+      "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n    const int64_t v = i / " +
+      std::to_string(dim) + ", d = i % " + std::to_string(dim) +
+      ";\n    float tk_acc = 0.0f;\n"
+      "    for (int64_t k = i1[v]; k < i1[v + 1]; ++k)\n"
+      "      tk_acc = tk_acc + tk_load(i0, i2[k] * " +
+      std::to_string(dim) +
+      " + d);\n    tk_store(o0, i, tk_acc);\n  }\n  TK_END_PHASE\n}\n";
+  launchElements(
+      addKernel(sumText), count,
+      {outputBuffer(result), pointers.lookup(cotangent), counts, list});
+}
+
 LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
   int64_t n = tensorOf(op->getOperand(0)).getShape().back();
   std::string count = floatLiteral(static_cast<float>(n));
@@ -894,6 +992,10 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
         return failure();
       continue;
     }
+    if (isa<nn::EmbeddingOp, nn::EmbeddingGradOp>(op)) {
+      emitEmbedding(&op);
+      continue;
+    }
     if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op)) {
       emitCrossEntropy(&op);
       continue;
@@ -980,33 +1082,52 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
 }
 
 std::vector<std::string> tandem::cuda::supportedOps() {
-  return {"nn.add",           "nn.broadcast_to",
-          "nn.cast",          "nn.concat",
-          "nn.constant",      "nn.cos",
-          "nn.cross_entropy", "nn.cross_entropy_grad",
-          "nn.div",           "nn.exp",
-          "nn.gelu",          "nn.layer_norm",
-          "nn.log_softmax",   "nn.greater_equal",
-          "nn.log",           "nn.maximum",
-          "nn.minimum",       "nn.mul",
-          "nn.neg",           "nn.pow",
-          "nn.reduce_max",    "nn.reduce_mean",
-          "nn.reduce_sum",    "nn.relu",
-          "nn.rms_norm",      "nn.reshape",
-          "nn.rsqrt",         "nn.select",
-          "nn.slice",         "nn.silu",
-          "nn.sin",           "nn.softmax",
-          "nn.split",         "nn.sqrt",
-          "nn.stage_end",     "nn.sub",
-          "nn.tanh",          "nn.transpose"};
+  return {"nn.add",
+          "nn.broadcast_to",
+          "nn.cast",
+          "nn.concat",
+          "nn.constant",
+          "nn.cos",
+          "nn.cross_entropy",
+          "nn.cross_entropy_grad",
+          "nn.div",
+          "nn.embedding",
+          "nn.embedding_grad",
+          "nn.exp",
+          "nn.gelu",
+          "nn.layer_norm",
+          "nn.log_softmax",
+          "nn.greater_equal",
+          "nn.log",
+          "nn.maximum",
+          "nn.minimum",
+          "nn.mul",
+          "nn.neg",
+          "nn.pow",
+          "nn.reduce_max",
+          "nn.reduce_mean",
+          "nn.reduce_sum",
+          "nn.relu",
+          "nn.rms_norm",
+          "nn.reshape",
+          "nn.rsqrt",
+          "nn.select",
+          "nn.slice",
+          "nn.silu",
+          "nn.sin",
+          "nn.softmax",
+          "nn.split",
+          "nn.sqrt",
+          "nn.stage_end",
+          "nn.sub",
+          "nn.tanh",
+          "nn.transpose"};
 }
 
 std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.attention", "a fused causal attention kernel (online softmax)"},
-      {"nn.embedding", "a gather kernel"},
-      {"nn.embedding_grad", "a scatter-add without float atomics"},
       {"nn.matmul", "cuBLASLt with its epilogues"},
       {"nn.param", "argument slots, as in the CPU target"},
       {"nn.parameter", "a module-level declaration: fragments read "

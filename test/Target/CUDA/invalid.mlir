@@ -18,10 +18,10 @@ func.func @softmax_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-func.func @embedding(%w: tensor<16x8xf32>, %t: tensor<4xi32>) -> tensor<4x8xf32> {
-  // expected-error @below {{the cuda target does not lower 'nn.embedding' yet (docs/cuda-backend.md)}}
-  %y = nn.embedding %w, %t : tensor<16x8xf32>, tensor<4xi32> -> tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
+func.func @attention(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @below {{the cuda target does not lower 'nn.attention' yet (docs/cuda-backend.md)}}
+  %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
 }
 
 // -----

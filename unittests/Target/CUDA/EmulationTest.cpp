@@ -238,6 +238,28 @@ std::vector<Case> cases(const std::string &t) {
                     x, ty)
           .str();
   all.push_back(grad);
+  // Embeddings: a gather (exact) and its gradient, each output the sum of
+  // at most 36 rows in position order (f32): 38 units of the cotangent's
+  // magnitudes.
+  std::string table = "tensor<37x8x" + t + ">",
+              rows = "tensor<4x9x8x" + t + ">";
+  Case gather = {"embedding", "", Bound::Exact, 0, {-2.0, 2.0, 37}, rows};
+  gather.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4x9xi32>) -> {1} {{\n"
+                    "  %y = nn.embedding %x, %t : {0}, tensor<4x9xi32> -> "
+                    "{1}\n  return %y : {1}\n}\n",
+                    table, rows)
+          .str();
+  all.push_back(gather);
+  Case scatter = {"embedding_grad", "",   Bound::SumOfMagnitudes, 38,
+                  {-2.0, 2.0, 37},  table};
+  scatter.function =
+      llvm::formatv("(%x: {1}, %t: tensor<4x9xi32>) -> {0} {{\n"
+                    "  %y = nn.embedding_grad %x, %t : {1}, tensor<4x9xi32> "
+                    "-> {0}\n  return %y : {0}\n}\n",
+                    table, rows)
+          .str();
+  all.push_back(scatter);
   // Views: pointers to the argument's buffer, copied into the result.
   all.push_back({"views",
                  "%r = nn.reshape %x : " + x + " to tensor<1332x" + t +

@@ -1,0 +1,34 @@
+// Embeddings and copies: the gather reads each id's row (NaN for an id
+// outside the vocabulary); the gradient lists each id's positions in order
+// (count, scan, fill) and sums their rows in that order, with no atomics;
+// transpose and concat are copy kernels at the source's strides.
+//
+// RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
+// RUN: FileCheck %s --input-file=%t.cu
+// RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
+
+// CHECK-LABEL: // nn.embedding: rows of 8 from 37
+// CHECK: const int64_t id = tk_load(i1, i / 8);
+// CHECK-NEXT: tk_store(o0, i, id >= 0 && id < 37 ? tk_load(i0, id * 8 + i % 8) : NAN);
+// CHECK-LABEL: // nn.embedding_grad: positions per id
+// CHECK: c += tk_load(i0, p) == v;
+// CHECK: o0[v + 1] = c;
+// CHECK-LABEL: // nn.embedding_grad: where each id's positions start
+// CHECK: o0[v + 1] += o0[v];
+// CHECK-LABEL: // nn.embedding_grad: positions in order
+// CHECK: o0[k++] = p;
+// CHECK-LABEL: // nn.embedding_grad: each id's rows summed
+// CHECK: for (int64_t k = i1[v]; k < i1[v + 1]; ++k)
+// CHECK-NEXT: tk_acc = tk_acc + tk_load(i0, i2[k] * 8 + d);
+// CHECK-LABEL: // copy of 36 elements
+// CHECK: o0[d0 * 4 + d1] = i0[d0 + d1 * 9];
+// CHECK-LABEL: extern "C" int tandem_gather(
+// CHECK: int64_t *v0 = (int64_t *)(tk_scratch + 0);
+// CHECK-NEXT: int64_t *v1 = (int64_t *)(tk_scratch + 512);
+func.func @gather(%w: tensor<37x8xf32>, %t: tensor<4x9xi32>, %c: tensor<4x9x8xf32>)
+    -> (tensor<4x9x8xf32>, tensor<37x8xf32>, tensor<9x4xi32>) {
+  %e = nn.embedding %w, %t : tensor<37x8xf32>, tensor<4x9xi32> -> tensor<4x9x8xf32>
+  %g = nn.embedding_grad %c, %t : tensor<4x9x8xf32>, tensor<4x9xi32> -> tensor<37x8xf32>
+  %tt = nn.transpose %t, [1, 0] : tensor<4x9xi32> -> tensor<9x4xi32>
+  return %e, %g, %tt : tensor<4x9x8xf32>, tensor<37x8xf32>, tensor<9x4xi32>
+}
