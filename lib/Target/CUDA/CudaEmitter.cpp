@@ -986,6 +986,14 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       pointers[op.getResult(0)] = pointers.lookup(source);
       continue;
     }
+    // Kernels other than elementwise ones read their operands from
+    // buffers; a constant has none yet.
+    if (!op.hasTrait<nn::ElementwiseKernel>() &&
+        !op.hasTrait<OpTrait::IsTerminator>())
+      for (auto [index, operand] : llvm::enumerate(op.getOperands()))
+        if (!pointers.count(operand))
+          return op.emitError("the cuda target does not read a constant in '")
+                 << op.getName() << "' yet (operand " << index << ")";
     if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(
             op)) {
       if (failed(emitRowOp(&op)))
@@ -1001,9 +1009,6 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       continue;
     }
     if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op)) {
-      for (Value operand : op.getOperands())
-        if (!pointers.count(operand))
-          return op.emitError("the cuda target does not copy a constant yet");
       emitDataMovement(&op);
       continue;
     }
