@@ -1,12 +1,14 @@
 //===- CudaEmitter.cpp - CUDA C++ for functions and fragments -------------===//
 //
-// Each function becomes an entry point that launches one kernel per
-// recorded kernel, in program order, on the context's stream; views
-// (reshape, stage_end) are pointers; values live in the function's scratch
-// or, when the function returns them, in their result buffers. Element
-// types: f32, bf16 and f16 (computed in f32, each op's result rounded to its
-// type as the IR says), i32 and i64 for data movement. What is not lowered
-// yet (GEMMs, reductions, attention, ...) is an error naming the op.
+// Each function becomes an entry point that launches, in program order on
+// the context's stream, one kernel per recorded elementwise kernel, a row
+// kernel per reduction, softmax, norm or cross-entropy, and copy and gather
+// kernels for the data movement; views (reshape, stage_end) are pointers;
+// values live in the function's scratch or, when the function returns
+// them, in their result buffers. Element types: f32, bf16 and f16
+// (computed in f32, each op's result rounded to its type as the IR says),
+// i32 and i64 for data movement. What is not lowered yet (matmul,
+// attention: opsNotLoweredYet) is an error naming the op.
 //
 //===----------------------------------------------------------------------===//
 
