@@ -171,12 +171,77 @@ std::optional<std::string> elementExpr(Operation *op,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// How the emitter lowers an op; check() and the dispatch in emit() both
+/// read this, so an op is accepted exactly when it is emitted.
+enum class Lowering {
+  /// Not lowered (yet): an error at the op.
+  None,
+  /// Nothing of its own: terminators, constants, views.
+  Structure,
+  /// A member of a recorded elementwise kernel (or a reduction, alone).
+  Kernel,
+  /// softmax, log_softmax, layer_norm, rms_norm: a row kernel.
+  Row,
+  CrossEntropy,
+  Embedding,
+  /// transpose, slice, concat, split: copy kernels.
+  Copy,
+};
+
+Lowering loweringOf(Operation *op) {
+  if (op->hasTrait<OpTrait::IsTerminator>() ||
+      isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp>(op))
+    return Lowering::Structure;
+  if (op->hasTrait<nn::ReductionKernel>())
+    return Lowering::Kernel;
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(op))
+    return Lowering::Row;
+  if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op))
+    return Lowering::CrossEntropy;
+  if (isa<nn::EmbeddingOp, nn::EmbeddingGradOp>(op))
+    return Lowering::Embedding;
+  if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op))
+    return Lowering::Copy;
+  llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
+  if (op->hasTrait<nn::ElementwiseKernel>() && elementExpr(op, operands))
+    return Lowering::Kernel;
+  return Lowering::None;
+}
+
+/// The head of a grid-stride loop of `var` over [0, count).
+std::string gridStrideLoop(StringRef var, int64_t count) {
+  return ("  for (int64_t " + var + " = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; " +
+          var + " < " + llvm::Twine(count) + "; " + var +
+          " += TK_GRID_DIM * TK_BLOCK_DIM) {\n")
+      .str();
+}
+
+/// Declares d0, d1, ... as the digits of `tk_r` in `shape` (row-major).
+void writeDigits(llvm::raw_ostream &b, llvm::ArrayRef<int64_t> shape) {
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    b << "    const int64_t d" << d << " = tk_r % " << shape[d] << ";\n";
+    if (d > 0)
+      b << "    tk_r /= " << shape[d] << ";\n";
+  }
+}
+
+/// `expr` (a float) rounded to `storage` where that is narrower than f32.
+std::string roundTo(const std::string &expr, StringRef storage) {
+  if (storage != "tk_bf16" && storage != "tk_f16")
+    return expr;
+  return "tk_round(" + expr + ", (" + storage.str() + " *)0)";
+}
+
 /// One reduction over a row: `term` (an expression of the element `x` and
 /// the earlier passes' statistics s0, s1, ...) combined by `combine`, and
 /// the statistic made of the combined `tk_acc`.
 struct RowPass {
   std::string combine, init, term, statistic;
 };
+
+/// The two passes of a softmax: the row's max, then the sum of e^{x - max}.
+const RowPass kRowMax{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
+const RowPass kRowSumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
 
 /// A kernel of one block per row (FunctionEmitter::emitRows).
 struct RowKernel {
@@ -237,7 +302,7 @@ private:
   /// embedding (a gather) and embedding_grad (sums without atomics).
   void emitEmbedding(Operation *op);
   /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
-  LogicalResult emitRowOp(Operation *op);
+  void emitRowOp(Operation *op);
   /// A kernel copying every element of `shape` from `src` at strides
   /// `srcStrides` + `srcBase` to `dst` at `dstStrides` + `dstBase`.
   void emitCopy(Value src, Value dst, llvm::ArrayRef<int64_t> shape,
@@ -253,9 +318,6 @@ private:
   std::string addKernel(const std::string &text);
   /// The buffer `value` is computed into: its result slot, else scratch.
   std::string outputBuffer(Value value);
-  /// An operand's element in a kernel: a literal (splat constant) or the
-  /// name of an input to load.
-  std::string splatOf(Value value) { return splats.lookup(value); }
 
   Operation *function;
   Unit &unit;
@@ -280,24 +342,18 @@ LogicalResult FunctionEmitter::check(Operation *op) {
       return op->emitError("the cuda target does not support type ")
              << value.getType() << " (f32, bf16, f16, i32 and i64 tensors)";
   }
-  if (op->hasTrait<OpTrait::IsTerminator>() ||
-      isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ReduceSumOp,
-          nn::ReduceMeanOp, nn::ReduceMaxOp, nn::LayerNormOp, nn::RMSNormOp,
-          nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp,
-          nn::CrossEntropyOp, nn::CrossEntropyGradOp, nn::EmbeddingOp,
-          nn::EmbeddingGradOp>(op))
-    return success();
+  Lowering lowering = loweringOf(op);
+  if (lowering == Lowering::None)
+    return op->emitError("the cuda target does not lower '")
+           << op->getName() << "' yet (docs/cuda-backend.md)";
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
     int64_t rank = tensorOf(op->getOperand(0)).getRank();
     if (op->getAttrOfType<IntegerAttr>("axis").getInt() != rank - 1)
       return op->emitError("the cuda target lowers '")
              << op->getName() << "' along the last dimension only, yet";
-    return success();
   }
-  llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
-  if (!op->hasTrait<nn::ElementwiseKernel>() || !elementExpr(op, operands))
-    return op->emitError("the cuda target does not lower '")
-           << op->getName() << "' yet (docs/cuda-backend.md)";
+  if (!op->hasTrait<nn::ElementwiseKernel>())
+    return success();
   // Integers only move: arithmetic and conversions to them are not written.
   if (!isa<nn::BroadcastToOp>(op) && !isFloat(op->getResult(0)))
     return op->emitError("the cuda target computes '")
@@ -368,16 +424,10 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
   b << "  // ";
   llvm::interleave(
       kernel.members, b, [&](Operation *op) { b << op->getName(); }, ", ");
-  b << "\n  TK_PHASE\n";
-  b << "  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < " << count
-    << "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n";
+  b << "\n  TK_PHASE\n" << gridStrideLoop("i", count);
   if (!flat) {
     b << "    int64_t tk_r = i;\n";
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      b << "    const int64_t d" << d << " = tk_r % " << shape[d] << ";\n";
-      if (d > 0)
-        b << "    tk_r /= " << shape[d] << ";\n";
-    }
+    writeDigits(b, shape);
   }
   llvm::DenseMap<Value, std::string> local;
   numPointers = 0;
@@ -399,13 +449,11 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
   for (auto [k, member] : llvm::enumerate(kernel.members)) {
     llvm::SmallVector<std::string> operands;
     for (Value operand : member->getOperands())
-      operands.push_back(splats.count(operand) ? splatOf(operand)
+      operands.push_back(splats.count(operand) ? splats.lookup(operand)
                                                : local.lookup(operand));
     Value result = member->getResult(0);
-    std::string expr = *elementExpr(member, operands);
-    StringRef storage = storageOf(result);
-    if (storage == "tk_bf16" || storage == "tk_f16")
-      expr = "tk_round(" + expr + ", (" + storage.str() + " *)0)";
+    std::string expr =
+        roundTo(*elementExpr(member, operands), storageOf(result));
     std::string name = "t" + std::to_string(k);
     b << "    const " << computeType(result) << " " << name << " = " << expr
       << ";\n";
@@ -492,33 +540,28 @@ void FunctionEmitter::emitReduction(Operation *op) {
     << storageOf(input) << " *__restrict__ i0) {\n";
   b << "  // " << op->getName() << ": " << outputs << " outputs of " << reduced
     << " strided inputs\n";
-  {
-    // One thread per output, its inputs in row-major order; adjacent
-    // threads read adjacent elements.
-    b << "  TK_PHASE\n"
-      << "  for (int64_t o = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; o < "
-      << outputs << "; o += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
-      << "    int64_t tk_r = o, tk_base = 0;\n";
-    for (int64_t k = static_cast<int64_t>(keptDims.size()) - 1; k >= 0; --k) {
-      int64_t d = keptDims[k];
-      b << "    tk_base += (tk_r % " << shape[d] << ") * " << strides[d]
-        << ";\n    tk_r /= " << shape[d] << ";\n";
-    }
-    b << "    float tk_acc = " << init << ";\n"
-      << "    for (int64_t j = 0; j < " << reduced << "; ++j) {\n"
-      << "      int64_t tk_q = j, tk_offset = tk_base;\n";
-    for (int64_t k = static_cast<int64_t>(reducedDims.size()) - 1; k >= 0;
-         --k) {
-      int64_t d = reducedDims[k];
-      b << "      tk_offset += (tk_q % " << shape[d] << ") * " << strides[d]
-        << ";\n      tk_q /= " << shape[d] << ";\n";
-    }
-    b << "      tk_acc = " << combine
-      << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
-      << "    }\n"
-      << "    tk_store(o0, o, " << finish << ");\n"
-      << "  }\n  TK_END_PHASE\n}\n";
+  // One thread per output, its inputs in row-major order; adjacent threads
+  // read adjacent elements.
+  b << "  TK_PHASE\n"
+    << gridStrideLoop("o", outputs) << "    int64_t tk_r = o, tk_base = 0;\n";
+  for (int64_t k = static_cast<int64_t>(keptDims.size()) - 1; k >= 0; --k) {
+    int64_t d = keptDims[k];
+    b << "    tk_base += (tk_r % " << shape[d] << ") * " << strides[d]
+      << ";\n    tk_r /= " << shape[d] << ";\n";
   }
+  b << "    float tk_acc = " << init << ";\n"
+    << "    for (int64_t j = 0; j < " << reduced << "; ++j) {\n"
+    << "      int64_t tk_q = j, tk_offset = tk_base;\n";
+  for (int64_t k = static_cast<int64_t>(reducedDims.size()) - 1; k >= 0; --k) {
+    int64_t d = reducedDims[k];
+    b << "      tk_offset += (tk_q % " << shape[d] << ") * " << strides[d]
+      << ";\n      tk_q /= " << shape[d] << ";\n";
+  }
+  b << "      tk_acc = " << combine
+    << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
+    << "    }\n"
+    << "    tk_store(o0, o, " << finish << ");\n"
+    << "  }\n  TK_END_PHASE\n}\n";
   std::string name = addKernel(text);
   launchElements(name, outputs, {outputBuffer(result), pointers.lookup(input)});
 }
@@ -574,9 +617,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   }
   b << "    TK_PHASE\n";
   statistics(k.passes.size(), k.output);
-  std::string value = k.output;
-  if (!k.perRow && (k.outputType == "tk_bf16" || k.outputType == "tk_f16"))
-    value = "tk_round(" + value + ", (" + k.outputType + " *)0)";
+  // Per row, the store rounds the one value.
+  std::string value = k.perRow ? k.output : roundTo(k.output, k.outputType);
   std::string loads;
   for (const auto &[i, index] : k.loads)
     loads += "      const auto p" + std::to_string(i) + " = tk_load(i" +
@@ -638,15 +680,13 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
   int64_t vocab = tensorOf(logits).getShape().back();
   int64_t positions = tensorOf(targets).getNumElements();
   std::string n = std::to_string(vocab);
-  RowPass max{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
-  RowPass sumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
   RowKernel k;
   k.title = op->getName().getStringRef().str();
   k.rows = positions;
   k.n = vocab;
   k.inputs = {{storageOf(logits).str(), pointers.lookup(logits)},
               {storageOf(targets).str(), pointers.lookup(targets)}};
-  k.passes = {max, sumExp};
+  k.passes = {kRowMax, kRowSumExp};
   k.loads = {{1, "row"}};
   if (isa<nn::CrossEntropyGradOp>(op)) {
     // The cotangent's share of each position, in f32.
@@ -700,9 +740,8 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       << " *__restrict__ i1) {\n"
       << "  // nn.embedding: rows of " << dim << " from " << vocab << "\n"
       << "  TK_PHASE\n"
-      << "  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < " << count
-      << "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
-      << "    const int64_t id = tk_load(i1, i / " << dim << ");\n"
+      << gridStrideLoop("i", count) << "    const int64_t id = tk_load(i1, i / "
+      << dim << ");\n"
       << "    tk_store(o0, i, id >= 0 && id < " << vocab
       << " ? tk_load(i0, id * " << dim << " + i % " << dim << ") : NAN);\n"
       << "  }\n  TK_END_PHASE\n}\n";
@@ -727,10 +766,7 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       allocateTemporary(8 * std::max<int64_t>(positions, 1), "int64_t");
   std::string head = "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const " +
                      idType + " *__restrict__ i0) {\n";
-  std::string loop = "  TK_PHASE\n  for (int64_t v = TK_BLOCK * TK_BLOCK_DIM "
-                     "+ TK_THREAD; v < " +
-                     std::to_string(vocab) +
-                     "; v += TK_GRID_DIM * TK_BLOCK_DIM) {\n";
+  std::string loop = "  TK_PHASE\n" + gridStrideLoop("v", vocab);
   std::string countText = head + "  // nn.embedding_grad: positions per id\n" +
                           loop +
                           "    int64_t c = 0;\n    for (int64_t p = 0; p < " +
@@ -764,10 +800,8 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       " *__restrict__ o0, const " + storageOf(cotangent).str() +
       " *__restrict__ i0, const int64_t *__restrict__ i1, const int64_t "
       "*__restrict__ i2) {\n  // nn.embedding_grad: each id's rows summed\n"
-      "  TK_PHASE\n  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i "
-      "< " +
-      std::to_string(count) +
-      "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n    const int64_t v = i / " +
+      "  TK_PHASE\n" +
+      gridStrideLoop("i", count) + "    const int64_t v = i / " +
       std::to_string(dim) + ", d = i % " + std::to_string(dim) +
       ";\n    float tk_acc = 0.0f;\n"
       "    for (int64_t k = i1[v]; k < i1[v + 1]; ++k)\n"
@@ -779,18 +813,16 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       {outputBuffer(result), pointers.lookup(cotangent), counts, list});
 }
 
-LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
+void FunctionEmitter::emitRowOp(Operation *op) {
   int64_t n = tensorOf(op->getOperand(0)).getShape().back();
   std::string count = floatLiteral(static_cast<float>(n));
-  RowPass max{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
-  RowPass sumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
   if (isa<nn::SoftmaxOp>(op)) {
-    emitRowKernel(op, {max, sumExp}, "tk_exp(x - s0) / s1");
-    return success();
+    emitRowKernel(op, {kRowMax, kRowSumExp}, "tk_exp(x - s0) / s1");
+    return;
   }
   if (isa<nn::LogSoftmaxOp>(op)) {
-    emitRowKernel(op, {max, sumExp}, "(x - s0) - tk_log(s1)");
-    return success();
+    emitRowKernel(op, {kRowMax, kRowSumExp}, "(x - s0) - tk_log(s1)");
+    return;
   }
   auto epsilonOf = [](llvm::APFloat epsilon) {
     return floatLiteral(static_cast<float>(epsilon.convertToDouble()));
@@ -800,7 +832,7 @@ LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
                     "1.0f / tk_sqrt(tk_acc / " + count + " + " +
                         epsilonOf(rms.getEpsilon()) + ")"};
     emitRowKernel(op, {squares}, "x * s0 * p1");
-    return success();
+    return;
   }
   auto layer = cast<nn::LayerNormOp>(op);
   RowPass mean{"tk_op_add", "0.0f", "x", "tk_acc / " + count};
@@ -808,7 +840,6 @@ LogicalResult FunctionEmitter::emitRowOp(Operation *op) {
                    "1.0f / tk_sqrt(tk_acc / " + count + " + " +
                        epsilonOf(layer.getEpsilon()) + ")"};
   emitRowKernel(op, {mean, variance}, "(x - s0) * s1 * p1 + p2");
-  return success();
 }
 
 void FunctionEmitter::emitCopy(Value src, Value dst,
@@ -826,14 +857,8 @@ void FunctionEmitter::emitCopy(Value src, Value dst,
     << storageOf(src) << " *__restrict__ i0) {\n"
     << "  // copy of " << count << " elements\n"
     << "  TK_PHASE\n"
-    << "  for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < " << count
-    << "; i += TK_GRID_DIM * TK_BLOCK_DIM) {\n"
-    << "    int64_t tk_r = i;\n";
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    b << "    const int64_t d" << d << " = tk_r % " << shape[d] << ";\n";
-    if (d > 0)
-      b << "    tk_r /= " << shape[d] << ";\n";
-  }
+    << gridStrideLoop("i", count) << "    int64_t tk_r = i;\n";
+  writeDigits(b, shape);
   if (shape.empty())
     b << "    (void)tk_r;\n";
   b << "    o0[" << tandem::lowering::offsetExpr(dstStrides, dstBase)
@@ -991,28 +1016,26 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     // Kernels other than elementwise ones read their operands from
     // buffers; a constant has none yet.
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
-        !op.hasTrait<OpTrait::IsTerminator>())
+        loweringOf(&op) != Lowering::Structure)
       for (auto [index, operand] : llvm::enumerate(op.getOperands()))
         if (!pointers.count(operand))
           return op.emitError("the cuda target does not read a constant in '")
                  << op.getName() << "' yet (operand " << index << ")";
-    if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(
-            op)) {
-      if (failed(emitRowOp(&op)))
-        return failure();
+    switch (loweringOf(&op)) {
+    case Lowering::Row:
+      emitRowOp(&op);
       continue;
-    }
-    if (isa<nn::EmbeddingOp, nn::EmbeddingGradOp>(op)) {
-      emitEmbedding(&op);
-      continue;
-    }
-    if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op)) {
+    case Lowering::CrossEntropy:
       emitCrossEntropy(&op);
       continue;
-    }
-    if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op)) {
+    case Lowering::Embedding:
+      emitEmbedding(&op);
+      continue;
+    case Lowering::Copy:
       emitDataMovement(&op);
       continue;
+    default:
+      break;
     }
     auto last = lastOf.find(&op);
     if (last == lastOf.end())

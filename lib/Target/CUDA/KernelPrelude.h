@@ -132,9 +132,6 @@ TK_HD float tk_widen(tk_f16 x) {
            (sign ? -1.0f : 1.0f) * (float)mantissa * 5.9604644775390625e-08f;
   return tk_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
-TK_HD float tk_widen(float x) { return x; }
-TK_HD float tk_widen(int32_t x) { return (float)x; }
-TK_HD float tk_widen(int64_t x) { return (float)x; }
 
 // Round to nearest, ties to even, overflow to infinity; NaN stays NaN.
 TK_HD tk_bf16 tk_to_bf16(float x) {
@@ -168,7 +165,6 @@ TK_HD tk_f16 tk_to_f16(float x) {
 // keeps of each op's result, as the IR's types say.
 TK_HD float tk_round(float x, tk_bf16 *) { return tk_widen(tk_to_bf16(x)); }
 TK_HD float tk_round(float x, tk_f16 *) { return tk_widen(tk_to_f16(x)); }
-TK_HD float tk_round(float x, float *) { return x; }
 
 TK_HD float tk_load(const float *p, int64_t i) { return p[i]; }
 TK_HD float tk_load(const tk_bf16 *p, int64_t i) { return tk_widen(p[i]); }
