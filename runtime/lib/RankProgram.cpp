@@ -41,6 +41,20 @@ void Buffer::Free::operator()(void *p) const {
   liveBufferBytes.fetch_sub(counted);
 }
 
+/// What a fragment's non-zero status means (FragmentABI.h).
+static const char *fragmentStatusName(int status) {
+  switch (status) {
+  case 1:
+    return "an index out of range";
+  case 2:
+    return "a kernel launch failed";
+  case 3:
+    return "a GEMM the BLAS library could not run";
+  default:
+    return "an unknown failure";
+  }
+}
+
 /// `bytes` rounded up to whole cache lines (64 bytes), the alignment of
 /// every buffer.
 static uint64_t alignedSize(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -104,8 +118,10 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
                 "parameter '" + *r.update + "'";
         return nullptr;
       }
-  // What this runtime cannot run is refused before anything is loaded.
-  if (m.target.kind != TargetKind::Cpu) {
+  // What this runtime cannot run is refused before anything is loaded. A
+  // cuda rank runs here when its library is the host emulation of its
+  // kernels (--cuda-emulate), which the library says once loaded.
+  if (m.target.kind != TargetKind::Cpu && m.target.kind != TargetKind::Cuda) {
     error = m.path + ": the rank was compiled for target '" +
             targetKindName(m.target.kind) +
             "', and this runtime runs CPU ranks only";
@@ -176,6 +192,20 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
               " (tandemc compiles for the CPU it runs on: compile on this "
               "machine, or set TANDEM_CPU_ARCH to a CPU every machine has, "
               "e.g. x86-64-v2)";
+      return nullptr;
+    }
+  }
+  if (m.target.kind == TargetKind::Cuda) {
+    const char *emulated = static_cast<const char *>(
+        dlsym(program->handle, "tandem_cuda_emulated"));
+    if (!emulated || std::strcmp(emulated, "yes") != 0) {
+      error = m.path +
+              ": the rank was compiled for target 'cuda' into a GPU "
+              "library ('" +
+              library +
+              "'), and this runtime runs CPU ranks "
+              "and emulated CUDA ranks (tandemc --target cuda --cuda-emulate) "
+              "only";
       return nullptr;
     }
   }
@@ -608,7 +638,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
       if (status != 0)
         return fail(where + ": the fragment returned " +
-                    std::to_string(status) + " (an index out of range)");
+                    std::to_string(status) + " (" + fragmentStatusName(status) +
+                    ")");
       for (size_t index : produced)
         held[index] = 1;
       if (!foldSums(static_cast<int64_t>(at)))

@@ -54,6 +54,15 @@ tandem::cuda::compileFlags(const CompileOptions &options) {
           "-ftz=false"};
 }
 
+std::vector<std::string>
+tandem::cuda::linkLibraries(const CompileOptions &options) {
+  // The GEMM call sites (GemmPrelude.h): cuBLASLt on the GPU, the CPU BLAS
+  // in the emulation.
+  if (options.emulate)
+    return {"-lopenblas"};
+  return {"-lcublasLt"};
+}
+
 namespace {
 
 /// nvcc to run: $TANDEM_NVCC, nvcc in PATH, or the toolkit's default place.
@@ -120,6 +129,8 @@ tandem::cuda::compileSource(llvm::StringRef source,
     key.insert(key.end(), {*nvcc, *version});
   }
   key.insert(key.end(), flags.begin(), flags.end());
+  std::vector<std::string> libraries = linkLibraries(options);
+  key.insert(key.end(), libraries.begin(), libraries.end());
   return buildCached(cacheDir, key, ".so", [&](CacheBuild &build) {
     llvm::Expected<std::string> program =
         options.emulate ? findTool(compiler, "C++ compiler", "TANDEM_CXX")
@@ -134,6 +145,7 @@ tandem::cuda::compileSource(llvm::StringRef source,
     std::vector<std::string> args = {*program};
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"-o", build.output(), *sourceFile});
+    args.insert(args.end(), libraries.begin(), libraries.end());
     return runCompiler(args, "CUDA", build);
   });
 }

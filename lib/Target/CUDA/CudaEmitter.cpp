@@ -7,8 +7,9 @@
 // values live in the function's scratch or, when the function returns
 // them, in their result buffers. Element types: f32, bf16 and f16
 // (computed in f32, each op's result rounded to its type as the IR says),
-// i32 and i64 for data movement. What is not lowered yet (matmul,
-// attention: opsNotLoweredYet) is an error naming the op.
+// i32 and i64 for data movement; a matmul is a GEMM call (GemmPrelude.h).
+// What is not lowered yet (attention: opsNotLoweredYet) is an error naming
+// the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -186,6 +187,10 @@ enum class Lowering {
   Embedding,
   /// transpose, slice, concat, split: copy kernels.
   Copy,
+  /// matmul: a GEMM call (cuBLASLt, or the CPU BLAS in the emulation).
+  Gemm,
+  /// param: an argument slot after the function's arguments.
+  Parameter,
 };
 
 Lowering loweringOf(Operation *op) {
@@ -202,6 +207,10 @@ Lowering loweringOf(Operation *op) {
     return Lowering::Embedding;
   if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op))
     return Lowering::Copy;
+  if (isa<nn::MatmulOp>(op))
+    return Lowering::Gemm;
+  if (isa<nn::ParamOp>(op))
+    return Lowering::Parameter;
   llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
   if (op->hasTrait<nn::ElementwiseKernel>() && elementExpr(op, operands))
     return Lowering::Kernel;
@@ -310,6 +319,8 @@ private:
                 llvm::ArrayRef<int64_t> dstStrides, int64_t dstBase);
   /// transpose, slice, concat and split as copy kernels.
   void emitDataMovement(Operation *op);
+  /// A matmul as one (batched, strided) GEMM call.
+  void emitGemm(nn::MatmulOp op);
   /// Launches kernel `name` over `count` elements (a grid-stride loop of
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
@@ -346,6 +357,19 @@ LogicalResult FunctionEmitter::check(Operation *op) {
   if (lowering == Lowering::None)
     return op->emitError("the cuda target does not lower '")
            << op->getName() << "' yet (docs/cuda-backend.md)";
+  if (auto matmul = dyn_cast<nn::MatmulOp>(op)) {
+    // BLAS and cuBLASLt take 32-bit dimensions and batch counts.
+    for (Value value : op->getOperands())
+      for (int64_t size : tensorOf(value).getShape())
+        if (size > INT32_MAX)
+          return op->emitError("the cuda target's GEMMs take dimensions "
+                               "below 2^31, found ")
+                 << size;
+    if (tensorOf(matmul.getResult()).getNumElements() > INT32_MAX)
+      return op->emitError("the cuda target's GEMMs write fewer than 2^31 "
+                           "elements per call, found ")
+             << tensorOf(matmul.getResult()).getNumElements();
+  }
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
     int64_t rank = tensorOf(op->getOperand(0)).getRank();
     if (op->getAttrOfType<IntegerAttr>("axis").getInt() != rank - 1)
@@ -927,6 +951,59 @@ void FunctionEmitter::emitDataMovement(Operation *op) {
   }
 }
 
+/// The GEMM element type of `value` (tk_gemm_type in GemmPrelude.h).
+StringRef gemmType(Value value) {
+  Type type = tensorOf(value).getElementType();
+  return type.isBF16()  ? "TK_GEMM_BF16"
+         : type.isF16() ? "TK_GEMM_F16"
+                        : "TK_GEMM_F32";
+}
+
+void FunctionEmitter::emitGemm(nn::MatmulOp op) {
+  llvm::ArrayRef<int64_t> lhs = tensorOf(op.getLhs()).getShape(),
+                          rhs = tensorOf(op.getRhs()).getShape();
+  bool transA = op.getTransposeLhs(), transB = op.getTransposeRhs();
+  size_t lr = lhs.size(), rr = rhs.size();
+  int64_t m = transA ? lhs[lr - 1] : lhs[lr - 2];
+  int64_t k = transA ? lhs[lr - 2] : lhs[lr - 1];
+  int64_t n = transB ? rhs[rr - 2] : rhs[rr - 1];
+  int64_t batches = 1;
+  for (int64_t size : lhs.drop_back(2))
+    batches *= size;
+  bool sharedRhs = rr == 2;
+  std::string out = outputBuffer(op.getResult());
+  if (m == 0 || n == 0 || batches == 0 || k == 0) {
+    // No product to form: the operands go unread.
+    code += "  (void)" + pointers.lookup(op.getLhs()) + ";\n  (void)" +
+            pointers.lookup(op.getRhs()) + ";\n";
+    if (m == 0 || n == 0 || batches == 0)
+      code += "  (void)" + out + ";\n";
+    else
+      code += "  TK_ZERO(" + out + ", " +
+              std::to_string(bytesOf(op.getResult())) + ");\n";
+    return;
+  }
+  // A weight shared by every batch of an untransposed lhs: the batches are
+  // the rows of one tall matrix, one call.
+  if (sharedRhs && !transA) {
+    m *= batches;
+    batches = 1;
+  }
+  int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  int64_t strideA = m * k, strideB = sharedRhs ? 0 : k * n, strideC = m * n;
+  std::string shape;
+  llvm::raw_string_ostream b(shape);
+  b << "{" << transA << ", " << transB << ", " << gemmType(op.getLhs()) << ", "
+    << gemmType(op.getResult()) << ", " << m << ", " << n << ", " << k << ", "
+    << lda << ", " << ldb << ", " << n << ", " << batches << ", " << strideA
+    << ", " << strideB << ", " << strideC << ", 1.0f, 0.0f}";
+  code += "  { // " + op->getName().getStringRef().str() + "\n" +
+          "    static const tk_gemm_shape tk_s = " + shape + ";\n" +
+          "    if (int tk_e = tk_gemm(tk_context, tk_s, " +
+          pointers.lookup(op.getLhs()) + ", " + pointers.lookup(op.getRhs()) +
+          ", " + out + "))\n      return tk_e;\n  }\n";
+}
+
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   EmittedFragment info;
   info.name = SymbolTable::getSymbolName(function).str();
@@ -966,13 +1043,28 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
             std::to_string(arg.getArgNumber()) + "];\n";
     pointers[arg] = name;
   }
+  // Parameters read with nn.param: slots after the arguments, one per
+  // parameter in the order of first read (as the CPU target numbers them).
+  llvm::StringMap<std::string> parameterPointers;
+  for (auto param : body->getOps<nn::ParamOp>()) {
+    std::string &name = parameterPointers[param.getName()];
+    if (name.empty()) {
+      name = "p" + std::to_string(parameterPointers.size() - 1);
+      unsigned slot = body->getNumArguments() + parameterPointers.size() - 1;
+      code += "  " + storageOf(param).str() + " *" + name + " = (" +
+              storageOf(param).str() + " *)args[" + std::to_string(slot) +
+              "];\n";
+    }
+    pointers[param.getResult()] = name;
+  }
   Operation *terminator = body->getTerminator();
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
     code += "  " + storageOf(value).str() + " *r" + std::to_string(k) + " = (" +
             storageOf(value).str() + " *)results[" + std::to_string(k) + "];\n";
     Operation *def = value.getDefiningOp();
     // Every op but constants and views writes a buffer of its own.
-    if (def && !isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp>(def) &&
+    if (def &&
+        !isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ParamOp>(def) &&
         !resultSlot.count(value))
       resultSlot[value] = k;
   }
@@ -1033,6 +1125,11 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       continue;
     case Lowering::Copy:
       emitDataMovement(&op);
+      continue;
+    case Lowering::Gemm:
+      emitGemm(cast<nn::MatmulOp>(op));
+      continue;
+    case Lowering::Parameter:
       continue;
     default:
       break;
@@ -1129,10 +1226,12 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.log_softmax",
           "nn.greater_equal",
           "nn.log",
+          "nn.matmul",
           "nn.maximum",
           "nn.minimum",
           "nn.mul",
           "nn.neg",
+          "nn.param",
           "nn.pow",
           "nn.reduce_max",
           "nn.reduce_mean",
@@ -1158,8 +1257,6 @@ std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.attention", "a fused causal attention kernel (online softmax)"},
-      {"nn.matmul", "cuBLASLt with its epilogues"},
-      {"nn.param", "argument slots, as in the CPU target"},
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
   };

@@ -57,6 +57,7 @@
 #define TK_STATUS() (cudaPeekAtLastError() == cudaSuccess ? 0 : 2)
 #define TK_COPY(dst, src, bytes)                                               \
   cudaMemcpyAsync((dst), (src), (bytes), cudaMemcpyDeviceToDevice, tk_stream)
+#define TK_ZERO(dst, bytes) cudaMemsetAsync((dst), 0, (bytes), tk_stream)
 extern "C" const char tandem_cuda_emulated[] = "no";
 #else
 #define TK_HD inline
@@ -85,6 +86,7 @@ struct tk_launch {
   kernel(tk_launch{tk_b, (int64_t)(block), (int64_t)(grid)}, __VA_ARGS__)
 #define TK_STATUS() 0
 #define TK_COPY(dst, src, bytes) std::memcpy((dst), (src), (bytes))
+#define TK_ZERO(dst, bytes) std::memset((dst), 0, (bytes))
 // The runtime runs an emulated library on the host, through the host
 // context, whatever its manifest's target says.
 extern "C" const char tandem_cuda_emulated[] = "yes";

@@ -2,10 +2,10 @@
 // types it does not hold are refused.
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o /dev/null -split-input-file -verify-diagnostics
 
-func.func @matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
-  // expected-error @below {{the cuda target does not lower 'nn.matmul' yet (docs/cuda-backend.md)}}
-  %y = nn.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
-  return %y : tensor<4x16xf32>
+func.func @attention(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @below {{the cuda target does not lower 'nn.attention' yet (docs/cuda-backend.md)}}
+  %a = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %a : tensor<2x4x8xf32>
 }
 
 // -----

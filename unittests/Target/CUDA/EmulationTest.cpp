@@ -21,6 +21,7 @@
 
 #include "EmitterTestUtils.h"
 
+#include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Support/Rounding.h"
 #include "tandem/Target/CUDA/CUDABackend.h"
@@ -70,6 +71,9 @@ struct Case {
   /// The function's signature and body after its name, when the case has
   /// arguments of its own (the first is still the one errors report).
   std::string function = {};
+  /// Parameters the function reads with nn.param (name, type): declared in
+  /// the module, passed in the slots after the arguments.
+  std::vector<std::pair<std::string, std::string>> parameters = {};
 };
 
 InputRange positive() { return {0.25, 4.0, 4}; }
@@ -260,6 +264,57 @@ std::vector<Case> cases(const std::string &t) {
                     table, rows)
           .str();
   all.push_back(scatter);
+  // GEMMs: each output a dot product of k terms summed in f32 in some
+  // order, within k units of 2^-24 of the sum of the terms' magnitudes
+  // (Higham's gamma_k; f32 products of bf16 and f16 values are exact),
+  // plus the evaluator's rounding of the exact value to f32 (one unit):
+  // the magnitudes are below k · 2 · 2 for inputs in [-2, 2].
+  auto gemm = [&](const std::string &name, const std::string &lhs,
+                  const std::string &rhs, const std::string &out,
+                  const std::string &attrs, int64_t k) {
+    std::string l = "tensor<" + lhs + "x" + t + ">",
+                r = "tensor<" + rhs + "x" + t + ">",
+                o = "tensor<" + out + "x" + t + ">";
+    Case c = {name, "", Bound::Absolute, static_cast<double>(k + 1), {}, o};
+    c.scale = std::max<double>(4.0 * static_cast<double>(k), 1.0);
+    c.function = llvm::formatv("(%x: {0}, %w: {1}) -> {2} {{\n"
+                               "  %y = nn.matmul %x, %w {3}: {0}, {1} -> "
+                               "{2}\n  return %y : {2}\n}\n",
+                               l, r, o, attrs)
+                     .str();
+    all.push_back(c);
+  };
+  gemm("matmul", "33x47", "47x29", "33x29", "", 47);
+  gemm("matmul_tt", "47x33", "29x47", "33x29",
+       "{transpose_lhs, transpose_rhs} ", 47);
+  gemm("matmul_batched", "3x17x20", "3x20x11", "3x17x11", "", 20);
+  gemm("matmul_batched_tr", "3x17x20", "3x11x20", "3x17x11", "{transpose_rhs} ",
+       20);
+  gemm("matmul_batched_tl", "2x3x20x17", "2x3x20x11", "2x3x17x11",
+       "{transpose_lhs} ", 20);
+  // A weight shared across batches: folded into one tall GEMM, or (with the
+  // lhs transposed) a batched one whose rhs stride is 0.
+  gemm("matmul_shared", "3x17x20", "20x11", "3x17x11", "", 20);
+  gemm("matmul_shared_tr", "3x17x20", "11x20", "3x17x11", "{transpose_rhs} ",
+       20);
+  gemm("matmul_shared_tl", "3x20x17", "20x11", "3x17x11", "{transpose_lhs} ",
+       20);
+  gemm("matmul_empty_k", "5x0", "0x7", "5x7", "", 0);
+  // Parameters: slots after the arguments, one per parameter however often
+  // it is read.
+  Case param = {"param", "", Bound::Exact, 0, {}, x};
+  param.parameters = {{"param.a", x}, {"param.b", row}};
+  param.function = llvm::formatv("(%x: {0}) -> {0} {{\n"
+                                 "  %a = nn.param @param.a : {0}\n"
+                                 "  %b = nn.param @param.b : {1}\n"
+                                 "  %a2 = nn.param @param.a : {0}\n"
+                                 "  %s = nn.add %x, %a : {0}, {0} -> {0}\n"
+                                 "  %t = nn.sub %s, %b : {0}, {1} -> {0}\n"
+                                 "  %y = nn.mul %t, %a2 : {0}, {0} -> {0}\n"
+                                 "  return %y : {0}\n}\n",
+                                 x, row)
+                       .str();
+  all.push_back(param);
   // Views: pointers to the argument's buffer, copied into the result.
   all.push_back({"views",
                  "%r = nn.reshape %x : " + x + " to tensor<1332x" + t +
@@ -356,8 +411,11 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
   const std::string t = GetParam();
   std::vector<Case> all = cases(t);
   std::string text;
-  for (const Case &c : all)
+  for (const Case &c : all) {
+    for (const auto &[name, type] : c.parameters)
+      text += "nn.parameter @" + name + " : " + type + " = zeros\n";
     text += functionText(c, t);
+  }
   auto context = cpu::testing::makeContext();
   auto module = cpu::testing::parseModule(*context, text);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
@@ -392,6 +450,13 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     for (mlir::Type type : fn.getArgumentTypes())
       args.push_back(cpu::testing::randomTensor(
           mlir::cast<mlir::RankedTensorType>(type), rng, c.range));
+    eval::ParameterMap parameters;
+    for (const auto &[name, type] : c.parameters)
+      parameters[name] = cpu::testing::randomTensor(
+          mlir::cast<mlir::RankedTensorType>(
+              (*module)->lookupSymbol<nn::ParameterOp>(name).getType()),
+          rng, c.range);
+    interpreter.setParameters(parameters);
     auto expected = interpreter.run(c.name, args);
     ASSERT_TRUE(static_cast<bool>(expected))
         << llvm::toString(expected.takeError());
@@ -407,6 +472,8 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     std::vector<const void *> argPointers;
     for (const eval::Tensor &arg : args)
       inputs.push_back(pack(arg));
+    for (const auto &[name, type] : c.parameters)
+      inputs.push_back(pack(parameters[name]));
     for (auto &bytes : inputs)
       argPointers.push_back(bytes.data());
     std::vector<char> result(pack(want).size());

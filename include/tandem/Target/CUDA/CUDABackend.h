@@ -35,6 +35,10 @@ std::vector<std::string> supportedArchitectures();
 /// for the emulation), without the output and the source.
 std::vector<std::string> compileFlags(const CompileOptions &options);
 
+/// The libraries the library links, after the source: cuBLASLt, or the CPU
+/// BLAS for the emulation.
+std::vector<std::string> linkLibraries(const CompileOptions &options);
+
 /// Compiles `source` through the compile cache: nvcc ($TANDEM_NVCC, else
 /// nvcc in PATH, else /usr/local/cuda/bin/nvcc; its version is part of the
 /// key) or, emulated, $TANDEM_CXX (else c++).

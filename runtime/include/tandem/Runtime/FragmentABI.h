@@ -23,6 +23,25 @@
 extern "C" {
 #endif
 
+/* The words of a GEMM plan's key (its shape, types and alignments). */
+#define TANDEM_PLAN_KEY_WORDS 16
+
+/* One cached GEMM plan: the key of the call and the algorithm chosen for
+ * it (a cublasLtMatmulAlgo_t's 64 bytes). */
+typedef struct tandem_plan_entry {
+  uint64_t key[TANDEM_PLAN_KEY_WORDS];
+  uint64_t algo[8];
+  uint64_t valid;
+} tandem_plan_entry;
+
+/* A rank's plan cache: `capacity` entries, zeroed by the runtime before the
+ * first call, filled by the generated code (open addressing, never
+ * evicted: a full cache just stops caching). */
+typedef struct tandem_plan_cache {
+  uint64_t capacity;
+  tandem_plan_entry *entries;
+} tandem_plan_cache;
+
 typedef struct tandem_fragment_context {
   /* TANDEM_FRAGMENT_ABI_VERSION of the caller. */
   uint32_t abi_version;
@@ -37,14 +56,16 @@ typedef struct tandem_fragment_context {
   void *workspace;
   uint64_t workspace_bytes;
   /* The rank's cache of GEMM plans (algorithms chosen per shape and
-   * alignment), owned by the runtime: every cache lives here, never in
-   * the library. Null on the host. */
+   * alignment), a tandem_plan_cache owned by the runtime: every cache
+   * lives here, never in the library. Null on the host; without it every
+   * GEMM asks the heuristic again. */
   void *plan_cache;
 } tandem_fragment_context;
 
 /* An entry point: arguments, caller-allocated results, scratch of
- * <symbol>_scratch_bytes() bytes. Returns 0, or 1 for an index out of its
- * range. */
+ * <symbol>_scratch_bytes() bytes. Returns 0; 1 for an index out of its
+ * range; 2 for a kernel launch that failed; 3 for a GEMM the BLAS library
+ * could not run (no handle, no algorithm for the shape). */
 typedef int (*tandem_fragment_fn)(const tandem_fragment_context *context,
                                   const void *const *args, void *const *results,
                                   void *scratch);

@@ -1,0 +1,293 @@
+//===- GemmPrelude.h - GEMM call sites of generated CUDA code ------------===//
+//
+// Not a header of the compiler: pasted into every generated translation
+// unit after KernelPrelude.h (PreludeSource.h.in). A matmul becomes one
+// call of tk_gemm with its shape written as a constant by the emitter; on
+// the GPU that call is cuBLASLt, on the host (--cuda-emulate) the CPU BLAS
+// over f32 copies of the operands, rounded once to the result type, as the
+// cuBLASLt call with f32 accumulation rounds once.
+//
+// Row-major C (m×n) = op(A) (m×k) · op(B) (k×n), `batches` times at the
+// given element strides (a stride of 0 shares the operand across batches).
+// cuBLASLt is column-major: a row-major matrix is its transpose there, so
+// the call computes Cᵀ = op(B)ᵀ · op(A)ᵀ with A and B exchanged.
+//
+//===----------------------------------------------------------------------===//
+
+// Element types of GEMM operands and results.
+enum tk_gemm_type { TK_GEMM_F32 = 0, TK_GEMM_BF16 = 1, TK_GEMM_F16 = 2 };
+
+struct tk_gemm_shape {
+  int32_t transA, transB;
+  int32_t abType, cType;
+  int64_t m, n, k, lda, ldb, ldc;
+  int64_t batches, strideA, strideB, strideC;
+  float alpha, beta;
+};
+
+// A fragment's status when a GEMM cannot run (FragmentABI.h).
+#define TK_GEMM_FAILED 3
+
+#ifdef __CUDACC__
+#include <cublasLt.h>
+
+namespace {
+
+cudaDataType_t tk_cuda_type(int32_t type) {
+  return type == TK_GEMM_BF16  ? CUDA_R_16BF
+         : type == TK_GEMM_F16 ? CUDA_R_16F
+                               : CUDA_R_32F;
+}
+
+int64_t tk_type_bytes(int32_t type) { return type == TK_GEMM_F32 ? 4 : 2; }
+
+// The largest power of two up to 256 dividing the address and every batch
+// offset: what the heuristic may assume of a matrix.
+uint32_t tk_alignment(const void *p, int64_t strideBytes, int64_t batches) {
+  uint64_t bits = (uint64_t)(uintptr_t)p | 256;
+  if (batches > 1)
+    bits |= (uint64_t)strideBytes;
+  return (uint32_t)(bits & (~bits + 1));
+}
+
+// The plan cache's key: the call's shape and its operands' alignments.
+void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
+                 uint64_t key[TANDEM_PLAN_KEY_WORDS]) {
+  uint64_t words[TANDEM_PLAN_KEY_WORDS] = {
+      (uint64_t)s.transA | (uint64_t)s.transB << 8 | (uint64_t)s.abType << 16 |
+          (uint64_t)s.cType << 24,
+      (uint64_t)s.m,
+      (uint64_t)s.n,
+      (uint64_t)s.k,
+      (uint64_t)s.lda,
+      (uint64_t)s.ldb,
+      (uint64_t)s.ldc,
+      (uint64_t)s.batches,
+      (uint64_t)s.strideA,
+      (uint64_t)s.strideB,
+      (uint64_t)s.strideC,
+      (uint64_t)(s.beta != 0.0f),
+      (uint64_t)align[0] | (uint64_t)align[1] << 16 | (uint64_t)align[2] << 32,
+      0,
+      0,
+      0};
+  memcpy(key, words, sizeof words);
+}
+
+// The entry for `key`: the one holding it, else the empty one where it
+// belongs; null when the cache is absent or full.
+tandem_plan_entry *tk_plan_slot(tandem_plan_cache *cache,
+                                const uint64_t key[TANDEM_PLAN_KEY_WORDS]) {
+  if (!cache || cache->capacity == 0)
+    return nullptr;
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < TANDEM_PLAN_KEY_WORDS; ++i)
+    h = (h ^ key[i]) * 1099511628211ull;
+  for (uint64_t probe = 0; probe < cache->capacity; ++probe) {
+    tandem_plan_entry *e = &cache->entries[(h + probe) % cache->capacity];
+    if (!e->valid || memcmp(e->key, key, sizeof e->key) == 0)
+      return e;
+  }
+  return nullptr;
+}
+
+struct tk_lt_layouts {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  ~tk_lt_layouts() {
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (c)
+      cublasLtMatrixLayoutDestroy(c);
+  }
+};
+
+bool tk_layout(cublasLtMatrixLayout_t *layout, int32_t type, int64_t rows,
+               int64_t cols, int64_t ld, int64_t batches, int64_t stride) {
+  if (cublasLtMatrixLayoutCreate(layout, tk_cuda_type(type), (uint64_t)rows,
+                                 (uint64_t)cols, ld) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  if (batches == 1)
+    return true;
+  int32_t count = (int32_t)batches;
+  return cublasLtMatrixLayoutSetAttribute(
+             *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+             sizeof count) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatrixLayoutSetAttribute(
+             *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+             sizeof stride) == CUBLAS_STATUS_SUCCESS;
+}
+
+// Picks an algorithm without a split-K reduction (so every run sums in the
+// same order) for the call, or says there is none.
+bool tk_pick_algo(cublasLtHandle_t handle, const tk_lt_layouts &d,
+                  const tandem_fragment_context *ctx, const uint32_t align[3],
+                  cublasLtMatmulAlgo_t *algo) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  uint64_t workspace = ctx->workspace ? ctx->workspace_bytes : 0;
+  uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+  bool ok = cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                sizeof workspace) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none,
+                sizeof none) == CUBLAS_STATUS_SUCCESS;
+  // cuBLASLt's A is our B and its B our A (see the top of the file).
+  const cublasLtMatmulPreferenceAttributes_t alignments[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  const uint32_t values[4] = {align[1], align[0], align[2], align[2]};
+  for (int i = 0; ok && i < 4; ++i)
+    ok = cublasLtMatmulPreferenceSetAttribute(pref, alignments[i], &values[i],
+                                              sizeof values[i]) ==
+         CUBLAS_STATUS_SUCCESS;
+  cublasLtMatmulHeuristicResult_t results[8];
+  int found = 0;
+  if (ok)
+    ok = cublasLtMatmulAlgoGetHeuristic(handle, d.op, d.a, d.b, d.c, d.c, pref,
+                                        8, results,
+                                        &found) == CUBLAS_STATUS_SUCCESS;
+  cublasLtMatmulPreferenceDestroy(pref);
+  // The mask filters the heuristic's list; the check below makes sure.
+  for (int i = 0; ok && i < found; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS)
+      continue;
+    int32_t splits = 1;
+    size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&results[i].algo,
+                                         CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                         &splits, sizeof splits, &written);
+    if (splits > 1)
+      continue;
+    *algo = results[i].algo;
+    return true;
+  }
+  return false;
+}
+
+int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
+            const void *A, const void *B, void *C) {
+  cublasLtHandle_t handle = (cublasLtHandle_t)ctx->blas;
+  if (!handle)
+    return TK_GEMM_FAILED;
+  tk_lt_layouts d;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cublasOperation_t opA = s.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F) !=
+          CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+                                     sizeof opA) != CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
+                                     sizeof opB) != CUBLAS_STATUS_SUCCESS)
+    return TK_GEMM_FAILED;
+  // Column-major: cuBLASLt's A is B as stored (n×k, or k×n transposed),
+  // its B is A as stored (k×m, or m×k), its C is C (n×m).
+  if (!tk_layout(&d.a, s.abType, s.transB ? s.k : s.n, s.transB ? s.n : s.k,
+                 s.ldb, s.batches, s.strideB) ||
+      !tk_layout(&d.b, s.abType, s.transA ? s.m : s.k, s.transA ? s.k : s.m,
+                 s.lda, s.batches, s.strideA) ||
+      !tk_layout(&d.c, s.cType, s.n, s.m, s.ldc, s.batches, s.strideC))
+    return TK_GEMM_FAILED;
+  const uint32_t align[3] = {
+      tk_alignment(A, s.strideA * tk_type_bytes(s.abType), s.batches),
+      tk_alignment(B, s.strideB * tk_type_bytes(s.abType), s.batches),
+      tk_alignment(C, s.strideC * tk_type_bytes(s.cType), s.batches)};
+  uint64_t key[TANDEM_PLAN_KEY_WORDS];
+  tk_plan_key(s, align, key);
+  tandem_plan_entry *entry =
+      tk_plan_slot((tandem_plan_cache *)ctx->plan_cache, key);
+  cublasLtMatmulAlgo_t algo;
+  static_assert(sizeof algo == sizeof entry->algo, "an algorithm's bytes");
+  if (entry && entry->valid) {
+    memcpy(&algo, entry->algo, sizeof algo);
+  } else {
+    if (!tk_pick_algo(handle, d, ctx, align, &algo))
+      return TK_GEMM_FAILED;
+    if (entry) {
+      memcpy(entry->key, key, sizeof entry->key);
+      memcpy(entry->algo, &algo, sizeof algo);
+      entry->valid = 1;
+    }
+  }
+  uint64_t workspace = ctx->workspace ? ctx->workspace_bytes : 0;
+  cublasStatus_t status = cublasLtMatmul(
+      handle, d.op, &s.alpha, B, d.a, A, d.b, &s.beta, C, d.c, C, d.c, &algo,
+      ctx->workspace, workspace, (cudaStream_t)ctx->stream);
+  return status == CUBLAS_STATUS_SUCCESS ? 0 : TK_GEMM_FAILED;
+}
+
+} // namespace
+#else
+// CBLAS, declared here so no header is needed (enums passed as int).
+extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
+                            int, const float *, int, float, float *, int);
+
+namespace {
+
+float tk_gemm_load(const void *p, int32_t type, int64_t i) {
+  if (type == TK_GEMM_BF16)
+    return tk_widen(((const tk_bf16 *)p)[i]);
+  if (type == TK_GEMM_F16)
+    return tk_widen(((const tk_f16 *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+void tk_gemm_store(void *p, int32_t type, int64_t i, float x) {
+  if (type == TK_GEMM_BF16)
+    ((tk_bf16 *)p)[i] = tk_to_bf16(x);
+  else if (type == TK_GEMM_F16)
+    ((tk_f16 *)p)[i] = tk_to_f16(x);
+  else
+    ((float *)p)[i] = x;
+}
+
+// An operand's rows × cols (row-major, leading dimension ld) as floats.
+float *tk_gemm_widen(const void *p, int32_t type, int64_t rows, int64_t cols,
+                     int64_t ld) {
+  float *out = new float[rows * cols > 0 ? rows * cols : 1];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = tk_gemm_load(p, type, r * ld + c);
+  return out;
+}
+
+int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
+            const void *A, const void *B, void *C) {
+  (void)ctx;
+  const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
+  int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
+  for (int64_t batch = 0; batch < s.batches; ++batch) {
+    const char *a =
+        (const char *)A + batch * s.strideA * (s.abType == TK_GEMM_F32 ? 4 : 2);
+    const char *b =
+        (const char *)B + batch * s.strideB * (s.abType == TK_GEMM_F32 ? 4 : 2);
+    char *c = (char *)C + batch * s.strideC * (s.cType == TK_GEMM_F32 ? 4 : 2);
+    float *fa = tk_gemm_widen(a, s.abType, aRows, aCols, s.lda);
+    float *fb = tk_gemm_widen(b, s.abType, bRows, bCols, s.ldb);
+    float *fc = s.beta != 0.0f ? tk_gemm_widen(c, s.cType, s.m, s.n, s.ldc)
+                               : new float[s.m * s.n > 0 ? s.m * s.n : 1];
+    cblas_sgemm(kRowMajor, s.transA ? kTrans : kNoTrans,
+                s.transB ? kTrans : kNoTrans, (int)s.m, (int)s.n, (int)s.k,
+                s.alpha, fa, (int)aCols, fb, (int)bCols, s.beta, fc, (int)s.n);
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t col = 0; col < s.n; ++col)
+        tk_gemm_store(c, s.cType, r * s.ldc + col, fc[r * s.n + col]);
+    delete[] fa;
+    delete[] fb;
+    delete[] fc;
+  }
+  return 0;
+}
+
+} // namespace
+#endif
