@@ -36,7 +36,10 @@ roundoff):
 results; "jax" counts every op (XLA recomputes all of them in f32),
 "native" only the GEMMs (the generated code's other kernels compute in
 double exactly as the evaluator does: unittests/Target/CPU checks them
-bitwise).
+bitwise), "cuda" every op with the bound docs/cuda-backend.md ("Numerics")
+derives for its kernel (the CUDA target's kernels compute in f32 with
+their own transcendentals; unittests/Target/CUDA checks each kernel
+against that bound).
 """
 
 import math
@@ -71,6 +74,22 @@ def _types(text):
 
 def _last(shape):
     return shape[-1] if shape else 1
+
+
+# The CUDA kernels' own rounding errors, in units of u, per op
+# (docs/cuda-backend.md, "Numerics"); an op not listed rounds once. Row
+# ops: x - m (1), exp (4) and the division (1) for a softmax; log adds
+# log's 4 and the subtraction's 1; the norms: the reciprocal square root
+# (2) and three products.
+_CUDA_UNITS = {
+    "exp": 4, "log": 4, "sin": 4, "cos": 4, "tanh": 6, "silu": 8,
+    "gelu": 12, "rsqrt": 2, "pow": 16,
+    "softmax": 6, "log_softmax": 11, "cross_entropy": 11,
+    "cross_entropy_grad": 7, "layer_norm": 5, "rms_norm": 5,
+    # Data movement is exact.
+    "reshape": 0, "transpose": 0, "slice": 0, "concat": 0, "split": 0,
+    "broadcast_to": 0, "embedding": 0, "stage_end": 0,
+}
 
 
 def _reduction_lengths(op, attrs, axes, operand_types):
@@ -134,7 +153,7 @@ def chain_bound(mlir_text, function="forward", kind="jax"):
     """The bound on the relative error of `function`'s results between
     tandem-eval and an f32 implementation ("jax": XLA; "native": Tandem's
     generated C++), by the model in this module's docstring."""
-    assert kind in ("jax", "native"), kind
+    assert kind in ("jax", "native", "cuda"), kind
     error = {}
     worst = 0.0
     body = function_text(mlir_text, function)
@@ -163,7 +182,13 @@ def chain_bound(mlir_text, function="forward", kind="jax"):
                         lengths = [lengths[0], lengths[2]]
                     elif op != "matmul":
                         lengths = []
-                local = sum(probabilistic(n + 1) for n in lengths) or rounding
+                if kind == "cuda":
+                    # The sums' orders differ from the evaluator's (a GEMM's
+                    # is the library's), plus each kernel's own arithmetic.
+                    rounding = _CUDA_UNITS.get(op, 1) * U32
+                    local = sum(probabilistic(n + 1) for n in lengths) + rounding
+                else:
+                    local = sum(probabilistic(n + 1) for n in lengths) or rounding
             value = inherited + local
             for name in _result_names(match.group("results")):
                 error[name] = value
@@ -186,7 +211,7 @@ def mean_of_equal_terms_bound(n, roundings_per_term, u=U32):
 def from_spec(spec):
     """A tolerance from the command line of the lit tests' comparison
     scripts: a number, or KIND:MODEL.mlir:FUNCTION for chain_bound on that
-    function of that file (KIND jax or native)."""
+    function of that file (KIND jax, native or cuda)."""
     if ":" not in spec:
         return float(spec)
     kind, path, function = spec.split(":")

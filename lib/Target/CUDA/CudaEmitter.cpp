@@ -293,6 +293,9 @@ private:
   std::string newName() { return "v" + std::to_string(counter++); }
   /// A scratch buffer of `bytes` for `value`, declared in the entry point.
   void allocate(Value value);
+  /// Writes a constant (a splat or a constant array) into a scratch buffer
+  /// of its own, for the kernels that read their operands from memory.
+  void materialize(Value constant);
   void emitKernel(const tandem::lowering::Kernel &kernel);
   /// A reduction alone: one block per row when it reduces the trailing
   /// dimensions, else one thread per output combining in row-major order.
@@ -397,6 +400,21 @@ std::string FunctionEmitter::allocateTemporary(uint64_t bytes, StringRef type) {
   scratchBytes +=
       (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
   return name;
+}
+
+void FunctionEmitter::materialize(Value constant) {
+  int64_t count = tensorOf(constant).getNumElements();
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS " << storageOf(constant)
+    << " *__restrict__ o0) {\n  // nn.constant\n  TK_PHASE\n"
+    << gridStrideLoop("i", count) << "    tk_store(o0, i, "
+    << (splats.count(constant) ? splats.lookup(constant)
+                               : "tk_load(" + arrays.lookup(constant) + ", i)")
+    << ");\n  }\n  TK_END_PHASE\n}\n";
+  std::string name = addKernel(text);
+  allocate(constant);
+  launchElements(name, count, {pointers.lookup(constant)});
 }
 
 void FunctionEmitter::allocate(Value value) {
@@ -1106,13 +1124,17 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       continue;
     }
     // Kernels other than elementwise ones read their operands from
-    // buffers; a constant has none yet.
+    // buffers: a constant one is written into scratch first.
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
         loweringOf(&op) != Lowering::Structure)
-      for (auto [index, operand] : llvm::enumerate(op.getOperands()))
-        if (!pointers.count(operand))
-          return op.emitError("the cuda target does not read a constant in '")
-                 << op.getName() << "' yet (operand " << index << ")";
+      for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
+        if (pointers.count(operand))
+          continue;
+        if (!splats.count(operand) && !arrays.count(operand))
+          return op.emitError("the cuda target finds no buffer for operand ")
+                 << index << " of '" << op.getName() << "'";
+        materialize(operand);
+      }
     switch (loweringOf(&op)) {
     case Lowering::Row:
       emitRowOp(&op);

@@ -47,12 +47,3 @@ func.func @constant_result() -> tensor<4xf32> {
   // expected-error @below {{the cuda target does not return a constant yet (result 0)}}
   return %c : tensor<4xf32>
 }
-
-// -----
-
-func.func @constant_row(%w: tensor<8xf32>) -> tensor<4x8xf32> {
-  %c = nn.constant dense<1.0> : tensor<4x8xf32>
-  // expected-error @below {{the cuda target does not read a constant in 'nn.rms_norm' yet (operand 0)}}
-  %y = nn.rms_norm %c, %w {epsilon = 1.0e-05 : f64} : tensor<4x8xf32>, tensor<8xf32>
-  return %y : tensor<4x8xf32>
-}

@@ -242,6 +242,20 @@ std::vector<Case> cases(const std::string &t) {
                     x, ty)
           .str();
   all.push_back(grad);
+  // The same with the loss's own cotangent, the constant 1 autodiff writes:
+  // a constant operand of a kernel that reads memory lands in scratch.
+  // |g|/P = 1/4.
+  Case gradOne = {
+      "cross_entropy_grad_constant", "", Bound::Absolute, 48, targets, x};
+  gradOne.scale = 0.25;
+  gradOne.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4xi32>) -> {0} {{\n"
+                    "  %g = nn.constant dense<1.0> : {1}\n"
+                    "  %y = nn.cross_entropy_grad %x, %t, %g : {0}, "
+                    "tensor<4xi32>, {1} -> {0}\n  return %y : {0}\n}\n",
+                    x, ty)
+          .str();
+  all.push_back(gradOne);
   // Embeddings: a gather (exact) and its gradient, each output the sum of
   // at most 36 rows in position order (f32): 38 units of the cotangent's
   // magnitudes.
@@ -300,6 +314,21 @@ std::vector<Case> cases(const std::string &t) {
   gemm("matmul_shared_tl", "3x20x17", "20x11", "3x17x11", "{transpose_lhs} ",
        20);
   gemm("matmul_empty_k", "5x0", "0x7", "5x7", "", 0);
+  // A constant weight, copied into scratch for the GEMM: k = 2 products of
+  // |x| <= 2 and |w| <= 3.
+  std::string cl = "tensor<4x2x" + t + ">", cr = "tensor<2x3x" + t + ">",
+              co = "tensor<4x3x" + t + ">";
+  Case constantRhs = {"matmul_constant", "", Bound::Absolute, 3, {}, co};
+  constantRhs.scale = 12;
+  constantRhs.function =
+      llvm::formatv("(%x: {0}) -> {2} {{\n"
+                    "  %w = nn.constant dense<[[1.0, 2.0, -1.0], "
+                    "[0.5, 0.25, 3.0]]> : {1}\n"
+                    "  %y = nn.matmul %x, %w : {0}, {1} -> {2}\n"
+                    "  return %y : {2}\n}\n",
+                    cl, cr, co)
+          .str();
+  all.push_back(constantRhs);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};
