@@ -1,6 +1,7 @@
-"""compare_losses.py RUNTIME_LOG EVAL_LOG_JSON TOL: the per-step losses of a
+"""compare_losses.py RUNTIME_LOG REFERENCE TOL: the per-step losses of a
 tandem-run-inproc --data log ('step K loss X ...' lines) against those of
-tandem-eval --train --log-json, for every step both ran: the relative error
+REFERENCE, tandem-eval --train --log-json's file (.json) or another such
+log, for every step both ran: the relative error
 |a-b|/|b| <= TOL, a number or KIND:MODEL.mlir:FUNCTION, the bound
 python/tests/tolerance.py derives from that function's arithmetic. Prints
 'ok N' (N compared steps) or one line per step that differs and exits 1."""
@@ -11,12 +12,22 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "tests"))
 import tolerance  # noqa: E402
 
-runtime = {}
-for line in open(sys.argv[1]):
-    words = line.split()
-    if len(words) >= 4 and words[0] == "step" and words[2] == "loss":
-        runtime[int(words[1])] = float(words[3])
-reference = {s["step"]: s["loss"] for s in json.load(open(sys.argv[2]))["steps"]}
+
+
+def read_log(path):
+    losses = {}
+    for line in open(path):
+        words = line.split()
+        if len(words) >= 4 and words[0] == "step" and words[2] == "loss":
+            losses[int(words[1])] = float(words[3])
+    return losses
+
+
+runtime = read_log(sys.argv[1])
+if sys.argv[2].endswith(".json"):
+    reference = {s["step"]: s["loss"] for s in json.load(open(sys.argv[2]))["steps"]}
+else:
+    reference = read_log(sys.argv[2])
 tol = tolerance.from_spec(sys.argv[3])
 common = sorted(set(runtime) & set(reference))
 bad = [
