@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Compile-time benchmark of tandemc --target cpu.
+"""Compile-time benchmark of tandemc --target cpu or cuda.
 
 Generates GPT models of several depths (`tandemc models gpt --config
 gpt2-124m --layers L`, width 768), compiles each for S pipeline stages with
---target cpu and --timing, first with an empty compile cache (cold: every
-rank's C++ is compiled) and then again with the same cache (warm: no
-compiler runs), and prints one row per (layers, cache) with the MLIR time
-(every phase up to and including the C++ emission) and the C++ time (the
-`C++ compile` step: compiler runs or cache lookups) taken from tandemc's
---timing report. See bench/README.md.
+--target cpu (or cuda: nvcc for --cuda-arch) and --timing, first with an
+empty compile cache (cold: every rank's source is compiled) and then again
+with the same cache (warm: no compiler runs), and prints one row per
+(layers, cache) with the MLIR time (every phase up to and including the
+source emission) and the compile time (the `C++ compile` or `CUDA compile`
+step: compiler runs or cache lookups) taken from tandemc's --timing report.
+See bench/README.md.
 
-usage: bench/compile_time.py [--build build] [--layers 12,48,96] ...
+usage: bench/compile_time.py [--build build] [--target cuda] [--layers 12,48,96] ...
 """
 
 import argparse
@@ -27,8 +28,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # One line of MLIR's text timing report: "   1.2345 ( 12.3%)    name".
 REPORT_LINE = re.compile(r"^\s*(\d+\.\d+) \(\s*[\d.]+%\)  (\s*)(\S.*)$")
-SUMMARY = re.compile(r"tandemc: C\+\+: (\d+) ranks, (\d+) libraries: "
-                     r"(\d+) compiled, (\d+) cached")
+SUMMARY = re.compile(r"tandemc: (?:C\+\+|CUDA): (\d+) ranks, (\d+) "
+                     r"libraries: (\d+) compiled, (\d+) cached")
+# Per target: the language in the --timing steps, the cache variable and
+# the target's own options.
+TARGETS = {
+    "cpu": ("C++", "TANDEM_CPU_CACHE", []),
+    "cuda": ("CUDA", "TANDEM_CUDA_CACHE", ["--cuda-arch", "sm_90a"]),
+}
 
 
 def parse_report(stderr):
@@ -78,6 +85,8 @@ def main():
                         help="build directory with bin/tandemc")
     parser.add_argument("--layers", default="12,48,96",
                         help="comma-separated depths")
+    parser.add_argument("--target", default="cpu", choices=sorted(TARGETS))
+    parser.add_argument("--precision", default="f32")
     parser.add_argument("--width", type=int, default=768)
     parser.add_argument("--seq", type=int, default=64,
                         help="sequence length (the causal mask is a "
@@ -110,11 +119,14 @@ def main():
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="tandem-bench-")
     os.makedirs(workdir, exist_ok=True)
-    print(f"# tandemc --target cpu, GPT width {args.width} seq {args.seq}, "
+    language, cache_variable, target_options = TARGETS[args.target]
+    print(f"# tandemc --target {args.target} --precision {args.precision}, "
+          f"GPT width {args.width} seq {args.seq}, "
           f"{args.stages} stages, {args.schedule}, m={args.microbatches}; "
           f"work in {workdir}")
     print(f"# {os.cpu_count()} cores; times in seconds")
-    header = ("layers", "cache", "MLIR", "(emit C++)", "C++", "total",
+    header = ("layers", "cache", "MLIR", f"(emit {language})", language,
+              "total",
               "wall", "CPU", "compiled", "cached")
     rows = []
     slowest = {}
@@ -127,7 +139,7 @@ def main():
         if not args.no_cold:
             shutil.rmtree(cache, ignore_errors=True)
         os.makedirs(cache, exist_ok=True)
-        env = dict(os.environ, TANDEM_CPU_CACHE=cache)
+        env = dict(os.environ, **{cache_variable: cache})
         kinds = [] if args.no_cold else ["cold"]
         kinds += ["warm"] * max(1, args.repeat)
         best = None
@@ -137,7 +149,8 @@ def main():
             result, wall, cpu = run(
                 [tandemc, model, "-o", out, "--stages", str(args.stages),
                  "--microbatches", str(args.microbatches), "--schedule",
-                 args.schedule, "--target", "cpu", "--timing", "--jobs",
+                 args.schedule, "--precision", args.precision, "--target",
+                 args.target, *target_options, "--timing", "--jobs",
                  str(args.jobs)], env)
             entries, (compiled, cached) = parse_report(result.stderr)
             times = {}
@@ -145,8 +158,8 @@ def main():
                 times.setdefault((name, depth), 0.0)
                 times[(name, depth)] += seconds
             total = times[("Total", 0)]
-            cxx = times[("C++ compile", 1)]
-            emit = times[("emit C++", 1)]
+            cxx = times[(f"{language} compile", 1)]
+            emit = times[(f"emit {language}", 1)]
             row = (n, kind, total - cxx, emit, cxx, total, wall, cpu,
                    compiled, cached)
             if kind == "cold":
@@ -156,7 +169,7 @@ def main():
         rows.append(best[0])
         # Passes and steps nested one level under a phase.
         passes = [(s, name) for (name, depth), s in best[1].items()
-                  if depth == 1 and name != "C++ compile"]
+                  if depth == 1 and name != f"{language} compile"]
         slowest[n] = sorted(passes, reverse=True)[:args.passes]
 
     print("| " + " | ".join(header) + " |")

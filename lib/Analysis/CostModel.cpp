@@ -130,6 +130,25 @@ Expected<OpCost> attention(Operation *op) {
   return cost;
 }
 
+/// Fused attention's gradient: the probabilities recomputed (QKᵀ and the
+/// softmax), then dP = dy·Vᵀ, dV = Pᵀ·dy, dQ = dS·K and dK = dSᵀ·Q: five
+/// products of the forward's size, and per score the softmax, dS and its
+/// scale. Only q, k, v, dy and the three gradients are moved.
+Expected<OpCost> attentionGrad(Operation *op) {
+  auto at = cast<nn::AttentionGradOp>(op);
+  auto q = cast<ShapedType>(at.getQuery().getType());
+  auto k = cast<ShapedType>(at.getKey().getType());
+  double b = q.getDimSize(0), tq = q.getDimSize(1), d = q.getDimSize(2);
+  double tk = k.getDimSize(1), heads = at.getHeads();
+  double scores = b * heads * tq * tk;
+  OpCost cost;
+  cost.flops = 5 * (2.0 * b * tq * tk * d) + scores * (9 + kTranscendentalFlops);
+  cost.bytes = ioBytes(op);
+  cost.dtype = peakKey(q.getElementType());
+  cost.matrix = true;
+  return cost;
+}
+
 /// Per input element (reductions and the per-axis ops read each element of
 /// the input; the result may be smaller).
 Rule perInputElement(double flops) {
@@ -183,6 +202,7 @@ const StringMap<Rule> &rules() {
     t["nn.silu"] = elementwise(3.0 + kT);
     t["nn.matmul"] = matmul;
     t["nn.attention"] = attention;
+    t["nn.attention_grad"] = attentionGrad;
     // Max, subtract, exp, sum, normalize.
     t["nn.softmax"] = perInputElement(4.0 + kT);
     t["nn.log_softmax"] = perInputElement(4.0 + kT);

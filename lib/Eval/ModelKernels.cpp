@@ -117,6 +117,56 @@ KernelResult embeddingKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
+/// The shape of an attention op's operands, checked as the kernels need.
+struct AttentionShape {
+  int64_t batch, tq, tk, dim, heads, hd;
+  bool causal;
+  double scale;
+};
+
+template <typename OpT>
+mlir::FailureOr<AttentionShape> attentionShape(OpT op, const Tensor &q,
+                                         const Tensor &k) {
+  AttentionShape s{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
+                   static_cast<int64_t>(op.getHeads()), 0, op.getCausal(),
+                   op.getEffectiveScale()};
+  if (s.heads <= 0 || s.dim % s.heads != 0 || (s.causal && s.tq != s.tk))
+    return mlir::failure();
+  s.hd = s.dim / s.heads;
+  return s;
+}
+
+/// Query i's row of head h in batch b: e^{scores - max} over the visible
+/// keys (all, or k <= i when causal) in `weights`, their sum returned; the
+/// probabilities are weights[j] / sum. Sums run in increasing index.
+double attentionWeights(const AttentionShape &s, const Tensor &q,
+                        const Tensor &k, int64_t b, int64_t h, int64_t i,
+                        std::vector<double> &weights) {
+  const double *qi = &q.data[(b * s.tq + i) * s.dim + h * s.hd];
+  int64_t visible = s.causal ? i + 1 : s.tk;
+  weights.assign(visible, 0.0);
+  double max = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < visible; ++j) {
+    const double *kj = &k.data[(b * s.tk + j) * s.dim + h * s.hd];
+    double dot = 0.0;
+    for (int64_t d = 0; d < s.hd; ++d)
+      dot += qi[d] * kj[d];
+    weights[j] = dot * s.scale;
+    max = std::fmax(max, weights[j]);
+  }
+  double sum = 0.0;
+  for (int64_t j = 0; j < visible; ++j) {
+    weights[j] = tandem_math::exp(weights[j] - max);
+    sum += weights[j];
+  }
+  return sum;
+}
+
+KernelResult attentionShapeError(mlir::Operation *op) {
+  return opError(op, "heads must divide the model dimension, and causal "
+                     "attention needs as many keys as queries");
+}
+
 /// Directly from the definition: per batch, head and query, the scores
 /// q·k·scale over the visible keys (all, or k <= q when causal), their
 /// softmax, and the weighted sum of values. Sums run in increasing index.
@@ -124,44 +174,70 @@ KernelResult attentionKernel(const KernelCall &call) {
   auto op = llvm::cast<nn::AttentionOp>(call.op);
   const Tensor &q = *call.operands[0], &k = *call.operands[1],
                &v = *call.operands[2];
-  int64_t batch = q.shape[0], tq = q.shape[1], dim = q.shape[2];
-  int64_t tk = k.shape[1], heads = op.getHeads();
-  if (heads <= 0 || dim % heads != 0)
-    return opError(call.op, "heads must divide the model dimension");
-  if (op.getCausal() && tq != tk)
-    return opError(call.op, "causal attention needs as many keys as queries");
-  int64_t hd = dim / heads;
-  double scale = op.getEffectiveScale();
+  mlir::FailureOr<AttentionShape> shape = attentionShape(op, q, k);
+  if (failed(shape))
+    return attentionShapeError(call.op);
+  const AttentionShape &s = *shape;
   Tensor result = resultTensor(call.op);
-  std::vector<double> scores(tk);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < tq; ++i) {
-        const double *qi = &q.data[(b * tq + i) * dim + h * hd];
-        int64_t visible = op.getCausal() ? i + 1 : tk;
-        double max = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          const double *kj = &k.data[(b * tk + j) * dim + h * hd];
-          double dot = 0.0;
-          for (int64_t d = 0; d < hd; ++d)
-            dot += qi[d] * kj[d];
-          scores[j] = dot * scale;
-          max = std::fmax(max, scores[j]);
-        }
-        double sum = 0.0;
-        for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = tandem_math::exp(scores[j] - max);
-          sum += scores[j];
-        }
-        double *out = &result.data[(b * tq + i) * dim + h * hd];
-        for (int64_t d = 0; d < hd; ++d) {
+  std::vector<double> weights;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < s.tq; ++i) {
+        double sum = attentionWeights(s, q, k, b, h, i, weights);
+        double *out = &result.data[(b * s.tq + i) * s.dim + h * s.hd];
+        for (int64_t d = 0; d < s.hd; ++d) {
           double acc = 0.0;
-          for (int64_t j = 0; j < visible; ++j)
-            acc += scores[j] / sum * v.data[(b * tk + j) * dim + h * hd + d];
+          for (size_t j = 0; j < weights.size(); ++j)
+            acc += weights[j] / sum * v.data[(b * s.tk + j) * s.dim + h * s.hd + d];
           out[d] = acc;
         }
       }
   return single(std::move(result));
+}
+
+/// From the definition (NNOps.td): per batch, head and query, the
+/// probabilities P, dP = dy·vᵀ, D = Σ P∘dP, dS = P∘(dP − D); then
+/// dq += dS·k·scale, dk += dSᵀ·q·scale, dv += Pᵀ·dy, the contributions of
+/// queries added in increasing order.
+KernelResult attentionGradKernel(const KernelCall &call) {
+  auto op = llvm::cast<nn::AttentionGradOp>(call.op);
+  const Tensor &q = *call.operands[0], &k = *call.operands[1],
+               &v = *call.operands[2], &dy = *call.operands[3];
+  mlir::FailureOr<AttentionShape> shape = attentionShape(op, q, k);
+  if (failed(shape))
+    return attentionShapeError(call.op);
+  const AttentionShape &s = *shape;
+  Tensor dq = resultTensor(call.op, 0), dk = resultTensor(call.op, 1),
+         dv = resultTensor(call.op, 2);
+  std::fill(dq.data.begin(), dq.data.end(), 0.0);
+  std::fill(dk.data.begin(), dk.data.end(), 0.0);
+  std::fill(dv.data.begin(), dv.data.end(), 0.0);
+  std::vector<double> p, dp;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < s.tq; ++i) {
+        double sum = attentionWeights(s, q, k, b, h, i, p);
+        int64_t at = (b * s.tq + i) * s.dim + h * s.hd;
+        dp.assign(p.size(), 0.0);
+        double rowDot = 0.0;
+        for (size_t j = 0; j < p.size(); ++j) {
+          p[j] /= sum;
+          const double *vj = &v.data[(b * s.tk + j) * s.dim + h * s.hd];
+          for (int64_t d = 0; d < s.hd; ++d)
+            dp[j] += dy.data[at + d] * vj[d];
+          rowDot += p[j] * dp[j];
+        }
+        for (size_t j = 0; j < p.size(); ++j) {
+          double ds = p[j] * (dp[j] - rowDot) * s.scale;
+          int64_t kv = (b * s.tk + j) * s.dim + h * s.hd;
+          for (int64_t d = 0; d < s.hd; ++d) {
+            dq.data[at + d] += ds * k.data[kv + d];
+            dk.data[kv + d] += ds * q.data[at + d];
+            dv.data[kv + d] += p[j] * dy.data[at + d];
+          }
+        }
+      }
+  return std::vector<Tensor>{std::move(dq), std::move(dk), std::move(dv)};
 }
 
 /// mean over positions of logsumexp(logits) - logits[target], positions
@@ -260,6 +336,7 @@ void tandem::eval::registerModelKernels(KernelRegistry &registry) {
   registry.add(nn::StageEndOp::getOperationName(), identityKernel);
   registry.add(nn::EmbeddingOp::getOperationName(), embeddingKernel);
   registry.add(nn::AttentionOp::getOperationName(), attentionKernel);
+  registry.add(nn::AttentionGradOp::getOperationName(), attentionGradKernel);
   registry.add(nn::CrossEntropyOp::getOperationName(), crossEntropyKernel);
   registry.add(nn::EmbeddingGradOp::getOperationName(), embeddingGradKernel);
   registry.add(nn::CrossEntropyGradOp::getOperationName(),

@@ -134,6 +134,15 @@ def _reduction_lengths(op, attrs, axes, operand_types):
         keys = k[-2]
         # scores (head_dim), the softmax's sum (keys), probabilities x V (keys)
         return [head_dim, keys, keys]
+    if op == "attention_grad":
+        q, k = operand_types[0], operand_types[1]
+        heads = int(re.search(r"heads = (\d+)", attrs).group(1))
+        head_dim = q[-1] // heads
+        queries, keys = q[-2], k[-2]
+        # scores and the softmax's sum (recomputed), dP = dy·v (head_dim),
+        # the row sum of P·dP (keys), then dq over keys and dk, dv over
+        # queries
+        return [head_dim, keys, head_dim, keys, max(keys, queries)]
     if op in ("layer_norm", "rms_norm"):
         return [_last(first)] * (2 if op == "layer_norm" else 1)
     if op in ("softmax", "log_softmax"):

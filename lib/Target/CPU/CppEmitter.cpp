@@ -146,6 +146,10 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
   if (isa<nn::AttentionOp>(op))
     return op->emitError("nn.attention is not supported by the CPU emitter: "
                          "run nn-decompose-attention first");
+  if (isa<nn::AttentionGradOp>(op))
+    return op->emitError("nn.attention_grad is not supported by the CPU "
+                         "emitter: differentiate with "
+                         "nn-autodiff{decompose-attention=true}");
   if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "nn" ||
       isa<nn::ParameterOp>(op))
     return op->emitError("'")
@@ -870,6 +874,9 @@ std::vector<std::string> tandem::cpu::supportedOps() {
 std::vector<std::pair<std::string, std::string>>
 tandem::cpu::opsHandledElsewhere() {
   return {{"nn.attention", "run nn-decompose-attention before emitting"},
+          {"nn.attention_grad",
+           "the CPU target differentiates decomposed attention "
+           "(nn-autodiff's default)"},
           {"nn.parameter", "a module-level declaration: functions read "
                            "parameters with nn.param, which become argument "
                            "slots"}};

@@ -1279,6 +1279,7 @@ std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.attention", "a fused causal attention kernel (online softmax)"},
+      {"nn.attention_grad", "the fused attention's backward kernels"},
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
   };

@@ -457,3 +457,21 @@ func.func @cross_entropy_float_targets(%l: tensor<4x10xf32>, %t: tensor<4xf32>) 
   %0 = nn.cross_entropy %l, %t : tensor<4x10xf32>, tensor<4xf32> -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @attention_grad_cotangent(%q: tensor<2x4x8xf32>, %dy: tensor<2x4x4xf32>) {
+  // expected-error@+2 {{'nn.attention_grad' op expected a cotangent of the query's type 'tensor<2x4x8xf32>', found 'tensor<2x4x4xf32>'}}
+  // expected-error@+1 {{'nn.attention_grad' op failed to infer returned types}}
+  %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %dy {heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_heads(%q: tensor<2x4x8xf32>) {
+  // expected-error@+2 {{'nn.attention_grad' op expected a head count that divides the dimension 8, found 3}}
+  // expected-error@+1 {{'nn.attention_grad' op failed to infer returned types}}
+  %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %q {heads = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return
+}

@@ -453,11 +453,13 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  StringRef name = getOperationName();
+/// The checks nn.attention and nn.attention_grad share: query, key and value
+/// of one element type, 3-D, agreeing on batch and dimension; heads dividing
+/// the dimension; a causal mask over equal lengths; a positive finite scale.
+template <typename AdaptorT>
+static LogicalResult checkAttentionOperands(std::optional<Location> loc,
+                                            StringRef name, AdaptorT adaptor,
+                                            RankedTensorType *queryType) {
   auto qt = getTensor(loc, name, adaptor.getQuery(), "query");
   auto kt = getTensor(loc, name, adaptor.getKey(), "key");
   auto vt = getTensor(loc, name, adaptor.getValue(), "value");
@@ -500,15 +502,58 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
       return inferError(loc, name, "expected a positive finite scale, found ",
                         s);
   }
-  results.push_back(*qt);
+  *queryType = *qt;
   return success();
 }
 
-double AttentionOp::getEffectiveScale() {
-  if (auto scale = getScale())
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  RankedTensorType queryType;
+  if (failed(checkAttentionOperands(loc, getOperationName(), adaptor,
+                                    &queryType)))
+    return failure();
+  results.push_back(queryType);
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  RankedTensorType queryType;
+  if (failed(checkAttentionOperands(loc, name, adaptor, &queryType)))
+    return failure();
+  auto dt = getTensor(loc, name, adaptor.getCotangent(), "cotangent");
+  if (failed(dt))
+    return failure();
+  if (*dt != queryType)
+    return inferError(loc, name,
+                      "expected a cotangent of the query's type ", queryType,
+                      ", found ", *dt);
+  results.push_back(queryType);
+  results.push_back(adaptor.getKey().getType());
+  results.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+/// The softmax scale of an attention op: `scale`, or 1/sqrt(head dimension).
+static double effectiveAttentionScale(std::optional<llvm::APFloat> scale,
+                                      Value query, int64_t heads) {
+  if (scale)
     return scale->convertToDouble();
-  int64_t headDim = getQuery().getType().getShape()[2] / getHeads();
+  int64_t headDim =
+      cast<RankedTensorType>(query.getType()).getShape()[2] / heads;
   return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+double AttentionOp::getEffectiveScale() {
+  return effectiveAttentionScale(getScale(), getQuery(), getHeads());
+}
+
+double AttentionGradOp::getEffectiveScale() {
+  return effectiveAttentionScale(getScale(), getQuery(), getHeads());
 }
 
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,

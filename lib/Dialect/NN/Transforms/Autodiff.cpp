@@ -1,7 +1,8 @@
 //===- Autodiff.cpp - nn-autodiff: reverse-mode differentiation -----------===//
 //
 // Clones @<function> into @<function>_grad (nn.attention decomposed first,
-// so its gradient comes from the primitive ops' rules), numbers the forward
+// so its gradient comes from the primitive ops' rules, unless
+// decompose-attention=false: then nn.attention_grad), numbers the forward
 // ops with `nn.id`, then walks them in reverse: each op on a path from a
 // parameter to the loss hands the cotangents of its results to its gradient
 // rule (GradientRules*.cpp), and the contributions to each operand are added
@@ -118,16 +119,10 @@ const GradRuleMap &tandem::nn::autodiff::getGradRules() {
   return rules;
 }
 
-/// Ops differentiated by rewriting them first.
-static bool isDecomposed(StringRef name) {
-  return name == AttentionOp::getOperationName();
-}
-
 std::vector<std::string> tandem::nn::opsWithGradientRules() {
   std::vector<std::string> names;
   for (const auto &entry : getGradRules())
     names.push_back(entry.getKey().str());
-  names.push_back(AttentionOp::getOperationName().str());
   llvm::sort(names);
   return names;
 }
@@ -135,6 +130,9 @@ std::vector<std::string> tandem::nn::opsWithGradientRules() {
 std::vector<std::pair<std::string, std::string>>
 tandem::nn::nonDifferentiableOps() {
   return {
+      {AttentionGradOp::getOperationName().str(),
+       "a gradient op itself: second-order differentiation through fused "
+       "attention is not supported"},
       {CrossEntropyGradOp::getOperationName().str(),
        "a gradient op itself: second-order differentiation through the fused "
        "cross-entropy gradient is not supported"},
@@ -247,8 +245,7 @@ LogicalResult NNAutodiffPass::check(func::FuncOp func) {
                << " on the way to the loss; the gradient through it is "
                   "undefined";
     }
-    if (onPath && !rules.contains(op.getName().getStringRef()) &&
-        !isDecomposed(op.getName().getStringRef()))
+    if (onPath && !rules.contains(op.getName().getStringRef()))
       return op.emitError()
              << "nn-autodiff: no gradient rule for '" << op.getName()
              << "', which is on a differentiable path from a parameter to "
@@ -293,7 +290,7 @@ void NNAutodiffPass::runOnOperation() {
 
 LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
   MLIRContext *ctx = grad.getContext();
-  {
+  if (decomposeAttention) {
     RewritePatternSet patterns(ctx);
     populateDecomposeAttentionPatterns(patterns);
     walkAndApplyPatterns(grad, std::move(patterns));

@@ -164,9 +164,22 @@ LogicalResult embeddingGradRule(GradBuilder &gb, Operation *op, Cots cots,
   return success();
 }
 
+// One op for all three cotangents (nn.attention_grad recomputes the
+// probabilities), with the forward op's attributes.
+LogicalResult attentionRule(GradBuilder &gb, Operation *op, Cots cots,
+                            Out &out) {
+  auto at = cast<AttentionOp>(op);
+  auto grad = AttentionGradOp::create(
+      gb.b, gb.loc, at.getQuery(), at.getKey(), at.getValue(), cots[0],
+      at.getHeads(), at.getCausal(), at.getScaleAttr());
+  out.append({grad.getDquery(), grad.getDkey(), grad.getDvalue()});
+  return success();
+}
+
 } // namespace
 
 void tandem::nn::autodiff::registerLayerGradients(GradRuleMap &rules) {
+  rules[AttentionOp::getOperationName()] = attentionRule;
   rules[MatmulOp::getOperationName()] = matmulRule;
   rules[SoftmaxOp::getOperationName()] = softmaxRule;
   rules[LogSoftmaxOp::getOperationName()] = logSoftmaxRule;

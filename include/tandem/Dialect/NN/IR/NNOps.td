@@ -362,6 +362,40 @@ def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_AttentionGradOp : NN_Op<"attention_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradients of nn.attention with respect to query, key and value";
+  let description = [{
+    For the operands and attributes of an `nn.attention` and the cotangent
+    `dy` of its result (B×Tq×D, the query's type), returns the cotangents of
+    the query, key and value. Per head, with P = softmax(q·kᵀ·scale + mask)
+    and dP = dy·vᵀ: dv = Pᵀ·dy, dS = P ∘ (dP − rowsum(dP ∘ P)),
+    dq = dS·k·scale, dk = dSᵀ·q·scale. Nothing of the forward pass is
+    stored: the probabilities are recomputed, so a target can lower the
+    pair without a Tq×Tk matrix in memory. `nn-autodiff{decompose-attention=false}`
+    writes it; `nn-decompose-attention` does not touch it (a target that
+    does not lower it asks autodiff to decompose `nn.attention` instead).
+
+    ```mlir
+    %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
+                       NN_FloatTensor:$value, NN_FloatTensor:$cotangent,
+                       I64Attr:$heads, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs NN_FloatTensor:$dquery, NN_FloatTensor:$dkey,
+                      NN_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $cotangent attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($cotangent) `->` type($dquery) `,`
+    type($dkey) `,` type($dvalue)
+  }];
+  let extraClassDeclaration = [{
+    /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
+    double getEffectiveScale();
+  }];
+}
+
 def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
   let summary = "Mean cross-entropy of logits against integer targets";
   let description = [{

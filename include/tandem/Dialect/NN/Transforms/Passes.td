@@ -34,6 +34,11 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
            "The function whose scalar result is differentiated">,
+    Option<"decomposeAttention", "decompose-attention", "bool",
+           /*default=*/"true",
+           "Rewrite nn.attention into matmuls and a softmax before "
+           "differentiating (targets without a fused attention kernel); "
+           "false keeps it and differentiates it with nn.attention_grad">,
   ];
   let dependentDialects = ["::tandem::nn::NNDialect",
                            "::mlir::func::FuncDialect"];
