@@ -220,8 +220,14 @@ def chain_bound(mlir_text, function="forward", kind="jax"):
                         lengths = []
                 if kind == "cuda":
                     # The sums' orders differ from the evaluator's (a GEMM's
-                    # is the library's), plus each kernel's own arithmetic.
-                    rounding = _CUDA_UNITS.get(op, 1) * U32
+                    # is the library's), plus each kernel's own arithmetic;
+                    # fused attention's online softmax rescales its running
+                    # sum and output up to once per key (an exp and a product
+                    # each: docs/cuda-backend.md, "Attention").
+                    units = _CUDA_UNITS.get(op, 1)
+                    if op in ("attention", "attention_grad"):
+                        units = 5 * operand_shapes[1][-2] + 6
+                    rounding = units * U32
                     local = sum(probabilistic(n + 1) for n in lengths) + rounding
                 else:
                     local = sum(probabilistic(n + 1) for n in lengths) or rounding

@@ -110,7 +110,9 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
            : passes("nn-mixed-precision{function=" + o.function + " policy=" +
                     o.precision + (o.precisionOptions.empty() ? "" : " ") +
                     o.precisionOptions + "}")},
-      {Phase::Grad, passes("nn-autodiff{function=" + o.function + "}")},
+      {Phase::Grad,
+       passes("nn-autodiff{function=" + o.function +
+              (o.fusedAttention ? " decompose-attention=false" : "") + "}")},
       {Phase::Train, passes("nn-optimizer{function=" + o.function + "_grad " +
                             o.optimizer + "}")},
       {Phase::Partition, passes(partition)},

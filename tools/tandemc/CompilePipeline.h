@@ -54,6 +54,10 @@ struct CompileOptions {
   /// `none` (stop at the per-rank MLIR) or a registered target (the rank
   /// lowering after the split: DIR/rank<N>.{cpp,so,json} for cpu).
   std::string target = "none";
+  /// The target lowers nn.attention and nn.attention_grad: autodiff keeps
+  /// attention fused (nn-autodiff{decompose-attention=false}) and the eval
+  /// program does not decompose it.
+  bool fusedAttention = false;
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
   /// Where tandemc writes rank<N>.mlir (Phase::Split).

@@ -20,9 +20,10 @@ std::string tandem::tandemc::evalPipeline(const CompileOptions &o) {
                           "}";
   if (!o.partitioner.empty())
     partition = o.partitioner + "," + partition;
-  // The emitter needs attention decomposed; autodiff did it for the
-  // training step, whose forward part this must compute alike.
-  partition = "nn-decompose-attention," + partition;
+  // A target without fused attention needs it decomposed; autodiff did it
+  // for the training step, whose forward part this must compute alike.
+  if (!o.fusedAttention)
+    partition = "nn-decompose-attention," + partition;
   // Forward only: GPipe's order, or the interleaved one for chunks.
   std::string schedule = chunks > 1 ? "interleaved-1f1b" : "gpipe";
   return partition + ",mpmd-schedule{schedule=" + schedule +

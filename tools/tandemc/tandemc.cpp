@@ -219,13 +219,16 @@ static int compile(const mlir::DialectRegistry &registry,
                   "--emit=PHASE to print one form");
     options.outputDir = outputFilename;
   }
-  auto phases = tandem::tandemc::buildPhases(options, last);
-  if (!phases)
-    return fail(toString(phases.takeError()));
   // The target and its options (each target's own: --cpu-arch for cpu).
   auto backend = targets.create(target);
   if (!backend)
     return fail(toString(backend.takeError()));
+  if (*backend)
+    options.fusedAttention =
+        llvm::is_contained((*backend)->supportedOps(), "nn.attention_grad");
+  auto phases = tandem::tandemc::buildPhases(options, last);
+  if (!phases)
+    return fail(toString(phases.takeError()));
 
   std::string errorMessage;
   auto input = mlir::openInputFile(inputFilename, &errorMessage);

@@ -167,7 +167,10 @@ public:
             {"cuda-emulate",
              "Build each rank's library with the host compiler: every "
              "kernel runs on the CPU, with the GPU's arithmetic",
-             /*flag=*/true}};
+             /*flag=*/true},
+            {"cuda-attention",
+             "fused (default: nn.attention and its gradient as fused "
+             "kernels) or decomposed (GEMMs and a masked softmax)"}};
   }
 
   llvm::Error configure(const TargetOptionValues &values) override {
@@ -181,6 +184,14 @@ public:
             llvm::join(supportedArchitectures(), ", ") + ", found '" +
             arch->second + "'");
       compileOptions.arch = arch->second;
+    }
+    auto attention = values.find("cuda-attention");
+    if (attention != values.end()) {
+      if (attention->second != "fused" && attention->second != "decomposed")
+        return llvm::createStringError(
+            "--cuda-attention must be fused or decomposed, found '" +
+            attention->second + "'");
+      compileOptions.fusedAttention = attention->second == "fused";
     }
     auto emulate = values.find("cuda-emulate");
     if (emulate != values.end())
@@ -212,7 +223,14 @@ public:
   }
 
   std::vector<std::string> supportedOps() const override {
-    return tandem::cuda::supportedOps();
+    std::vector<std::string> ops = tandem::cuda::supportedOps();
+    // Decomposed attention: the pipeline differentiates its GEMMs and
+    // softmax instead, and no fused kernel is asked for.
+    if (!compileOptions.fusedAttention)
+      llvm::erase_if(ops, [](const std::string &op) {
+        return op == "nn.attention" || op == "nn.attention_grad";
+      });
+    return ops;
   }
 
   llvm::StringRef sourceExtension() const override { return ".cu"; }

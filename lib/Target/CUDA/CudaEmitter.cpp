@@ -52,6 +52,8 @@ constexpr uint64_t kScratchAlignment = 256;
 /// Enough blocks to fill any GPU the target supports; the grid-stride loop
 /// covers larger tensors.
 constexpr int64_t kMaxBlocks = 8192;
+/// The attention kernels keep a head's row in registers (AttentionPrelude.h).
+constexpr int64_t kMaxAttentionHeadDim = 256;
 
 RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -191,6 +193,8 @@ enum class Lowering {
   Gemm,
   /// param: an argument slot after the function's arguments.
   Parameter,
+  /// attention, attention_grad: fused kernels (AttentionPrelude.h).
+  Attention,
 };
 
 Lowering loweringOf(Operation *op) {
@@ -211,6 +215,8 @@ Lowering loweringOf(Operation *op) {
     return Lowering::Gemm;
   if (isa<nn::ParamOp>(op))
     return Lowering::Parameter;
+  if (isa<nn::AttentionOp, nn::AttentionGradOp>(op))
+    return Lowering::Attention;
   llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
   if (op->hasTrait<nn::ElementwiseKernel>() && elementExpr(op, operands))
     return Lowering::Kernel;
@@ -324,6 +330,9 @@ private:
   void emitDataMovement(Operation *op);
   /// A matmul as one (batched, strided) GEMM call.
   void emitGemm(nn::MatmulOp op);
+  /// attention: one thread per query row; attention_grad: one per query
+  /// row (dq and the rows' statistics), then one per key row (dk, dv).
+  void emitAttention(Operation *op);
   /// Launches kernel `name` over `count` elements (a grid-stride loop of
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
@@ -372,6 +381,15 @@ LogicalResult FunctionEmitter::check(Operation *op) {
       return op->emitError("the cuda target's GEMMs write fewer than 2^31 "
                            "elements per call, found ")
              << tensorOf(matmul.getResult()).getNumElements();
+  }
+  if (isa<nn::AttentionOp, nn::AttentionGradOp>(op)) {
+    auto query = tensorOf(op->getOperand(0));
+    int64_t heads = op->getAttrOfType<IntegerAttr>("heads").getInt();
+    int64_t headDim = query.getShape()[2] / heads;
+    if (headDim > kMaxAttentionHeadDim)
+      return op->emitError("the cuda target's attention takes heads of at "
+                           "most ")
+             << kMaxAttentionHeadDim << " elements, found " << headDim;
   }
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
     int64_t rank = tensorOf(op->getOperand(0)).getRank();
@@ -766,6 +784,75 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
   emitRows(mean);
 }
 
+void FunctionEmitter::emitAttention(Operation *op) {
+  auto query = tensorOf(op->getOperand(0)), key = tensorOf(op->getOperand(1));
+  int64_t batch = query.getShape()[0], tq = query.getShape()[1];
+  int64_t dim = query.getShape()[2], tk = key.getShape()[1];
+  int64_t heads = op->getAttrOfType<IntegerAttr>("heads").getInt();
+  bool causal = op->hasAttr("causal");
+  double scale = isa<nn::AttentionOp>(op)
+                     ? cast<nn::AttentionOp>(op).getEffectiveScale()
+                     : cast<nn::AttentionGradOp>(op).getEffectiveScale();
+  std::string hd = std::to_string(dim / heads);
+  std::string type = storageOf(op->getOperand(0)).str();
+  std::string shape = newName();
+  code += "  const tk_attention_shape " + shape + " = {" +
+          std::to_string(batch) + ", " + std::to_string(heads) + ", " +
+          std::to_string(tq) + ", " + std::to_string(tk) + ", " +
+          std::to_string(dim) + ", " + (causal ? "1" : "0") + ", " +
+          floatLiteral(static_cast<float>(scale)) + "};\n";
+  // A kernel calling `call` for every row of `rows` (its pointers: inputs,
+  // then outputs, then the rows' statistics where `stats`).
+  auto kernel = [&](StringRef title, int64_t rows, StringRef call,
+                    unsigned inputs, unsigned outputs, bool stats,
+                    bool statsOut) {
+    std::string text;
+    llvm::raw_string_ostream b(text);
+    b << "(TK_KERNEL_ARGS tk_attention_shape s";
+    for (unsigned i = 0; i < inputs; ++i)
+      b << ", const " << type << " *__restrict__ i" << i;
+    for (unsigned o = 0; o < outputs; ++o)
+      b << ", " << type << " *__restrict__ o" << o;
+    if (stats)
+      b << ", " << (statsOut ? "" : "const ") << "float *__restrict__ st";
+    b << ") {\n  // " << title << "\n  TK_PHASE\n"
+      << gridStrideLoop("r", rows) << "    " << call << "<" << hd << ">(s";
+    for (unsigned i = 0; i < inputs; ++i)
+      b << ", i" << i;
+    for (unsigned o = 0; o < outputs; ++o)
+      b << ", o" << o;
+    b << (stats ? ", st" : "") << ", r);\n  }\n  TK_END_PHASE\n}\n";
+    return addKernel(text);
+  };
+  std::vector<std::string> args = {shape};
+  for (Value operand : op->getOperands())
+    args.push_back(pointers.lookup(operand));
+  int64_t queryRows = batch * heads * tq, keyRows = batch * heads * tk;
+  if (isa<nn::AttentionOp>(op)) {
+    args.push_back(outputBuffer(op->getResult(0)));
+    launchElements(kernel("nn.attention: a query row per thread", queryRows,
+                          "tk_attention_row", 3, 1, false, false),
+                   queryRows, args);
+    return;
+  }
+  // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
+  std::string stats = allocateTemporary(
+      static_cast<uint64_t>(queryRows) * 3 * sizeof(float), "float");
+  std::vector<std::string> rowArgs = args;
+  rowArgs.push_back(outputBuffer(op->getResult(0)));
+  rowArgs.push_back(stats);
+  launchElements(kernel("nn.attention_grad: dq, a query row per thread",
+                        queryRows, "tk_attention_grad_row", 4, 1, true, true),
+                 queryRows, rowArgs);
+  args.push_back(outputBuffer(op->getResult(1)));
+  args.push_back(outputBuffer(op->getResult(2)));
+  args.push_back(stats);
+  launchElements(kernel("nn.attention_grad: dk and dv, a key row per thread",
+                        keyRows, "tk_attention_grad_column", 4, 2, true,
+                        false),
+                 keyRows, args);
+}
+
 void FunctionEmitter::emitEmbedding(Operation *op) {
   if (auto embedding = dyn_cast<nn::EmbeddingOp>(op)) {
     Value table = embedding->getOperand(0), ids = embedding->getOperand(1);
@@ -1151,6 +1238,9 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     case Lowering::Gemm:
       emitGemm(cast<nn::MatmulOp>(op));
       continue;
+    case Lowering::Attention:
+      emitAttention(&op);
+      continue;
     case Lowering::Parameter:
       continue;
     default:
@@ -1232,6 +1322,8 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
 
 std::vector<std::string> tandem::cuda::supportedOps() {
   return {"nn.add",
+          "nn.attention",
+          "nn.attention_grad",
           "nn.broadcast_to",
           "nn.cast",
           "nn.concat",
@@ -1278,8 +1370,6 @@ std::vector<std::string> tandem::cuda::supportedOps() {
 std::vector<std::pair<std::string, std::string>>
 tandem::cuda::opsNotLoweredYet() {
   return {
-      {"nn.attention", "a fused causal attention kernel (online softmax)"},
-      {"nn.attention_grad", "the fused attention's backward kernels"},
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
   };

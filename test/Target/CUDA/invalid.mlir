@@ -2,26 +2,10 @@
 // types it does not hold are refused.
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o /dev/null -split-input-file -verify-diagnostics
 
-func.func @attention(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{the cuda target does not lower 'nn.attention' yet (docs/cuda-backend.md)}}
-  %a = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
-  return %a : tensor<2x4x8xf32>
-}
-
-// -----
-
 func.func @softmax_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @below {{the cuda target lowers 'nn.softmax' along the last dimension only, yet}}
   %y = nn.softmax %x {axis = 0 : i64} : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
-}
-
-// -----
-
-func.func @attention(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{the cuda target does not lower 'nn.attention' yet (docs/cuda-backend.md)}}
-  %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
-  return %y : tensor<2x4x8xf32>
 }
 
 // -----
@@ -46,4 +30,12 @@ func.func @constant_result() -> tensor<4xf32> {
   %c = nn.constant dense<1.0> : tensor<4xf32>
   // expected-error @below {{the cuda target does not return a constant yet (result 0)}}
   return %c : tensor<4xf32>
+}
+
+// -----
+
+func.func @attention_wide_heads(%q: tensor<1x4x512xf32>) -> tensor<1x4x512xf32> {
+  // expected-error @below {{the cuda target's attention takes heads of at most 256 elements, found 512}}
+  %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<1x4x512xf32>, tensor<1x4x512xf32>, tensor<1x4x512xf32> -> tensor<1x4x512xf32>
+  return %y : tensor<1x4x512xf32>
 }

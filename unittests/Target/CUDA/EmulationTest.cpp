@@ -329,6 +329,57 @@ std::vector<Case> cases(const std::string &t) {
                     cl, cr, co)
           .str();
   all.push_back(constantRhs);
+  // Fused attention (AttentionPrelude.h), heads of hd = 8, inputs in
+  // [-1, 1], scale 1/sqrt(8); errors in units of 2^-24 absolute (every
+  // magnitude is at most 1), docs/cuda-backend.md "Attention":
+  // a score is off by ds = (hd^2 + 2 hd) scale (the fma chain of hd terms of
+  // partial sums up to hd, the scale and its rounding); a probability by
+  // Ep = 2 ds + T + 9 relative (the scores, exp, the row's sum, the
+  // division); the forward output by 2 ds + 12 T + 6 (the online softmax
+  // rescales the running sum and output up to T times, an exp and a
+  // product each); the gradients by the chain below.
+  auto attention = [&](const std::string &name, int64_t tq, int64_t tk,
+                       bool causal, int output) {
+    const double hd = 8, scale = 1 / std::sqrt(8.0), keys = static_cast<double>(tk);
+    const double nq = static_cast<double>(tq);
+    double ds = (hd * hd + 2 * hd) * scale, ep = 2 * ds + keys + 9;
+    double edp = hd * hd, ed = hd * ep + hd * hd + keys * hd;
+    double perRow = scale * (2 * hd * ep + edp + ed + 6 * hd);
+    double units[] = {
+        2 * ds + 12 * keys + 6,                    // y
+        perRow + keys * scale * 2 * hd,            // dq: sum over keys
+        nq * perRow + nq * nq * scale * 2 * hd,    // dk: sum over queries
+        nq * (ep + nq)};                           // dv
+    std::string qt = "tensor<2x" + std::to_string(tq) + "x16x" + t + ">";
+    std::string kt = "tensor<2x" + std::to_string(tk) + "x16x" + t + ">";
+    std::string attrs = causal ? "{causal, heads = 2 : i64}" : "{heads = 2 : i64}";
+    Case c = {name, "", Bound::Absolute, units[output], {-1.0, 1.0, 4},
+              output == 0 || output == 1 ? qt : kt};
+    if (output == 0)
+      c.function = llvm::formatv("(%x: {0}, %k: {1}, %v: {1}) -> {0} {{\n"
+                                 "  %y = nn.attention %x, %k, %v {2} : {0}, "
+                                 "{1}, {1} -> {0}\n  return %y : {0}\n}\n",
+                                 qt, kt, attrs)
+                       .str();
+    else
+      c.function =
+          llvm::formatv("(%x: {0}, %k: {1}, %v: {1}, %g: {0}) -> {3} {{\n"
+                        "  %dq, %dk, %dv = nn.attention_grad %x, %k, %v, %g "
+                        "{2} : {0}, {1}, {1}, {0} -> {0}, {1}, {1}\n"
+                        "  return {4} : {3}\n}\n",
+                        qt, kt, attrs, c.resultType,
+                        output == 1 ? "%dq" : output == 2 ? "%dk" : "%dv")
+              .str();
+    all.push_back(c);
+  };
+  attention("attention_causal", 13, 13, true, 0);
+  attention("attention_cross", 5, 9, false, 0);
+  attention("attention_grad_dq", 13, 13, true, 1);
+  attention("attention_grad_dk", 13, 13, true, 2);
+  attention("attention_grad_dv", 13, 13, true, 3);
+  attention("attention_grad_cross_dq", 5, 9, false, 1);
+  attention("attention_grad_cross_dk", 5, 9, false, 2);
+  attention("attention_grad_cross_dv", 5, 9, false, 3);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};

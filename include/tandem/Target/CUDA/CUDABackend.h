@@ -26,6 +26,10 @@ struct CompileOptions {
   bool emulate = false;
   /// Empty: $TANDEM_CUDA_CACHE, else <tmp>/tandem-cuda-cache.
   std::string cacheDir;
+  /// nn.attention as the fused kernels (nn.attention_grad for its
+  /// gradient), or decomposed into GEMMs and a masked softmax before
+  /// autodiff (--cuda-attention=decomposed, for comparison).
+  bool fusedAttention = true;
 };
 
 /// The architectures --cuda-arch accepts.

@@ -1,0 +1,167 @@
+//===- AttentionPrelude.h - fused attention of generated CUDA code -------===//
+//
+// Not a header of the compiler: pasted into every generated translation
+// unit after KernelPrelude.h (PreludeSource.h.in). nn.attention and
+// nn.attention_grad (docs/cuda-backend.md, "Attention") as functions of
+// one thread: a kernel runs one query row (or, for the key and value
+// gradients, one key row) of one head per thread in a grid-stride loop.
+// No thread reads another's values, so the emulation runs the same code
+// and gets the same bits, and no Tq×Tk matrix is ever stored: the forward
+// pass keeps an online softmax (a running maximum, the sum and the output
+// rescaled when the maximum grows), the backward pass recomputes the
+// probabilities from each row's maximum and sum.
+//
+// Layouts: q, dy and dq are B×Tq×D, k, v, dk and dv are B×Tk×D, D = H·HD,
+// head h the columns [h·HD, (h+1)·HD). Every sum runs in increasing index,
+// every multiply-add is an explicit fma.
+//
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct tk_attention_shape {
+  int64_t batch, heads, tq, tk, dim;
+  int32_t causal;
+  float scale;
+};
+
+// The first element of row `t` of head `h` in batch `b` of a B×T×D tensor.
+TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t,
+                              int64_t b, int64_t h, int64_t hd, int64_t len) {
+  return (b * len + t) * s.dim + h * hd;
+}
+
+// The score of query row `qi` (HD floats) against key row j, scaled.
+template <int HD, typename T>
+TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
+  float dot = 0.0f;
+  for (int d = 0; d < HD; ++d)
+    dot = tk_fma(qi[d], tk_load(k, at + d), dot);
+  return dot;
+}
+
+// Row r = (b, h, i) of the forward pass: y = softmax(q·kᵀ·scale)·v over the
+// visible keys (j <= i when causal).
+template <int HD, typename T>
+TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q,
+                            const T *k, const T *v, T *y, int64_t r) {
+  int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
+  int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+  float qi[HD], acc[HD];
+  for (int d = 0; d < HD; ++d) {
+    qi[d] = tk_load(q, at + d);
+    acc[d] = 0.0f;
+  }
+  int64_t visible = s.causal ? i + 1 : s.tk;
+  float max = -INFINITY, sum = 0.0f;
+  for (int64_t j = 0; j < visible; ++j) {
+    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
+    float score = tk_attention_score<HD>(qi, k, kv) * s.scale;
+    if (score > max) {
+      // Everything so far was weighted by e^{-max}: move it to e^{-score}.
+      float c = tk_exp(max - score);
+      sum *= c;
+      for (int d = 0; d < HD; ++d)
+        acc[d] *= c;
+      max = score;
+    }
+    float p = tk_exp(score - max);
+    sum += p;
+    for (int d = 0; d < HD; ++d)
+      acc[d] = tk_fma(p, tk_load(v, kv + d), acc[d]);
+  }
+  for (int d = 0; d < HD; ++d)
+    tk_store(y, at + d, acc[d] / sum);
+}
+
+// The backward pass, part one, for row r = (b, h, i): the row's maximum and
+// sum of e^{score - max} (two passes), D = Σ_j P_ij dP_ij with
+// dP_ij = dy_i·v_j, and dq_i = scale Σ_j P_ij (dP_ij - D) k_j. The
+// statistics go to `stats` (max, sum, D per row) for part two.
+template <int HD, typename T>
+TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
+                                 const T *k, const T *v, const T *dy, T *dq,
+                                 float *stats, int64_t r) {
+  int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
+  int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+  float qi[HD], dyi[HD], acc[HD];
+  for (int d = 0; d < HD; ++d) {
+    qi[d] = tk_load(q, at + d);
+    dyi[d] = tk_load(dy, at + d);
+    acc[d] = 0.0f;
+  }
+  int64_t visible = s.causal ? i + 1 : s.tk;
+  float max = -INFINITY;
+  for (int64_t j = 0; j < visible; ++j) {
+    float score = tk_attention_score<HD>(
+                      qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+                  s.scale;
+    max = tk_op_max::apply(max, score);
+  }
+  float sum = 0.0f;
+  for (int64_t j = 0; j < visible; ++j)
+    sum += tk_exp(tk_attention_score<HD>(
+                      qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+                      s.scale -
+                  max);
+  float rowDot = 0.0f;
+  for (int64_t j = 0; j < visible; ++j) {
+    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
+    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - max) / sum;
+    float dp = tk_attention_score<HD>(dyi, v, kv);
+    rowDot = tk_fma(p, dp, rowDot);
+  }
+  for (int64_t j = 0; j < visible; ++j) {
+    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
+    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - max) / sum;
+    float dp = tk_attention_score<HD>(dyi, v, kv);
+    float ds = p * (dp - rowDot) * s.scale;
+    for (int d = 0; d < HD; ++d)
+      acc[d] = tk_fma(ds, tk_load(k, kv + d), acc[d]);
+  }
+  for (int d = 0; d < HD; ++d)
+    tk_store(dq, at + d, acc[d]);
+  stats[3 * r] = max;
+  stats[3 * r + 1] = sum;
+  stats[3 * r + 2] = rowDot;
+}
+
+// The backward pass, part two, for key row r = (b, h, j): over the queries
+// that see key j (i >= j when causal), with P_ij and dP_ij recomputed as
+// part one computed them, dv_j = Σ_i P_ij dy_i and
+// dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i.
+template <int HD, typename T>
+TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
+                                    const T *k, const T *v, const T *dy,
+                                    T *dk, T *dv, const float *stats,
+                                    int64_t r) {
+  int64_t j = r % s.tk, h = (r / s.tk) % s.heads, b = r / (s.tk * s.heads);
+  int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
+  float accK[HD], accV[HD];
+  for (int d = 0; d < HD; ++d)
+    accK[d] = accV[d] = 0.0f;
+  float qi[HD], dyi[HD];
+  for (int64_t i = s.causal ? j : 0; i < s.tq; ++i) {
+    int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+    for (int d = 0; d < HD; ++d) {
+      qi[d] = tk_load(q, at + d);
+      dyi[d] = tk_load(dy, at + d);
+    }
+    int64_t row = (b * s.heads + h) * s.tq + i;
+    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale -
+                     stats[3 * row]) /
+              stats[3 * row + 1];
+    float dp = tk_attention_score<HD>(dyi, v, kv);
+    float ds = p * (dp - stats[3 * row + 2]) * s.scale;
+    for (int d = 0; d < HD; ++d) {
+      accV[d] = tk_fma(p, dyi[d], accV[d]);
+      accK[d] = tk_fma(ds, qi[d], accK[d]);
+    }
+  }
+  for (int d = 0; d < HD; ++d) {
+    tk_store(dk, kv + d, accK[d]);
+    tk_store(dv, kv + d, accV[d]);
+  }
+}
+
+} // namespace
