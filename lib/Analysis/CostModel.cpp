@@ -142,7 +142,8 @@ Expected<OpCost> attentionGrad(Operation *op) {
   double tk = k.getDimSize(1), heads = at.getHeads();
   double scores = b * heads * tq * tk;
   OpCost cost;
-  cost.flops = 5 * (2.0 * b * tq * tk * d) + scores * (9 + kTranscendentalFlops);
+  cost.flops =
+      5 * (2.0 * b * tq * tk * d) + scores * (9 + kTranscendentalFlops);
   cost.bytes = ioBytes(op);
   cost.dtype = peakKey(q.getElementType());
   cost.matrix = true;

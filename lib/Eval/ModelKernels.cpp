@@ -126,9 +126,14 @@ struct AttentionShape {
 
 template <typename OpT>
 mlir::FailureOr<AttentionShape> attentionShape(OpT op, const Tensor &q,
-                                         const Tensor &k) {
-  AttentionShape s{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
-                   static_cast<int64_t>(op.getHeads()), 0, op.getCausal(),
+                                               const Tensor &k) {
+  AttentionShape s{q.shape[0],
+                   q.shape[1],
+                   k.shape[1],
+                   q.shape[2],
+                   static_cast<int64_t>(op.getHeads()),
+                   0,
+                   op.getCausal(),
                    op.getEffectiveScale()};
   if (s.heads <= 0 || s.dim % s.heads != 0 || (s.causal && s.tq != s.tk))
     return mlir::failure();
@@ -188,7 +193,8 @@ KernelResult attentionKernel(const KernelCall &call) {
         for (int64_t d = 0; d < s.hd; ++d) {
           double acc = 0.0;
           for (size_t j = 0; j < weights.size(); ++j)
-            acc += weights[j] / sum * v.data[(b * s.tk + j) * s.dim + h * s.hd + d];
+            acc += weights[j] / sum *
+                   v.data[(b * s.tk + j) * s.dim + h * s.hd + d];
           out[d] = acc;
         }
       }

@@ -26,8 +26,8 @@ struct tk_attention_shape {
 };
 
 // The first element of row `t` of head `h` in batch `b` of a B×T×D tensor.
-TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t,
-                              int64_t b, int64_t h, int64_t hd, int64_t len) {
+TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t, int64_t b,
+                              int64_t h, int64_t hd, int64_t len) {
   return (b * len + t) * s.dim + h * hd;
 }
 
@@ -43,8 +43,8 @@ TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
 // Row r = (b, h, i) of the forward pass: y = softmax(q·kᵀ·scale)·v over the
 // visible keys (j <= i when causal).
 template <int HD, typename T>
-TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q,
-                            const T *k, const T *v, T *y, int64_t r) {
+TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q, const T *k,
+                            const T *v, T *y, int64_t r) {
   int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
   int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
   float qi[HD], acc[HD];
@@ -93,17 +93,17 @@ TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
   int64_t visible = s.causal ? i + 1 : s.tk;
   float max = -INFINITY;
   for (int64_t j = 0; j < visible; ++j) {
-    float score = tk_attention_score<HD>(
-                      qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
-                  s.scale;
+    float score =
+        tk_attention_score<HD>(qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+        s.scale;
     max = tk_op_max::apply(max, score);
   }
   float sum = 0.0f;
   for (int64_t j = 0; j < visible; ++j)
-    sum += tk_exp(tk_attention_score<HD>(
-                      qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
-                      s.scale -
-                  max);
+    sum += tk_exp(
+        tk_attention_score<HD>(qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+            s.scale -
+        max);
   float rowDot = 0.0f;
   for (int64_t j = 0; j < visible; ++j) {
     int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
@@ -132,9 +132,8 @@ TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
 // dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i.
 template <int HD, typename T>
 TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
-                                    const T *k, const T *v, const T *dy,
-                                    T *dk, T *dv, const float *stats,
-                                    int64_t r) {
+                                    const T *k, const T *v, const T *dy, T *dk,
+                                    T *dv, const float *stats, int64_t r) {
   int64_t j = r % s.tk, h = (r / s.tk) % s.heads, b = r / (s.tk * s.heads);
   int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
   float accK[HD], accV[HD];
@@ -148,9 +147,9 @@ TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
       dyi[d] = tk_load(dy, at + d);
     }
     int64_t row = (b * s.heads + h) * s.tq + i;
-    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale -
-                     stats[3 * row]) /
-              stats[3 * row + 1];
+    float p =
+        tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - stats[3 * row]) /
+        stats[3 * row + 1];
     float dp = tk_attention_score<HD>(dyi, v, kv);
     float ds = p * (dp - stats[3 * row + 2]) * s.scale;
     for (int d = 0; d < HD; ++d) {

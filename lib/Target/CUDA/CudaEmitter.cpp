@@ -7,9 +7,9 @@
 // values live in the function's scratch or, when the function returns
 // them, in their result buffers. Element types: f32, bf16 and f16
 // (computed in f32, each op's result rounded to its type as the IR says),
-// i32 and i64 for data movement; a matmul is a GEMM call (GemmPrelude.h).
-// What is not lowered yet (attention: opsNotLoweredYet) is an error naming
-// the op.
+// i32 and i64 for data movement; a matmul is a GEMM call (GemmPrelude.h),
+// attention and its gradient fused kernels (AttentionPrelude.h). What is
+// not lowered (opsNotLoweredYet) is an error naming the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -848,8 +848,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
   args.push_back(outputBuffer(op->getResult(2)));
   args.push_back(stats);
   launchElements(kernel("nn.attention_grad: dk and dv, a key row per thread",
-                        keyRows, "tk_attention_grad_column", 4, 2, true,
-                        false),
+                        keyRows, "tk_attention_grad_column", 4, 2, true, false),
                  keyRows, args);
 }
 

@@ -340,20 +340,26 @@ std::vector<Case> cases(const std::string &t) {
   // product each); the gradients by the chain below.
   auto attention = [&](const std::string &name, int64_t tq, int64_t tk,
                        bool causal, int output) {
-    const double hd = 8, scale = 1 / std::sqrt(8.0), keys = static_cast<double>(tk);
+    const double hd = 8, scale = 1 / std::sqrt(8.0),
+                 keys = static_cast<double>(tk);
     const double nq = static_cast<double>(tq);
     double ds = (hd * hd + 2 * hd) * scale, ep = 2 * ds + keys + 9;
     double edp = hd * hd, ed = hd * ep + hd * hd + keys * hd;
     double perRow = scale * (2 * hd * ep + edp + ed + 6 * hd);
-    double units[] = {
-        2 * ds + 12 * keys + 6,                    // y
-        perRow + keys * scale * 2 * hd,            // dq: sum over keys
-        nq * perRow + nq * nq * scale * 2 * hd,    // dk: sum over queries
-        nq * (ep + nq)};                           // dv
+    double units[] = {2 * ds + 12 * keys + 6,         // y
+                      perRow + keys * scale * 2 * hd, // dq: sum over keys
+                      nq * perRow +
+                          nq * nq * scale * 2 * hd, // dk: sum over queries
+                      nq * (ep + nq)};              // dv
     std::string qt = "tensor<2x" + std::to_string(tq) + "x16x" + t + ">";
     std::string kt = "tensor<2x" + std::to_string(tk) + "x16x" + t + ">";
-    std::string attrs = causal ? "{causal, heads = 2 : i64}" : "{heads = 2 : i64}";
-    Case c = {name, "", Bound::Absolute, units[output], {-1.0, 1.0, 4},
+    std::string attrs =
+        causal ? "{causal, heads = 2 : i64}" : "{heads = 2 : i64}";
+    Case c = {name,
+              "",
+              Bound::Absolute,
+              units[output],
+              {-1.0, 1.0, 4},
               output == 0 || output == 1 ? qt : kt};
     if (output == 0)
       c.function = llvm::formatv("(%x: {0}, %k: {1}, %v: {1}) -> {0} {{\n"
@@ -368,7 +374,9 @@ std::vector<Case> cases(const std::string &t) {
                         "{2} : {0}, {1}, {1}, {0} -> {0}, {1}, {1}\n"
                         "  return {4} : {3}\n}\n",
                         qt, kt, attrs, c.resultType,
-                        output == 1 ? "%dq" : output == 2 ? "%dk" : "%dv")
+                        output == 1   ? "%dq"
+                        : output == 2 ? "%dk"
+                                      : "%dv")
               .str();
     all.push_back(c);
   };

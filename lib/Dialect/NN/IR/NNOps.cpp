@@ -511,16 +511,17 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   RankedTensorType queryType;
-  if (failed(checkAttentionOperands(loc, getOperationName(), adaptor,
-                                    &queryType)))
+  if (failed(
+          checkAttentionOperands(loc, getOperationName(), adaptor, &queryType)))
     return failure();
   results.push_back(queryType);
   return success();
 }
 
-LogicalResult AttentionGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult
+AttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
   StringRef name = getOperationName();
   RankedTensorType queryType;
   if (failed(checkAttentionOperands(loc, name, adaptor, &queryType)))
@@ -529,9 +530,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   if (failed(dt))
     return failure();
   if (*dt != queryType)
-    return inferError(loc, name,
-                      "expected a cotangent of the query's type ", queryType,
-                      ", found ", *dt);
+    return inferError(loc, name, "expected a cotangent of the query's type ",
+                      queryType, ", found ", *dt);
   results.push_back(queryType);
   results.push_back(adaptor.getKey().getType());
   results.push_back(adaptor.getValue().getType());
