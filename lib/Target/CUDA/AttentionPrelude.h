@@ -40,6 +40,19 @@ TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
   return dot;
 }
 
+// The same chain over two rows read from memory (the same bits as above
+// when `qi` holds the first row: loading widens exactly), with HD fewer
+// registers, which the backward kernels need to stay unspilled.
+template <int HD, typename T>
+TK_HD float tk_attention_dot(const T *a, int64_t ai, const T *b, int64_t bi) {
+  float dot = 0.0f;
+  // Unrolled fully, the loads of all HD pairs are hoisted into registers.
+  TK_UNROLL(4)
+  for (int d = 0; d < HD; ++d)
+    dot = tk_fma(tk_load(a, ai + d), tk_load(b, bi + d), dot);
+  return dot;
+}
+
 // Row r = (b, h, i) of the forward pass: y = softmax(q·kᵀ·scale)·v over the
 // visible keys (j <= i when causal).
 template <int HD, typename T>
@@ -47,6 +60,7 @@ TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q, const T *k,
                             const T *v, T *y, int64_t r) {
   int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
   int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+  // The query row and the output's accumulator stay in registers.
   float qi[HD], acc[HD];
   for (int d = 0; d < HD; ++d) {
     qi[d] = tk_load(q, at + d);
@@ -84,37 +98,35 @@ TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
                                  float *stats, int64_t r) {
   int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
   int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
-  float qi[HD], dyi[HD], acc[HD];
-  for (int d = 0; d < HD; ++d) {
-    qi[d] = tk_load(q, at + d);
-    dyi[d] = tk_load(dy, at + d);
+  // The q and dy rows are read from memory: registers hold dq's row.
+  float acc[HD];
+  for (int d = 0; d < HD; ++d)
     acc[d] = 0.0f;
-  }
   int64_t visible = s.causal ? i + 1 : s.tk;
   float max = -INFINITY;
   for (int64_t j = 0; j < visible; ++j) {
     float score =
-        tk_attention_score<HD>(qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+        tk_attention_dot<HD>(q, at, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
         s.scale;
     max = tk_op_max::apply(max, score);
   }
   float sum = 0.0f;
   for (int64_t j = 0; j < visible; ++j)
     sum += tk_exp(
-        tk_attention_score<HD>(qi, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
+        tk_attention_dot<HD>(q, at, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
             s.scale -
         max);
   float rowDot = 0.0f;
   for (int64_t j = 0; j < visible; ++j) {
     int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - max) / sum;
-    float dp = tk_attention_score<HD>(dyi, v, kv);
+    float p = tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - max) / sum;
+    float dp = tk_attention_dot<HD>(dy, at, v, kv);
     rowDot = tk_fma(p, dp, rowDot);
   }
   for (int64_t j = 0; j < visible; ++j) {
     int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-    float p = tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - max) / sum;
-    float dp = tk_attention_score<HD>(dyi, v, kv);
+    float p = tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - max) / sum;
+    float dp = tk_attention_dot<HD>(dy, at, v, kv);
     float ds = p * (dp - rowDot) * s.scale;
     for (int d = 0; d < HD; ++d)
       acc[d] = tk_fma(ds, tk_load(k, kv + d), acc[d]);
@@ -128,39 +140,37 @@ TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
 
 // The backward pass, part two, for key row r = (b, h, j): over the queries
 // that see key j (i >= j when causal), with P_ij and dP_ij recomputed as
-// part one computed them, dv_j = Σ_i P_ij dy_i and
-// dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i.
-template <int HD, typename T>
+// part one computed them, dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS)
+// or dv_j = Σ_i P_ij dy_i. One accumulator row per launch: both at once
+// spill registers at HD = 64 (gpt2-124m).
+template <int HD, bool KEYS, typename T>
 TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
-                                    const T *k, const T *v, const T *dy, T *dk,
-                                    T *dv, const float *stats, int64_t r) {
+                                    const T *k, const T *v, const T *dy, T *out,
+                                    const float *stats, int64_t r) {
   int64_t j = r % s.tk, h = (r / s.tk) % s.heads, b = r / (s.tk * s.heads);
   int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-  float accK[HD], accV[HD];
+  float acc[HD];
   for (int d = 0; d < HD; ++d)
-    accK[d] = accV[d] = 0.0f;
-  float qi[HD], dyi[HD];
+    acc[d] = 0.0f;
+  // The q and dy rows are read from memory, not held in registers.
   for (int64_t i = s.causal ? j : 0; i < s.tq; ++i) {
     int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
-    for (int d = 0; d < HD; ++d) {
-      qi[d] = tk_load(q, at + d);
-      dyi[d] = tk_load(dy, at + d);
-    }
     int64_t row = (b * s.heads + h) * s.tq + i;
     float p =
-        tk_exp(tk_attention_score<HD>(qi, k, kv) * s.scale - stats[3 * row]) /
+        tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - stats[3 * row]) /
         stats[3 * row + 1];
-    float dp = tk_attention_score<HD>(dyi, v, kv);
-    float ds = p * (dp - stats[3 * row + 2]) * s.scale;
-    for (int d = 0; d < HD; ++d) {
-      accV[d] = tk_fma(p, dyi[d], accV[d]);
-      accK[d] = tk_fma(ds, qi[d], accK[d]);
+    if (KEYS) {
+      float dp = tk_attention_dot<HD>(dy, at, v, kv);
+      float ds = p * (dp - stats[3 * row + 2]) * s.scale;
+      for (int d = 0; d < HD; ++d)
+        acc[d] = tk_fma(ds, tk_load(q, at + d), acc[d]);
+    } else {
+      for (int d = 0; d < HD; ++d)
+        acc[d] = tk_fma(p, tk_load(dy, at + d), acc[d]);
     }
   }
-  for (int d = 0; d < HD; ++d) {
-    tk_store(dk, kv + d, accK[d]);
-    tk_store(dv, kv + d, accV[d]);
-  }
+  for (int d = 0; d < HD; ++d)
+    tk_store(out, kv + d, acc[d]);
 }
 
 } // namespace

@@ -801,9 +801,10 @@ void FunctionEmitter::emitAttention(Operation *op) {
           std::to_string(tq) + ", " + std::to_string(tk) + ", " +
           std::to_string(dim) + ", " + (causal ? "1" : "0") + ", " +
           floatLiteral(static_cast<float>(scale)) + "};\n";
-  // A kernel calling `call` for every row of `rows` (its pointers: inputs,
-  // then outputs, then the rows' statistics where `stats`).
-  auto kernel = [&](StringRef title, int64_t rows, StringRef call,
+  // A kernel calling `call` (a prelude function with its template
+  // arguments) for every row of `rows` (its pointers: inputs, then outputs,
+  // then the rows' statistics where `stats`).
+  auto kernel = [&](StringRef title, int64_t rows, const std::string &call,
                     unsigned inputs, unsigned outputs, bool stats,
                     bool statsOut) {
     std::string text;
@@ -816,7 +817,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
     if (stats)
       b << ", " << (statsOut ? "" : "const ") << "float *__restrict__ st";
     b << ") {\n  // " << title << "\n  TK_PHASE\n"
-      << gridStrideLoop("r", rows) << "    " << call << "<" << hd << ">(s";
+      << gridStrideLoop("r", rows) << "    " << call << "(s";
     for (unsigned i = 0; i < inputs; ++i)
       b << ", i" << i;
     for (unsigned o = 0; o < outputs; ++o)
@@ -831,7 +832,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
   if (isa<nn::AttentionOp>(op)) {
     args.push_back(outputBuffer(op->getResult(0)));
     launchElements(kernel("nn.attention: a query row per thread", queryRows,
-                          "tk_attention_row", 3, 1, false, false),
+                          "tk_attention_row<" + hd + ">", 3, 1, false, false),
                    queryRows, args);
     return;
   }
@@ -842,14 +843,23 @@ void FunctionEmitter::emitAttention(Operation *op) {
   rowArgs.push_back(outputBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
   launchElements(kernel("nn.attention_grad: dq, a query row per thread",
-                        queryRows, "tk_attention_grad_row", 4, 1, true, true),
+                        queryRows, "tk_attention_grad_row<" + hd + ">", 4, 1,
+                        true, true),
                  queryRows, rowArgs);
-  args.push_back(outputBuffer(op->getResult(1)));
-  args.push_back(outputBuffer(op->getResult(2)));
-  args.push_back(stats);
-  launchElements(kernel("nn.attention_grad: dk and dv, a key row per thread",
-                        keyRows, "tk_attention_grad_column", 4, 2, true, false),
-                 keyRows, args);
+  // dk, then dv: a key row per thread, one accumulator row each.
+  for (unsigned result : {1u, 2u}) {
+    bool keys = result == 1;
+    std::vector<std::string> columnArgs = args;
+    columnArgs.push_back(outputBuffer(op->getResult(result)));
+    columnArgs.push_back(stats);
+    launchElements(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
+                               : "nn.attention_grad: dv, a key row per thread",
+                          keyRows,
+                          "tk_attention_grad_column<" + hd +
+                              (keys ? ", true>" : ", false>"),
+                          4, 1, true, false),
+                   keyRows, columnArgs);
+  }
 }
 
 void FunctionEmitter::emitEmbedding(Operation *op) {

@@ -61,6 +61,9 @@
 #define TK_COPY(dst, src, bytes)                                               \
   cudaMemcpyAsync((dst), (src), (bytes), cudaMemcpyDeviceToDevice, tk_stream)
 #define TK_ZERO(dst, bytes) cudaMemsetAsync((dst), 0, (bytes), tk_stream)
+// How far nvcc unrolls the loop that follows (register pressure).
+#define TK_UNROLL(n) _Pragma(TK_STRINGIFY(unroll n))
+#define TK_STRINGIFY(x) #x
 extern "C" const char tandem_cuda_emulated[] = "no";
 #else
 #define TK_HD inline
@@ -90,6 +93,7 @@ struct tk_launch {
 #define TK_STATUS() 0
 #define TK_COPY(dst, src, bytes) std::memcpy((dst), (src), (bytes))
 #define TK_ZERO(dst, bytes) std::memset((dst), 0, (bytes))
+#define TK_UNROLL(n)
 // The runtime runs an emulated library on the host, through the host
 // context, whatever its manifest's target says.
 extern "C" const char tandem_cuda_emulated[] = "yes";

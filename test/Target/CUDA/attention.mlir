@@ -1,7 +1,8 @@
 // Fused attention (AttentionPrelude.h): nn.attention is one kernel with a
 // query row of a head per thread (online softmax, no Tq x Tk matrix);
-// nn.attention_grad is two, dq and each query row's statistics (max, sum,
-// rowsum(P dP)) in scratch, then dk and dv with a key row per thread. The
+// nn.attention_grad is three, dq and each query row's statistics (max,
+// sum, rowsum(P dP)) in scratch, then dk and dv, each with a key row per
+// thread (one accumulator row per thread keeps registers unspilled). The
 // shape (batch, heads, Tq, Tk, D, causal, scale) is a constant of the entry
 // point; the head dimension is the template argument.
 //
@@ -17,10 +18,14 @@
 // CHECK-NEXT: // nn.attention_grad: dq, a query row per thread
 // CHECK: r < 20;
 // CHECK-NEXT: tk_attention_grad_row<16>(s, i0, i1, i2, i3, o0, st, r);
-// CHECK: TK_KERNEL [[$COLUMNS:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, tk_bf16 *__restrict__ o1, const float *__restrict__ st) {
-// CHECK-NEXT: // nn.attention_grad: dk and dv, a key row per thread
+// CHECK: TK_KERNEL [[$DK:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
+// CHECK-NEXT: // nn.attention_grad: dk, a key row per thread
 // CHECK: r < 36;
-// CHECK-NEXT: tk_attention_grad_column<16>(s, i0, i1, i2, i3, o0, o1, st, r);
+// CHECK-NEXT: tk_attention_grad_column<16, true>(s, i0, i1, i2, i3, o0, st, r);
+// CHECK: TK_KERNEL [[$DV:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
+// CHECK-NEXT: // nn.attention_grad: dv, a key row per thread
+// CHECK: r < 36;
+// CHECK-NEXT: tk_attention_grad_column<16, false>(s, i0, i1, i2, i3, o0, st, r);
 
 // CHECK-LABEL: extern "C" int tandem_causal(
 // CHECK: const tk_attention_shape [[S:v[0-9]+]] = {2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)};
@@ -34,7 +39,8 @@ func.func @causal(%q: tensor<2x16x16xf32>, %k: tensor<2x16x16xf32>, %v: tensor<2
 // CHECK: const tk_attention_shape [[S:v[0-9]+]] = {1, 4, 5, 9, 64, 0, (0x1p-1f)};
 // CHECK-NEXT: float *[[ST:v[0-9]+]] = (float *)(tk_scratch + 0);
 // CHECK-NEXT: TK_LAUNCH([[$ROWS]], 1, 256, [[S]], a0, a1, a2, a3, r0, [[ST]]);
-// CHECK-NEXT: TK_LAUNCH([[$COLUMNS]], 1, 256, [[S]], a0, a1, a2, a3, r1, r2, [[ST]]);
+// CHECK-NEXT: TK_LAUNCH([[$DK]], 1, 256, [[S]], a0, a1, a2, a3, r1, [[ST]]);
+// CHECK-NEXT: TK_LAUNCH([[$DV]], 1, 256, [[S]], a0, a1, a2, a3, r2, [[ST]]);
 func.func @grad(%q: tensor<1x5x64xbf16>, %k: tensor<1x9x64xbf16>, %v: tensor<1x9x64xbf16>, %dy: tensor<1x5x64xbf16>) -> (tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>) {
   %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {heads = 4 : i64, scale = 0.5 : f64} : tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>, tensor<1x5x64xbf16> -> tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>
   return %dq, %dk, %dv : tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>
