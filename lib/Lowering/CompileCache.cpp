@@ -108,7 +108,8 @@ llvm::Error tandem::lowering::writeTextFile(llvm::StringRef path,
 
 llvm::Error tandem::lowering::runCompiler(llvm::ArrayRef<std::string> args,
                                           llvm::StringRef language,
-                                          CacheBuild &build) {
+                                          CacheBuild &build,
+                                          std::string *output) {
   llvm::Expected<std::string> errors = build.temporary(".stderr");
   if (!errors)
     return errors.takeError();
@@ -119,13 +120,16 @@ llvm::Error tandem::lowering::runCompiler(llvm::ArrayRef<std::string> args,
   int status = llvm::sys::ExecuteAndWait(args[0], argRefs, std::nullopt,
                                          redirects, /*SecondsToWait=*/0,
                                          /*MemoryLimit=*/0, &message);
-  if (status == 0)
-    return llvm::Error::success();
-  std::string output;
+  std::string text;
   if (auto buffer = llvm::MemoryBuffer::getFile(*errors))
-    output = (*buffer)->getBuffer().str();
+    text = (*buffer)->getBuffer().str();
+  if (status == 0) {
+    if (output)
+      *output = std::move(text);
+    return llvm::Error::success();
+  }
   return llvm::createStringError(
       language + " compilation failed (exit status " + std::to_string(status) +
       (message.empty() ? "" : ", " + message) +
-      ")\ncommand: " + llvm::join(args, " ") + "\n" + output);
+      ")\ncommand: " + llvm::join(args, " ") + "\n" + text);
 }

@@ -115,14 +115,22 @@ LogicalResult tandem::tandemc::compileNative(ModuleOp module,
       return module.emitError()
              << options.toolName << ": cannot copy '" << library.compiled->path
              << "' to '" << rank.libraryPath << "': " << ec.message();
-    InFlightDiagnostic remark = emitRemark(module.getLoc())
-                                << options.toolName << ": rank " << rank.rank
-                                << ": " << rank.libraryPath << ", "
-                                << rank.manifestPath;
-    if (library.firstRank != rank.rank)
-      remark << " (same source as rank " << library.firstRank << ")";
-    else if (library.compiled->cached)
-      remark << " (cached library)";
+    {
+      InFlightDiagnostic remark = emitRemark(module.getLoc())
+                                  << options.toolName << ": rank " << rank.rank
+                                  << ": " << rank.libraryPath << ", "
+                                  << rank.manifestPath;
+      if (library.firstRank != rank.rank)
+        remark << " (same source as rank " << library.firstRank << ")";
+      else if (library.compiled->cached)
+        remark << " (cached library)";
+    }
+    // What the compiler said of the library's code (nvcc: registers and
+    // spills), once per library.
+    if (library.firstRank == rank.rank && !library.compiled->report.empty())
+      emitRemark(module.getLoc())
+          << options.toolName << ": rank " << rank.rank << ": " << language
+          << " compiler: " << library.compiled->report;
   }
   emitRemark(module.getLoc())
       << options.toolName << ": " << language << ": " << ranks->size()

@@ -67,8 +67,10 @@ llvm::Expected<std::string> findTool(const std::string &program,
 /// Runs `args` (args[0] the program) for `build`, with its output in a
 /// temporary file; a non-zero exit is an error with the status, the command
 /// line and the output: "<language> compilation failed (exit status 1)".
+/// On success the output goes to `output` when given.
 llvm::Error runCompiler(llvm::ArrayRef<std::string> args,
-                        llvm::StringRef language, CacheBuild &build);
+                        llvm::StringRef language, CacheBuild &build,
+                        std::string *output = nullptr);
 
 /// Writes `text` to `path`.
 llvm::Error writeTextFile(llvm::StringRef path, llvm::StringRef text);

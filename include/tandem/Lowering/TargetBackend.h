@@ -55,6 +55,9 @@ struct EmittedSource {
 struct CompiledLibrary {
   std::string path;
   bool cached = false;
+  /// What the target's compiler said of the code, in one line, or empty
+  /// (cuda: its kernels' registers and spills, from ptxas).
+  std::string report;
 };
 
 /// A target option: `--<name>` on tandemc (e.g. `--cpu-arch`).

@@ -38,20 +38,43 @@ tandem::cuda::compileFlags(const CompileOptions &options) {
             "-ffp-contract=off",
             "-fno-math-errno",
             "-fno-trapping-math"};
-  return {"-x",
-          "cu",
-          "-std=c++17",
-          "-O3",
-          "-shared",
-          "-Xcompiler",
-          "-fPIC",
-          "-cudart",
-          "shared",
-          "-arch=" + options.arch,
-          "-fmad=false",
-          "-prec-div=true",
-          "-prec-sqrt=true",
-          "-ftz=false"};
+  return {"-x", "cu", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+          "-cudart", "shared", "-arch=" + options.arch, "-fmad=false",
+          "-prec-div=true", "-prec-sqrt=true", "-ftz=false",
+          // Registers and spills per kernel, for the build's report.
+          "-Xptxas", "-v"};
+}
+
+std::string tandem::cuda::summarizePtxas(llvm::StringRef log) {
+  unsigned kernels = 0;
+  uint64_t registers = 0, spilled = 0;
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  // "ptxas info    : Compiling entry function '...' for 'sm_90a'", then
+  // "    N bytes stack frame, S bytes spill stores, L bytes spill loads"
+  // and "ptxas info    : Used R registers, ...".
+  for (llvm::StringRef line : lines) {
+    if (line.contains("Compiling entry function"))
+      ++kernels;
+    size_t used = line.find("Used ");
+    if (used != llvm::StringRef::npos) {
+      uint64_t count = 0;
+      if (!line.substr(used + 5).consumeInteger(10, count))
+        registers = std::max(registers, count);
+    }
+    size_t spill = line.find(" bytes spill stores");
+    if (spill != llvm::StringRef::npos) {
+      llvm::StringRef before = line.substr(0, spill);
+      uint64_t bytes = 0;
+      if (!before.substr(before.rfind(' ') + 1).getAsInteger(10, bytes))
+        spilled += bytes;
+    }
+  }
+  if (kernels == 0)
+    return "";
+  return std::to_string(kernels) + " kernels, at most " +
+         std::to_string(registers) + " registers, " + std::to_string(spilled) +
+         " bytes spilled";
 }
 
 std::vector<std::string>
@@ -131,23 +154,37 @@ tandem::cuda::compileSource(llvm::StringRef source,
   key.insert(key.end(), flags.begin(), flags.end());
   std::vector<std::string> libraries = linkLibraries(options);
   key.insert(key.end(), libraries.begin(), libraries.end());
-  return buildCached(cacheDir, key, ".so", [&](CacheBuild &build) {
-    llvm::Expected<std::string> program =
-        options.emulate ? findTool(compiler, "C++ compiler", "TANDEM_CXX")
-                        : llvm::Expected<std::string>(compiler);
-    if (!program)
-      return program.takeError();
-    llvm::Expected<std::string> sourceFile = build.temporary(".cu");
-    if (!sourceFile)
-      return sourceFile.takeError();
-    if (llvm::Error error = writeTextFile(*sourceFile, source))
-      return error;
-    std::vector<std::string> args = {*program};
-    args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"-o", build.output(), *sourceFile});
-    args.insert(args.end(), libraries.begin(), libraries.end());
-    return runCompiler(args, "CUDA", build);
-  });
+  std::string log;
+  llvm::Expected<CompiledLibrary> library =
+      buildCached(cacheDir, key, ".so", [&](CacheBuild &build) {
+        llvm::Expected<std::string> program =
+            options.emulate ? findTool(compiler, "C++ compiler", "TANDEM_CXX")
+                            : llvm::Expected<std::string>(compiler);
+        if (!program)
+          return program.takeError();
+        llvm::Expected<std::string> sourceFile = build.temporary(".cu");
+        if (!sourceFile)
+          return sourceFile.takeError();
+        if (llvm::Error error = writeTextFile(*sourceFile, source))
+          return error;
+        std::vector<std::string> args = {*program};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"-o", build.output(), *sourceFile});
+        args.insert(args.end(), libraries.begin(), libraries.end());
+        return runCompiler(args, "CUDA", build, &log);
+      });
+  if (!library || options.emulate)
+    return library;
+  // The report lives beside the cached library, so a cache hit has it too.
+  std::string reportPath = library->path + ".ptxas";
+  if (!library->cached) {
+    library->report = summarizePtxas(log);
+    if (llvm::Error error = writeTextFile(reportPath, library->report))
+      return std::move(error);
+  } else if (auto buffer = llvm::MemoryBuffer::getFile(reportPath)) {
+    library->report = (*buffer)->getBuffer().trim().str();
+  }
+  return library;
 }
 
 namespace {

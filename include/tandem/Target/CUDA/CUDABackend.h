@@ -43,6 +43,11 @@ std::vector<std::string> compileFlags(const CompileOptions &options);
 /// BLAS for the emulation.
 std::vector<std::string> linkLibraries(const CompileOptions &options);
 
+/// ptxas's `-v` output (nvcc's stderr) in one line: "K kernels, at most R
+/// registers, S bytes spilled" (S: the spill stores of every kernel), or
+/// empty when it names no kernel.
+std::string summarizePtxas(llvm::StringRef log);
+
 /// Compiles `source` through the compile cache: nvcc ($TANDEM_NVCC, else
 /// nvcc in PATH, else /usr/local/cuda/bin/nvcc; its version is part of the
 /// key) or, emulated, $TANDEM_CXX (else c++).
