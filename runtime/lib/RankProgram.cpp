@@ -3,11 +3,15 @@
 #include "tandem/Runtime/RankProgram.h"
 
 #include "tandem/Runtime/CpuFeatures.h"
+#include "tandem/Runtime/ParameterFiles.h"
+#include "tandem/Runtime/Safetensors.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -87,6 +91,8 @@ RankProgramOptions RankProgramOptions::fromEnvironment() {
   RankProgramOptions options;
   const char *value = std::getenv("TANDEM_SEPARATE_BUFFERS");
   options.separateBuffers = value && std::string(value) == "1";
+  if (const char *dump = std::getenv("TANDEM_DUMP_FRAGMENTS"))
+    options.dumpFragments = dump;
   return options;
 }
 
@@ -265,6 +271,16 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
   }
 
   separateBuffers = options.separateBuffers;
+  dumpDirectory = options.dumpFragments;
+  if (!dumpDirectory.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dumpDirectory, ec);
+    if (ec) {
+      error = "cannot create the fragment dump directory '" + dumpDirectory +
+              "': " + ec.message();
+      return false;
+    }
+  }
   bufferData.assign(plan.buffers.size(), nullptr);
   scratchData.assign(m.actions.size(), noScratch.data());
   if (separateBuffers) {
@@ -634,8 +650,43 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
             slotBuffers.at(SlotKey{f.name, static_cast<int64_t>(r), mb}));
         results.push_back(bufferData[produced.back()]);
       }
+      // The arguments before the call (an in-place update overwrites
+      // its parameter), the results after it.
+      st::File dump;
+      auto addDump = [&](const std::string &name, ElementType dtype,
+                         const std::vector<int64_t> &shape, const void *data,
+                         uint64_t bytes) {
+        st::Tensor &t = dump.tensors[name];
+        t.dtype = toSafetensorsType(dtype);
+        t.shape = shape;
+        const uint8_t *p = static_cast<const uint8_t *>(data);
+        t.data.assign(p, p + bytes);
+      };
+      if (!dumpDirectory.empty())
+        for (size_t a = 0; a < f.arguments.size(); ++a)
+          addDump("arg" + std::to_string(a), f.arguments[a].dtype,
+                  f.arguments[a].shape, args[a], f.arguments[a].bytes);
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
+      if (!dumpDirectory.empty() && status == 0) {
+        for (size_t r = 0; r < f.results.size(); ++r)
+          addDump("result" + std::to_string(r), f.results[r].dtype,
+                  f.results[r].shape, results[r], f.results[r].bytes);
+        uint64_t call = dumpedCalls++;
+        dump.metadata = {{"fragment", f.name},
+                         {"microbatch", std::to_string(mb)},
+                         {"call", std::to_string(call)},
+                         {"rank", std::to_string(m.grid.rank)}};
+        char number[32];
+        std::snprintf(number, sizeof number, "%06llu",
+                      static_cast<unsigned long long>(call));
+        std::string path = dumpDirectory + "/rank" +
+                           std::to_string(m.grid.rank) + "-" + number + "-" +
+                           f.name + ".safetensors";
+        std::string dumpError;
+        if (!st::writeFile(path, dump, dumpError))
+          return fail(where + ": cannot dump the call: " + dumpError);
+      }
       if (status != 0)
         return fail(where + ": the fragment returned " +
                     std::to_string(status) + " (" + fragmentStatusName(status) +

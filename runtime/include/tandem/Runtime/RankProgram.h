@@ -93,7 +93,15 @@ struct RankProgramOptions {
   /// Results are the same either way.
   bool separateBuffers = false;
 
-  /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1.
+  /// A directory: every fragment call writes its arguments (before the call)
+  /// and results (after it) there as one safetensors file,
+  /// rank<R>-<call>-<fragment>.safetensors with tensors arg<i> and result<j>
+  /// and metadata naming the fragment, microbatch and call, so a GPU run can
+  /// be compared with its emulation kernel by kernel. Empty: no dumps.
+  std::string dumpFragments;
+
+  /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from
+  /// TANDEM_DUMP_FRAGMENTS.
   static RankProgramOptions fromEnvironment();
 };
 
@@ -184,6 +192,9 @@ private:
                           std::string &error) const;
 
   bool separateBuffers = false;
+  /// RankProgramOptions::dumpFragments, and the calls made so far.
+  std::string dumpDirectory;
+  uint64_t dumpedCalls = 0;
   uint64_t allocatedBytes = 0;
   Buffer arena;
   /// Separate-buffers mode: per buffer of the plan, its allocation (empty
