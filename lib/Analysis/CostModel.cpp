@@ -111,43 +111,36 @@ Expected<OpCost> matmul(Operation *op) {
   return cost;
 }
 
-/// Fused attention: QKᵀ and PV as matmuls over all heads, then the scale
-/// and the softmax on every score; the scores stay on chip, so only q, k, v
-/// and the result are moved. Causal masking is not discounted.
-Expected<OpCost> attention(Operation *op) {
-  auto at = cast<nn::AttentionOp>(op);
+/// Fused attention and its gradient: `products` matmuls of q·kᵀ's size over
+/// all heads, and `perScore` flops plus an exp on every score; the scores
+/// stay on chip, so only the operands and results are moved. Causal
+/// masking is not discounted.
+template <typename OpT>
+OpCost attentionCost(OpT at, double products, double perScore) {
   auto q = cast<ShapedType>(at.getQuery().getType());
   auto k = cast<ShapedType>(at.getKey().getType());
   double b = q.getDimSize(0), tq = q.getDimSize(1), d = q.getDimSize(2);
   double tk = k.getDimSize(1), heads = at.getHeads();
   double scores = b * heads * tq * tk;
   OpCost cost;
-  cost.flops =
-      2 * (2.0 * b * tq * tk * d) + scores * (5 + kTranscendentalFlops);
-  cost.bytes = ioBytes(op);
+  cost.flops = products * (2.0 * b * tq * tk * d) +
+               scores * (perScore + kTranscendentalFlops);
+  cost.bytes = ioBytes(at);
   cost.dtype = peakKey(q.getElementType());
   cost.matrix = true;
   return cost;
 }
 
-/// Fused attention's gradient: the probabilities recomputed (QKᵀ and the
-/// softmax), then dP = dy·Vᵀ, dV = Pᵀ·dy, dQ = dS·K and dK = dSᵀ·Q: five
-/// products of the forward's size, and per score the softmax, dS and its
-/// scale. Only q, k, v, dy and the three gradients are moved.
+/// QKᵀ and PV, then the scale and the softmax on every score.
+Expected<OpCost> attention(Operation *op) {
+  return attentionCost(cast<nn::AttentionOp>(op), 2, 5);
+}
+
+/// The probabilities recomputed (QKᵀ and the softmax), then dP = dy·Vᵀ,
+/// dV = Pᵀ·dy, dQ = dS·K and dK = dSᵀ·Q, and per score the softmax, dS and
+/// its scale.
 Expected<OpCost> attentionGrad(Operation *op) {
-  auto at = cast<nn::AttentionGradOp>(op);
-  auto q = cast<ShapedType>(at.getQuery().getType());
-  auto k = cast<ShapedType>(at.getKey().getType());
-  double b = q.getDimSize(0), tq = q.getDimSize(1), d = q.getDimSize(2);
-  double tk = k.getDimSize(1), heads = at.getHeads();
-  double scores = b * heads * tq * tk;
-  OpCost cost;
-  cost.flops =
-      5 * (2.0 * b * tq * tk * d) + scores * (9 + kTranscendentalFlops);
-  cost.bytes = ioBytes(op);
-  cost.dtype = peakKey(q.getElementType());
-  cost.matrix = true;
-  return cost;
+  return attentionCost(cast<nn::AttentionGradOp>(op), 5, 9);
 }
 
 /// Per input element (reductions and the per-axis ops read each element of
