@@ -321,6 +321,9 @@ private:
   void emitEmbedding(Operation *op);
   /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
   void emitRowOp(Operation *op);
+  /// softmax and log_softmax along another axis: one thread per column
+  /// (the other indices), the axis's n elements at a stride.
+  void emitAxisSoftmax(Operation *op, int64_t axis);
   /// A kernel copying every element of `shape` from `src` at strides
   /// `srcStrides` + `srcBase` to `dst` at `dstStrides` + `dstBase`.
   void emitCopy(Value src, Value dst, llvm::ArrayRef<int64_t> shape,
@@ -390,12 +393,6 @@ LogicalResult FunctionEmitter::check(Operation *op) {
       return op->emitError("the cuda target's attention takes heads of at "
                            "most ")
              << kMaxAttentionHeadDim << " elements, found " << headDim;
-  }
-  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
-    int64_t rank = tensorOf(op->getOperand(0)).getRank();
-    if (op->getAttrOfType<IntegerAttr>("axis").getInt() != rank - 1)
-      return op->emitError("the cuda target lowers '")
-             << op->getName() << "' along the last dimension only, yet";
   }
   if (!op->hasTrait<nn::ElementwiseKernel>())
     return success();
@@ -951,9 +948,49 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       {outputBuffer(result), pointers.lookup(cotangent), counts, list});
 }
 
+void FunctionEmitter::emitAxisSoftmax(Operation *op, int64_t axis) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  llvm::ArrayRef<int64_t> shape = tensorOf(input).getShape();
+  int64_t n = shape[axis], outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1, e = shape.size(); d < e; ++d)
+    inner *= shape[d];
+  std::string stride = std::to_string(inner), length = std::to_string(n);
+  std::string at = "tk_base + j * " + stride;
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
+    << storageOf(input) << " *__restrict__ i0) {\n"
+    << "  // " << op->getName() << " along axis " << axis << ": a column of "
+    << n << " at stride " << inner << " per thread\n  TK_PHASE\n"
+    << gridStrideLoop("c", outer * inner) << "    const int64_t tk_base = c / "
+    << stride << " * " << n * inner << " + c % " << stride << ";\n"
+    << "    float s0 = -INFINITY, s1 = 0.0f;\n"
+    << "    for (int64_t j = 0; j < " << length
+    << "; ++j)\n      s0 = tk_op_max::apply(s0, tk_load(i0, " << at << "));\n"
+    << "    for (int64_t j = 0; j < " << length
+    << "; ++j)\n      s1 += tk_exp(tk_load(i0, " << at << ") - s0);\n"
+    << "    for (int64_t j = 0; j < " << length << "; ++j) {\n"
+    << "      const float x = tk_load(i0, " << at << ");\n"
+    << "      tk_store(o0, " << at << ", "
+    << (isa<nn::SoftmaxOp>(op) ? "tk_exp(x - s0) / s1"
+                               : "(x - s0) - tk_log(s1)")
+    << ");\n    }\n  }\n  TK_END_PHASE\n}\n";
+  launchElements(addKernel(text), outer * inner,
+                 {outputBuffer(result), pointers.lookup(input)});
+}
+
 void FunctionEmitter::emitRowOp(Operation *op) {
   int64_t n = tensorOf(op->getOperand(0)).getShape().back();
   std::string count = floatLiteral(static_cast<float>(n));
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (axis != tensorOf(op->getOperand(0)).getRank() - 1) {
+      emitAxisSoftmax(op, axis);
+      return;
+    }
+  }
   if (isa<nn::SoftmaxOp>(op)) {
     emitRowKernel(op, {kRowMax, kRowSumExp}, "tk_exp(x - s0) / s1");
     return;

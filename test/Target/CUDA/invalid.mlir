@@ -2,14 +2,6 @@
 // types it does not hold are refused.
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o /dev/null -split-input-file -verify-diagnostics
 
-func.func @softmax_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @below {{the cuda target lowers 'nn.softmax' along the last dimension only, yet}}
-  %y = nn.softmax %x {axis = 0 : i64} : tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
-}
-
-// -----
-
 func.func @f64(%x: tensor<4xf64>) -> tensor<4xf64> {
   // expected-error @below {{the cuda target does not support type 'tensor<4xf64>' (f32, bf16, f16, i32 and i64 tensors)}}
   %y = nn.exp %x : tensor<4xf64>

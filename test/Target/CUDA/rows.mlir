@@ -83,3 +83,19 @@ func.func @loss(%l: tensor<4x300xf32>, %t: tensor<4xi32>, %g: tensor<f32>) -> (t
   %d = nn.cross_entropy_grad %l, %t, %g : tensor<4x300xf32>, tensor<4xi32>, tensor<f32> -> tensor<4x300xf32>
   return %y, %d : tensor<f32>, tensor<4x300xf32>
 }
+
+// Softmax along another axis than the last: one thread per column, the
+// axis's elements at a stride, summed in order.
+// RUN: FileCheck %s --check-prefix=AXIS --input-file=%t.cu
+// AXIS-LABEL: // nn.log_softmax along axis 1: a column of 5 at stride 7 per thread
+// AXIS: for (int64_t c = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; c < 21; c += TK_GRID_DIM * TK_BLOCK_DIM) {
+// AXIS-NEXT: const int64_t tk_base = c / 7 * 35 + c % 7;
+// AXIS: s0 = tk_op_max::apply(s0, tk_load(i0, tk_base + j * 7));
+// AXIS: s1 += tk_exp(tk_load(i0, tk_base + j * 7) - s0);
+// AXIS: tk_store(o0, tk_base + j * 7, (x - s0) - tk_log(s1));
+// AXIS-LABEL: extern "C" int tandem_axis(
+// AXIS: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, a0);
+func.func @axis(%x: tensor<3x5x7xf16>) -> tensor<3x5x7xf16> {
+  %y = nn.log_softmax %x {axis = 1 : i64} : tensor<3x5x7xf16>
+  return %y : tensor<3x5x7xf16>
+}

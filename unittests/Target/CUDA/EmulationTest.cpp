@@ -176,6 +176,28 @@ std::vector<Case> cases(const std::string &t) {
                  Bound::AbsoluteByResult,
                  50,
                  {-4.0, 4.0, 4}});
+  // Along another axis a thread sums its column in order: the same terms
+  // with a depth of n - 1 = 3 instead of 14, so the same bounds hold. A
+  // middle axis of a 3-D tensor too (columns at a stride of 7).
+  all.push_back({"softmax_axis0",
+                 "%y = nn.softmax %x {axis = 0 : i64} : " + x,
+                 Bound::Relative,
+                 40,
+                 {-4.0, 4.0, 4}});
+  all.push_back({"log_softmax_axis0",
+                 "%y = nn.log_softmax %x {axis = 0 : i64} : " + x,
+                 Bound::AbsoluteByResult,
+                 50,
+                 {-4.0, 4.0, 4}});
+  {
+    std::string cube = "tensor<3x5x7x" + t + ">";
+    Case middle = {"softmax_axis_middle", "",  Bound::Relative, 40,
+                   {-4.0, 4.0, 4},        cube};
+    middle.function = "(%x: " + cube + ") -> " + cube +
+                      " {\n  %y = nn.softmax %x {axis = 1 : i64} : " + cube +
+                      "\n  return %y : " + cube + "\n}\n";
+    all.push_back(middle);
+  }
   all.push_back(
       {"rms_norm",
        "%y = nn.rms_norm %x, %b {epsilon = 1.0e-05 : f64} : " + x + ", " + row,
