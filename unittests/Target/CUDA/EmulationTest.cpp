@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitterTestUtils.h"
+#include "EmulationBuild.h"
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Runtime/FragmentABI.h"
@@ -529,25 +529,12 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
   auto context = cpu::testing::makeContext();
   auto module = cpu::testing::parseModule(*context, text);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  std::vector<mlir::Operation *> functions;
-  for (auto fn : (*module)->getOps<mlir::func::FuncOp>())
-    functions.push_back(fn);
-  mlir::FailureOr<lowering::EmittedSource> source = cuda::emitCuda(functions);
-  ASSERT_TRUE(mlir::succeeded(source));
-
-  llvm::SmallString<128> cacheDir;
-  ASSERT_FALSE(
-      llvm::sys::fs::createUniqueDirectory("tandem-cuda-emulation", cacheDir));
-  cuda::CompileOptions options;
-  options.emulate = true;
-  options.cacheDir = std::string(cacheDir);
-  auto library = cuda::compileSource(source->text, options);
-  ASSERT_TRUE(static_cast<bool>(library))
-      << llvm::toString(library.takeError());
-  auto loaded = cpu::testing::Library::open(library->path);
-  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  cpu::testing::Library &loaded = *(*emulation)->library;
   auto *emulated =
-      static_cast<const char *>((*loaded)->lookup("tandem_cuda_emulated"));
+      static_cast<const char *>(loaded.lookup("tandem_cuda_emulated"));
   ASSERT_NE(emulated, nullptr);
   EXPECT_STREQ(emulated, "yes");
 
@@ -573,10 +560,9 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     const eval::Tensor &want = (*expected)[0];
 
     std::string symbol = lowering::entrySymbol(c.name);
-    auto entry =
-        reinterpret_cast<tandem_fragment_fn>((*loaded)->lookup(symbol));
+    auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
     auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
-        (*loaded)->lookup(symbol + "_scratch_bytes"));
+        loaded.lookup(symbol + "_scratch_bytes"));
     ASSERT_TRUE(entry && scratchBytes);
     std::vector<std::vector<char>> inputs;
     std::vector<const void *> argPointers;
@@ -625,7 +611,6 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     }
     EXPECT_EQ(bad, 0u);
   }
-  llvm::sys::fs::remove_directories(cacheDir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, EmulationTest,

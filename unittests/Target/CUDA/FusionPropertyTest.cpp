@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitterTestUtils.h"
+#include "EmulationBuild.h"
 
 #include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Target/CUDA/CUDABackend.h"
@@ -247,23 +247,12 @@ TEST(CUDAFusionProperty, RandomElementwiseDagsAreOneKernelWithinTheirBound) {
   auto context = cpu::testing::makeContext();
   auto module = cpu::testing::parseModule(*context, text);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  std::vector<mlir::Operation *> functions;
-  for (auto fn : (*module)->getOps<mlir::func::FuncOp>())
-    functions.push_back(fn);
-  mlir::FailureOr<lowering::EmittedSource> source = cuda::emitCuda(functions);
-  ASSERT_TRUE(mlir::succeeded(source)) << text;
-
-  llvm::SmallString<128> cacheDir;
-  ASSERT_FALSE(
-      llvm::sys::fs::createUniqueDirectory("tandem-cuda-property", cacheDir));
-  cuda::CompileOptions options;
-  options.emulate = true;
-  options.cacheDir = std::string(cacheDir);
-  auto library = cuda::compileSource(source->text, options);
-  ASSERT_TRUE(static_cast<bool>(library))
-      << llvm::toString(library.takeError());
-  auto loaded = cpu::testing::Library::open(library->path);
-  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError()) << "\n"
+      << text;
+  const std::string &source = (*emulation)->source.text;
+  cpu::testing::Library &loaded = *(*emulation)->library;
 
   eval::Interpreter interpreter(**module);
   double worstShare = 0;
@@ -271,7 +260,7 @@ TEST(CUDAFusionProperty, RandomElementwiseDagsAreOneKernelWithinTheirBound) {
     std::string name = "dag" + std::to_string(i);
     SCOPED_TRACE(name + "\n" + dags[i].text);
     std::string symbol = lowering::entrySymbol(name);
-    EXPECT_EQ(launchesOf(source->text, symbol), 1u);
+    EXPECT_EQ(launchesOf(source, symbol), 1u);
     auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(name);
     std::vector<eval::Tensor> args;
     for (mlir::Type type : fn.getArgumentTypes())
@@ -281,10 +270,9 @@ TEST(CUDAFusionProperty, RandomElementwiseDagsAreOneKernelWithinTheirBound) {
     ASSERT_TRUE(static_cast<bool>(expected))
         << llvm::toString(expected.takeError());
 
-    auto entry =
-        reinterpret_cast<tandem_fragment_fn>((*loaded)->lookup(symbol));
+    auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
     auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
-        (*loaded)->lookup(symbol + "_scratch_bytes"));
+        loaded.lookup(symbol + "_scratch_bytes"));
     ASSERT_TRUE(entry && scratchBytes);
     std::vector<std::vector<float>> inputs, outputs;
     std::vector<const void *> argPointers;
@@ -315,7 +303,6 @@ TEST(CUDAFusionProperty, RandomElementwiseDagsAreOneKernelWithinTheirBound) {
       }
     }
   }
-  llvm::sys::fs::remove_directories(cacheDir);
   std::cout << "[ emulation ] " << kDags << " random DAGs: worst error at "
             << worstShare << " of its bound\n";
 }
