@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -35,6 +36,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -224,11 +226,30 @@ Lowering loweringOf(Operation *op) {
 }
 
 /// The head of a grid-stride loop of `var` over [0, count).
-std::string gridStrideLoop(StringRef var, int64_t count) {
+std::string gridStrideLoop(StringRef var, llvm::StringRef count) {
   return ("  for (int64_t " + var + " = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; " +
-          var + " < " + llvm::Twine(count) + "; " + var +
+          var + " < " + count + "; " + var +
           " += TK_GRID_DIM * TK_BLOCK_DIM) {\n")
       .str();
+}
+std::string gridStrideLoop(StringRef var, int64_t count) {
+  return gridStrideLoop(var, std::to_string(count));
+}
+
+/// The blocks of kBlockSize threads a grid-stride loop over `count` steps
+/// launches: enough for one step per thread, at most kMaxBlocks.
+int64_t gridFor(int64_t count) {
+  return std::min<int64_t>((count + tandem::cuda::kBlockSize - 1) /
+                               tandem::cuda::kBlockSize,
+                           kMaxBlocks);
+}
+
+/// A multi-tensor launch's table (tk_tensors in KernelPrelude.h) is a
+/// kernel parameter: within the 4 KiB every CUDA version accepts, 8 bytes
+/// per buffer and 16 per tensor, at most 32 tensors.
+constexpr size_t kMaxTablePointers = 64;
+int64_t tablesPerLaunch(size_t pointers) {
+  return std::min<int64_t>(32, (4096 - 16) / (8 * pointers + 16));
 }
 
 /// Declares d0, d1, ... as the digits of `tk_r` in `shape` (row-major).
@@ -274,6 +295,20 @@ struct RowKernel {
   bool perRow = false;
   /// p<i> = input i at the index expression (of row and j) before `output`.
   std::vector<std::pair<unsigned, std::string>> loads;
+};
+
+/// A flat elementwise kernel's launch, waiting to share a launch with the
+/// other tensors of the same kernel (FunctionEmitter::flushPending).
+struct PendingLaunch {
+  /// The kernel text with its buffers as parameters, and with them read
+  /// from a table of tensors (`table`, at most `perLaunch` per launch).
+  std::string single, multi, table;
+  int64_t perLaunch = 0;
+  /// The loop's steps (elements or vectors) and the buffers' pointers.
+  int64_t steps = 0;
+  std::vector<std::string> args;
+  /// The pointers of the buffers it writes.
+  llvm::SmallVector<std::string> outputs;
 };
 
 /// What the translation unit's functions share.
@@ -340,6 +375,8 @@ private:
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
                       llvm::ArrayRef<std::string> args);
+  /// Launches the waiting flat kernels, those with the same text together.
+  void flushPending();
   /// Adds `text` (a kernel without its name) to the unit once; its name.
   std::string addKernel(const std::string &text);
   /// The buffer `value` is computed into: its result slot, else scratch.
@@ -359,6 +396,9 @@ private:
   llvm::DenseMap<Value, std::string> arrays;
   /// Values computed straight into result `k`'s buffer.
   llvm::DenseMap<Value, unsigned> resultSlot;
+  /// Flat elementwise kernels not launched yet: consecutive independent
+  /// ones with the same text share a multi-tensor launch (flushPending).
+  std::vector<PendingLaunch> pending;
 };
 
 LogicalResult FunctionEmitter::check(Operation *op) {
@@ -463,25 +503,51 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     return tensorOf(input).getShape() == shape ||
            tensorOf(input).getNumElements() == 1;
   });
+  // A flat kernel moves its buffers in 16-byte vectors: `width` elements
+  // per thread and step, 16 bytes of the narrowest buffer. Every buffer the
+  // code is given is aligned (the manifest's target alignment) and so is
+  // every step's first element; single elements and constant arrays are
+  // read one by one.
+  auto vectorized = [&](Value value) {
+    return !arrays.count(value) && tensorOf(value).getNumElements() != 1;
+  };
+  uint64_t narrowest = 16;
+  for (Value value : llvm::concat<const Value>(inputs, outputs))
+    if (vectorized(value))
+      narrowest = std::min<uint64_t>(
+          narrowest, (tensorOf(value).getElementTypeBitWidth() + 7) / 8);
+  int64_t width = flat ? static_cast<int64_t>(16 / narrowest) : 1;
+  if (width > 1 && count % width != 0)
+    width = 1;
 
-  std::string params, text;
-  llvm::raw_string_ostream b(text);
-  for (auto [i, output] : llvm::enumerate(outputs))
-    params += (i ? ", " : "") + storageOf(output).str() + " *__restrict__ o" +
-              std::to_string(i);
+  // The loop's body: the step `var` (an element, or a vector of `width`).
+  std::string loopBody;
+  llvm::raw_string_ostream b(loopBody);
+  std::string w = std::to_string(width);
+  // Buffer pointer -> the local vector holding this step's elements.
+  llvm::DenseMap<Value, std::string> vectors;
   unsigned numPointers = 0;
-  for (Value input : inputs) {
-    if (arrays.count(input))
-      continue;
-    params += ", const " + storageOf(input).str() + " *__restrict__ i" +
-              std::to_string(numPointers);
-    ++numPointers;
+  if (width > 1) {
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      if (arrays.count(input))
+        continue;
+      std::string pointer = "i" + std::to_string(numPointers++);
+      if (!vectorized(input))
+        continue;
+      std::string vector = "tk_" + pointer;
+      b << "    alignas(16) " << storageOf(input) << " " << vector << "[" << w
+        << "];\n    tk_load_vec<" << w << ">(" << pointer << " + tk_v * " << w
+        << ", " << vector << ");\n";
+      vectors[input] = vector;
+    }
+    for (auto [i, output] : llvm::enumerate(outputs))
+      b << "    alignas(16) " << storageOf(output) << " tk_o" << i << "[" << w
+        << "];\n";
+    b << "    TK_UNROLL(" << w << ")\n    for (int64_t tk_e = 0; tk_e < " << w
+      << "; ++tk_e) {\n";
+    if (llvm::any_of(inputs, [&](Value input) { return arrays.count(input); }))
+      b << "    const int64_t i = tk_v * " << w << " + tk_e;\n";
   }
-  b << "(TK_KERNEL_ARGS " << params << ") {\n";
-  b << "  // ";
-  llvm::interleave(
-      kernel.members, b, [&](Operation *op) { b << op->getName(); }, ", ");
-  b << "\n  TK_PHASE\n" << gridStrideLoop("i", count);
   if (!flat) {
     b << "    int64_t tk_r = i;\n";
     writeDigits(b, shape);
@@ -498,6 +564,10 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     std::string source = arrays.count(input)
                              ? arrays.lookup(input)
                              : "i" + std::to_string(numPointers++);
+    if (vectors.count(input)) {
+      source = vectors.lookup(input);
+      index = "tk_e";
+    }
     std::string name = "t_i" + std::to_string(i);
     b << "    const " << computeType(input) << " " << name << " = tk_load("
       << source << ", " << index << ");\n";
@@ -516,30 +586,138 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
       << ";\n";
     local[result] = name;
   }
+  if (width > 1) {
+    for (auto [i, output] : llvm::enumerate(outputs))
+      b << "    tk_store(tk_o" << i << ", tk_e, " << local[output] << ");\n";
+    b << "    }\n";
+    for (auto [i, output] : llvm::enumerate(outputs))
+      b << "    tk_store_vec<" << w << ">(o" << i << " + tk_v * " << w
+        << ", tk_o" << i << ");\n";
+  } else {
+    for (auto [i, output] : llvm::enumerate(outputs))
+      b << "    tk_store(o" << i << ", i, " << local[output] << ");\n";
+  }
+
+  // The buffers: (storage type, pointer name, argument) of the outputs,
+  // then of the inputs read from memory.
+  std::vector<std::array<std::string, 3>> buffers;
   for (auto [i, output] : llvm::enumerate(outputs))
-    b << "    tk_store(o" << i << ", i, " << local[output] << ");\n";
-  b << "  }\n  TK_END_PHASE\n}\n";
-
-  std::string name = addKernel(text);
-
-  // The outputs' buffers, then the launch.
-  llvm::SmallVector<std::string> args;
-  for (Value output : outputs)
-    args.push_back(outputBuffer(output));
+    buffers.push_back({storageOf(output).str(), "o" + std::to_string(i),
+                       outputBuffer(output)});
+  numPointers = 0;
   for (Value input : inputs)
     if (!arrays.count(input))
-      args.push_back(pointers.lookup(input));
-  launchElements(name, count, args);
+      buffers.push_back({"const " + storageOf(input).str(),
+                         "i" + std::to_string(numPointers++),
+                         pointers.lookup(input)});
+  std::string title = "  // ";
+  llvm::raw_string_ostream t(title);
+  llvm::interleave(
+      kernel.members, t, [&](Operation *op) { t << op->getName(); }, ", ");
+  std::string var = width > 1 ? "tk_v" : "i";
+
+  // Alone: the buffers are the kernel's parameters.
+  std::string single = "(TK_KERNEL_ARGS ";
+  for (auto [k, buffer] : llvm::enumerate(buffers))
+    single += (k ? ", " : "") + buffer[0] + " *__restrict__ " + buffer[1];
+  single += ") {\n" + title + "\n  TK_PHASE\n" +
+            gridStrideLoop(var, std::to_string(count / width)) + loopBody +
+            "  }\n  TK_END_PHASE\n}\n";
+
+  PendingLaunch launch;
+  launch.steps = count / width;
+  launch.single = single;
+  for (const auto &buffer : buffers)
+    launch.args.push_back(buffer[2]);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    launch.outputs.push_back(buffers[k][2]);
+  if (!flat || buffers.size() > kMaxTablePointers) {
+    flushPending();
+    launchElements(addKernel(single), launch.steps, launch.args);
+    return;
+  }
+  // In a table: tensor tk_which's buffers, its steps and its blocks.
+  int64_t perLaunch = tablesPerLaunch(buffers.size());
+  std::string table = "tk_tensors<" + std::to_string(buffers.size()) + ", " +
+                      std::to_string(perLaunch) + ">";
+  std::string multi = "(TK_KERNEL_ARGS const " + table + " tk_m) {\n" + title +
+                      "\n  TK_PHASE\n  const int32_t tk_which = "
+                      "tk_tensor_of(tk_m, TK_BLOCK);\n";
+  for (auto [k, buffer] : llvm::enumerate(buffers))
+    multi += "  " + buffer[0] + " *__restrict__ " + buffer[1] + " = (" +
+             buffer[0] + " *)tk_m.ptr[tk_which][" + std::to_string(k) + "];\n";
+  multi += "  const int64_t tk_first = tk_m.first[tk_which], tk_blocks = "
+           "tk_m.first[tk_which + 1] - tk_first;\n  for (int64_t " +
+           var + " = (TK_BLOCK - tk_first) * TK_BLOCK_DIM + TK_THREAD; " + var +
+           " < tk_m.steps[tk_which]; " + var +
+           " += tk_blocks * TK_BLOCK_DIM) {\n" + loopBody +
+           "  }\n  TK_END_PHASE\n}\n";
+  launch.multi = multi;
+  launch.table = table;
+  launch.perLaunch = perLaunch;
+  // A kernel reading what a waiting one writes (its buffer, perhaps
+  // through a view) runs after it.
+  if (llvm::any_of(buffers, [&](const std::array<std::string, 3> &buffer) {
+        return llvm::any_of(pending, [&](const PendingLaunch &earlier) {
+          return llvm::is_contained(earlier.outputs, buffer[2]);
+        });
+      }))
+    flushPending();
+  pending.push_back(std::move(launch));
+}
+
+void FunctionEmitter::flushPending() {
+  // Every waiting kernel is independent of the others (emitKernel flushes
+  // before one that reads another's output; no kernel writes a buffer
+  // another reads: values are written once, scratch is never reused, and
+  // an in-place result's argument has no other reader), so they may run in
+  // any order: kernels with the same text share launches, in the order of
+  // their first member.
+  std::vector<PendingLaunch> waiting = std::move(pending);
+  pending.clear();
+  llvm::MapVector<llvm::StringRef, llvm::SmallVector<const PendingLaunch *>>
+      groups;
+  for (const PendingLaunch &launch : waiting)
+    if (launch.steps > 0)
+      groups[launch.multi].push_back(&launch);
+  for (auto &[multi, members] : groups) {
+    if (members.size() == 1) {
+      const PendingLaunch &only = *members.front();
+      launchElements(addKernel(only.single), only.steps, only.args);
+      continue;
+    }
+    std::string name = addKernel(multi.str());
+    int64_t perLaunch = members.front()->perLaunch;
+    for (size_t begin = 0; begin < members.size(); begin += perLaunch) {
+      size_t end = std::min(members.size(), begin + perLaunch);
+      std::string ptrs, steps, first = "0";
+      int64_t blocks = 0;
+      for (size_t k = begin; k < end; ++k) {
+        const PendingLaunch &launch = *members[k];
+        ptrs += std::string(k > begin ? ", " : "") + "{";
+        llvm::interleave(
+            launch.args, [&](const std::string &arg) { ptrs += arg; },
+            [&] { ptrs += ", "; });
+        ptrs += "}";
+        steps += (k > begin ? ", " : "") + std::to_string(launch.steps);
+        blocks += gridFor(launch.steps);
+        first += ", " + std::to_string(blocks);
+      }
+      std::string table = "tk_m" + std::to_string(counter++);
+      code += "  const " + members.front()->table + " " + table + " = {{" +
+              ptrs + "}, {" + steps + "}, {" + first + "}, " +
+              std::to_string(end - begin) + "};\n";
+      code += "  TK_LAUNCH(" + name + ", " + std::to_string(blocks) + ", " +
+              std::to_string(tandem::cuda::kBlockSize) + ", " + table + ");\n";
+    }
+  }
 }
 
 void FunctionEmitter::launchElements(const std::string &name, int64_t count,
                                      llvm::ArrayRef<std::string> args) {
   if (count == 0)
     return;
-  int64_t grid = std::min<int64_t>((count + tandem::cuda::kBlockSize - 1) /
-                                       tandem::cuda::kBlockSize,
-                                   kMaxBlocks);
-  code += "  TK_LAUNCH(" + name + ", " + std::to_string(grid) + ", " +
+  code += "  TK_LAUNCH(" + name + ", " + std::to_string(gridFor(count)) + ", " +
           std::to_string(tandem::cuda::kBlockSize);
   for (const std::string &arg : args)
     code += ", " + arg;
@@ -1256,6 +1434,10 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       pointers[op.getResult(0)] = pointers.lookup(source);
       continue;
     }
+    // Anything but an elementwise kernel launches after the waiting ones.
+    if (loweringOf(&op) != Lowering::Kernel &&
+        loweringOf(&op) != Lowering::Parameter)
+      flushPending();
     // Kernels other than elementwise ones read their operands from
     // buffers: a constant one is written into scratch first.
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
@@ -1296,11 +1478,14 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (last == lastOf.end())
       continue;
     const tandem::lowering::Kernel &kernel = plan.kernels[last->second];
-    if (kernel.reduction)
+    if (kernel.reduction) {
+      flushPending();
       emitReduction(kernel.reduction);
-    else
+    } else {
       emitKernel(kernel);
+    }
   }
+  flushPending();
 
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
     auto slot = resultSlot.find(value);

@@ -186,6 +186,46 @@ TK_HD void tk_store(tk_f16 *p, int64_t i, float x) { p[i] = tk_to_f16(x); }
 TK_HD void tk_store(int32_t *p, int64_t i, int32_t x) { p[i] = x; }
 TK_HD void tk_store(int64_t *p, int64_t i, int64_t x) { p[i] = x; }
 
+// N elements at p (16-byte aligned) to or from a local array (16-byte
+// aligned, N elements a multiple of 16 bytes), as 16-byte transactions on
+// the GPU; the bytes are the same either way.
+template <int N, typename T> TK_HD void tk_load_vec(const T *p, T *local) {
+  static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte vectors");
+#ifdef __CUDA_ARCH__
+  for (int k = 0; k < (int)(N * sizeof(T) / 16); ++k)
+    reinterpret_cast<uint4 *>(local)[k] = reinterpret_cast<const uint4 *>(p)[k];
+#else
+  memcpy(local, p, N * sizeof(T));
+#endif
+}
+template <int N, typename T> TK_HD void tk_store_vec(T *p, const T *local) {
+  static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte vectors");
+#ifdef __CUDA_ARCH__
+  for (int k = 0; k < (int)(N * sizeof(T) / 16); ++k)
+    reinterpret_cast<uint4 *>(p)[k] = reinterpret_cast<const uint4 *>(local)[k];
+#else
+  memcpy(p, local, N * sizeof(T));
+#endif
+}
+
+// The tensors of a multi-tensor launch (one kernel, the same loop over up
+// to K tensors of different sizes): tensor t's P buffers, its loop's steps,
+// and its blocks, [first[t], first[t + 1]) of the grid. A kernel parameter,
+// at most 4 KiB (the emitter sizes K).
+template <int P, int K> struct tk_tensors {
+  void *ptr[K][P];
+  int64_t steps[K];
+  int64_t first[K + 1];
+  int32_t n;
+};
+template <int P, int K>
+TK_HD int32_t tk_tensor_of(const tk_tensors<P, K> &m, int64_t block) {
+  int32_t t = 0;
+  while (t + 1 < m.n && m.first[t + 1] <= block)
+    ++t;
+  return t;
+}
+
 //===----------------------------------------------------------------------===//
 // f32 arithmetic. +, -, *, / and sqrt are IEEE operations, rounded once on
 // both sides (nvcc: -fmad=false -prec-div=true -prec-sqrt=true -ftz=false;

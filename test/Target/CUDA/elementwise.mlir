@@ -31,12 +31,54 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: TK_END_PHASE
 
-// The f32 kernel: flat, no rounding; written once for both functions.
+// The f32 kernel: flat, no rounding; written once for both functions. Its
+// 5000 elements move as 1250 16-byte vectors of 4.
 // CHECK: TK_KERNEL [[$F32:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, const float *__restrict__ i0) {
 // CHECK-NEXT: // nn.exp, nn.neg
-// CHECK: const float t_i0 = tk_load(i0, i);
+// CHECK-NEXT: TK_PHASE
+// CHECK-NEXT: for (int64_t tk_v = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; tk_v < 1250; tk_v += TK_GRID_DIM * TK_BLOCK_DIM) {
+// CHECK-NEXT: alignas(16) float tk_i0[4];
+// CHECK-NEXT: tk_load_vec<4>(i0 + tk_v * 4, tk_i0);
+// CHECK-NEXT: alignas(16) float tk_o0[4];
+// CHECK-NEXT: TK_UNROLL(4)
+// CHECK-NEXT: for (int64_t tk_e = 0; tk_e < 4; ++tk_e) {
+// CHECK-NEXT: const float t_i0 = tk_load(tk_i0, tk_e);
 // CHECK-NEXT: const float t0 = tk_exp(t_i0);
 // CHECK-NEXT: const float t1 = (-t0);
+// CHECK-NEXT: tk_store(tk_o0, tk_e, t1);
+// CHECK-NEXT: }
+// CHECK-NEXT: tk_store_vec<4>(o0 + tk_v * 4, tk_o0);
+// CHECK-NEXT: }
+// CHECK-NEXT: TK_END_PHASE
+
+// Mixed widths: 16 bytes of the bf16 buffers are 8 elements, so the f32
+// buffers move 32 bytes (two vectors) per step; the single-element operand
+// is read as it is and the constant array by the element's index.
+// CHECK: TK_KERNEL [[$MIXED:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, tk_bf16 *__restrict__ o1, const float *__restrict__ i0, const float *__restrict__ i1) {
+// CHECK-NEXT: // nn.mul, nn.add, nn.cast, nn.mul
+// CHECK-NEXT: TK_PHASE
+// CHECK-NEXT: for (int64_t tk_v = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; tk_v < 2; tk_v += TK_GRID_DIM * TK_BLOCK_DIM) {
+// CHECK-NEXT: alignas(16) float tk_i0[8];
+// CHECK-NEXT: tk_load_vec<8>(i0 + tk_v * 8, tk_i0);
+// CHECK-NEXT: alignas(16) float tk_o0[8];
+// CHECK-NEXT: alignas(16) tk_bf16 tk_o1[8];
+// CHECK-NEXT: TK_UNROLL(8)
+// CHECK-NEXT: for (int64_t tk_e = 0; tk_e < 8; ++tk_e) {
+// CHECK-NEXT: const int64_t i = tk_v * 8 + tk_e;
+// CHECK-NEXT: const float t_i0 = tk_load(tk_i0, tk_e);
+// CHECK-NEXT: const float t_i1 = tk_load(i1, 0);
+// CHECK-NEXT: const float t_i2 = tk_load(c{{[0-9]+}}, i);
+// CHECK: tk_store(tk_o0, tk_e, t1);
+// CHECK-NEXT: tk_store(tk_o1, tk_e, t3);
+// CHECK-NEXT: }
+// CHECK-NEXT: tk_store_vec<8>(o0 + tk_v * 8, tk_o0);
+// CHECK-NEXT: tk_store_vec<8>(o1 + tk_v * 8, tk_o1);
+
+// 3 x 333 elements are not whole vectors: one element per step.
+// CHECK: TK_KERNEL [[$ODD:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, const float *__restrict__ i0) {
+// CHECK-NEXT: // nn.sqrt
+// CHECK-NEXT: TK_PHASE
+// CHECK-NEXT: for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < 999; i += TK_GRID_DIM * TK_BLOCK_DIM) {
 // CHECK-NOT: TK_KERNEL
 
 // CHECK-LABEL: extern "C" uint64_t tandem_bf16_scratch_bytes(void) { return 0; }
@@ -55,14 +97,14 @@ func.func @bf16(%x: tensor<4x8xbf16>, %b: tensor<8xbf16>) -> (tensor<4x8xbf16>, 
   return %z, %w : tensor<4x8xbf16>, tensor<4x8xbf16>
 }
 
-// A value read after its kernel lives in scratch; the grid covers 5000
-// elements with 20 blocks of 256 threads.
+// A value read after its kernel lives in scratch; the grid covers 1250
+// vectors with 5 blocks of 256 threads.
 // CHECK-LABEL: extern "C" uint64_t tandem_f32_scratch_bytes(void) { return 20224; }
 // CHECK-LABEL: extern "C" int tandem_f32(
 // CHECK: char *tk_scratch = (char *)scratch;
 // CHECK: float *v0 = (float *)(tk_scratch + 0);
-// CHECK: TK_LAUNCH([[$F32]], 20, 256, v0, a0);
-// CHECK: TK_LAUNCH([[$F32]], 20, 256, r0, v0);
+// CHECK: TK_LAUNCH([[$F32]], 5, 256, v0, a0);
+// CHECK: TK_LAUNCH([[$F32]], 5, 256, r0, v0);
 func.func @f32(%x: tensor<5000xf32>) -> tensor<5000xf32> {
   %e = nn.exp %x : tensor<5000xf32>
   %n = nn.neg %e : tensor<5000xf32>
@@ -70,4 +112,22 @@ func.func @f32(%x: tensor<5000xf32>) -> tensor<5000xf32> {
   %e2 = nn.exp %s : tensor<5000xf32>
   %n2 = nn.neg %e2 : tensor<5000xf32>
   return %n2 : tensor<5000xf32>
+}
+
+// CHECK-LABEL: extern "C" int tandem_mixed(
+// CHECK: TK_LAUNCH([[$MIXED]], 1, 256, r1, r0, a0, a1);
+func.func @mixed(%x: tensor<2x8xf32>, %s: tensor<f32>) -> (tensor<2x8xbf16>, tensor<2x8xf32>) {
+  %c = nn.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xf32>
+  %m = nn.mul %x, %s : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  %a = nn.add %m, %c : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %h = nn.cast %a : tensor<2x8xf32> to tensor<2x8xbf16>
+  %d = nn.mul %h, %h : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
+  return %d, %a : tensor<2x8xbf16>, tensor<2x8xf32>
+}
+
+// CHECK-LABEL: extern "C" int tandem_odd(
+// CHECK: TK_LAUNCH([[$ODD]], 4, 256, r0, a0);
+func.func @odd(%x: tensor<3x333xf32>) -> tensor<3x333xf32> {
+  %s = nn.sqrt %x : tensor<3x333xf32>
+  return %s : tensor<3x333xf32>
 }
