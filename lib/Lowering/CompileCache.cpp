@@ -52,8 +52,13 @@ llvm::Expected<CompiledLibrary> tandem::lowering::buildCached(
 
   llvm::SmallString<256> library(cacheDir);
   llvm::sys::path::append(library, "tandem-" + key + extension);
-  if (llvm::sys::fs::exists(library))
-    return CompiledLibrary{std::string(library), /*cached=*/true};
+  std::string reportPath = (library + ".report").str();
+  if (llvm::sys::fs::exists(library)) {
+    CompiledLibrary found{std::string(library), /*cached=*/true, ""};
+    if (auto buffer = llvm::MemoryBuffer::getFile(reportPath))
+      found.report = (*buffer)->getBuffer().trim().str();
+    return found;
+  }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
     return llvm::createStringError("cannot create the compile cache '" +
@@ -67,11 +72,23 @@ llvm::Expected<CompiledLibrary> tandem::lowering::buildCached(
   if (llvm::Error error = build(entry))
     return std::move(error);
   // Atomic on one filesystem: a concurrent build of the same key renames
-  // an equal file over it.
+  // equal files over them. The report first, so that the library's
+  // presence promises it.
+  if (!entry.reportText.empty()) {
+    llvm::Expected<std::string> report = entry.temporary(".report.part");
+    if (!report)
+      return report.takeError();
+    if (llvm::Error error = writeTextFile(*report, entry.reportText))
+      return std::move(error);
+    if (std::error_code ec = llvm::sys::fs::rename(*report, reportPath))
+      return llvm::createStringError("cannot move the report to '" +
+                                     reportPath + "': " + ec.message());
+  }
   if (std::error_code ec = llvm::sys::fs::rename(entry.outputPath, library))
     return llvm::createStringError("cannot move the library to '" + library +
                                    "': " + ec.message());
-  return CompiledLibrary{std::string(library), /*cached=*/false};
+  return CompiledLibrary{std::string(library), /*cached=*/false,
+                         entry.reportText};
 }
 
 llvm::Expected<std::string>

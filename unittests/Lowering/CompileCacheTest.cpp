@@ -92,4 +92,30 @@ TEST_F(CompileCacheTest, AFailedBuildLeavesNothing) {
   EXPECT_FALSE(retry->cached);
 }
 
+TEST_F(CompileCacheTest, TheReportIsKeptWithTheLibrary) {
+  auto first = buildCached(dir, {"reported"}, ".lib", [&](CacheBuild &b) {
+    std::ofstream(b.output()) << "library";
+    b.setReport("2 kernels, 0 bytes spilled");
+    return llvm::Error::success();
+  });
+  ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
+  EXPECT_FALSE(first->cached);
+  EXPECT_EQ(first->report, "2 kernels, 0 bytes spilled");
+  // A hit reads it back without building.
+  auto second = buildCached(dir, {"reported"}, ".lib", [&](CacheBuild &) {
+    ADD_FAILURE() << "a hit must not build";
+    return llvm::Error::success();
+  });
+  ASSERT_TRUE(static_cast<bool>(second));
+  EXPECT_TRUE(second->cached);
+  EXPECT_EQ(second->report, "2 kernels, 0 bytes spilled");
+  // The library and its report, nothing else.
+  EXPECT_EQ(files(), 2);
+  // A build without a report leaves none.
+  auto plain = build({"plain"}, "x");
+  ASSERT_TRUE(static_cast<bool>(plain));
+  EXPECT_EQ(plain->report, "");
+  EXPECT_EQ(files(), 3);
+}
+
 } // namespace

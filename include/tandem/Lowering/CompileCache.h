@@ -33,6 +33,10 @@ public:
   const std::string &output() const { return outputPath; }
   /// A new unique path ending in `suffix` for a temporary file.
   llvm::Expected<std::string> temporary(llvm::StringRef suffix);
+  /// What the compiler said of the library (CompiledLibrary::report): kept
+  /// in the cache beside it, in place before the library is, so that a hit
+  /// always finds it.
+  void setReport(std::string text) { reportText = std::move(text); }
 
 private:
   friend llvm::Expected<CompiledLibrary>
@@ -42,7 +46,7 @@ private:
       : cacheDir(std::move(cacheDir)), key(std::move(key)) {}
   ~CacheBuild();
 
-  std::string cacheDir, key, outputPath;
+  std::string cacheDir, key, outputPath, reportText;
   std::vector<std::string> temporaries;
 };
 
@@ -51,7 +55,8 @@ std::string defaultCacheDir(llvm::StringRef variable, llvm::StringRef name);
 
 /// The library for `keyParts` (hashed with SHA-256, parts separated by a
 /// zero byte) in `cacheDir`, named tandem-<hash><extension>: found, or made
-/// by `build` and moved into place.
+/// by `build` and moved into place; its report (CacheBuild::setReport) is
+/// tandem-<hash><extension>.report.
 llvm::Expected<CompiledLibrary>
 buildCached(llvm::StringRef cacheDir, llvm::ArrayRef<std::string> keyParts,
             llvm::StringRef extension,

@@ -154,9 +154,8 @@ tandem::cuda::compileSource(llvm::StringRef source,
   key.insert(key.end(), flags.begin(), flags.end());
   std::vector<std::string> libraries = linkLibraries(options);
   key.insert(key.end(), libraries.begin(), libraries.end());
-  std::string log;
   llvm::Expected<CompiledLibrary> library =
-      buildCached(cacheDir, key, ".so", [&](CacheBuild &build) {
+      buildCached(cacheDir, key, ".so", [&](CacheBuild &build) -> llvm::Error {
         llvm::Expected<std::string> program =
             options.emulate ? findTool(compiler, "C++ compiler", "TANDEM_CXX")
                             : llvm::Expected<std::string>(compiler);
@@ -171,19 +170,14 @@ tandem::cuda::compileSource(llvm::StringRef source,
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"-o", build.output(), *sourceFile});
         args.insert(args.end(), libraries.begin(), libraries.end());
-        return runCompiler(args, "CUDA", build, &log);
+        std::string log;
+        if (llvm::Error error = runCompiler(args, "CUDA", build, &log))
+          return error;
+        // Kept in the cache with the library, so a hit has it too.
+        if (!options.emulate)
+          build.setReport(summarizePtxas(log));
+        return llvm::Error::success();
       });
-  if (!library || options.emulate)
-    return library;
-  // The report lives beside the cached library, so a cache hit has it too.
-  std::string reportPath = library->path + ".ptxas";
-  if (!library->cached) {
-    library->report = summarizePtxas(log);
-    if (llvm::Error error = writeTextFile(reportPath, library->report))
-      return std::move(error);
-  } else if (auto buffer = llvm::MemoryBuffer::getFile(reportPath)) {
-    library->report = (*buffer)->getBuffer().trim().str();
-  }
   return library;
 }
 
