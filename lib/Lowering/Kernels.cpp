@@ -201,6 +201,8 @@ struct Former {
       if (k.reduction || k.gemm ||
           llvm::ArrayRef<int64_t>(k.shape) != shapeOf(matmul.getResult()))
         continue;
+      if (policy.acceptsGemmEpilogue && !policy.acceptsGemmEpilogue(matmul, k))
+        continue;
       k.gemm = matmul;
     }
   }

@@ -73,6 +73,8 @@ int main(int argc, char **argv) {
   if (!checkPlugins(argc, argv))
     return 1;
   tandem::registerAllPasses();
+  // For passes that take a target's policy (tandem-form-kernels=target=).
+  tandem::registerAllTargets();
   mlir::DialectRegistry registry;
   tandem::registerAllDialects(registry);
   return mlir::asMainReturnCode(

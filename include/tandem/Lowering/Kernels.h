@@ -26,21 +26,12 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
 
 namespace tandem::lowering {
-
-/// Which fusions a target's kernels may make.
-struct FusionPolicy {
-  /// Fold elementwise producers and consumers into reductions.
-  bool fuseReductions = true;
-  /// Run elementwise consumers of a matmul over its output after the GEMM.
-  bool fuseGemmEpilogues = true;
-  /// Unite the elementwise kernels an op reads into one kernel.
-  bool mergeGroups = true;
-};
 
 /// One kernel: elementwise ops with one iteration shape, optionally around
 /// one reduction, optionally the epilogue of one matmul.
@@ -56,6 +47,20 @@ struct Kernel {
   /// The iteration shape: the members' result shape, or for a kernel with a
   /// reduction its result's shape.
   llvm::SmallVector<int64_t> shape;
+};
+
+/// Which fusions a target's kernels may make.
+struct FusionPolicy {
+  /// Fold elementwise producers and consumers into reductions.
+  bool fuseReductions = true;
+  /// Run elementwise consumers of a matmul over its output after the GEMM.
+  bool fuseGemmEpilogues = true;
+  /// Unite the elementwise kernels an op reads into one kernel.
+  bool mergeGroups = true;
+  /// When set, a kernel becomes a matmul's epilogue only when this accepts
+  /// it (a target whose GEMM library runs a fixed set of epilogues).
+  std::function<bool(mlir::Operation *matmul, const Kernel &kernel)>
+      acceptsGemmEpilogue;
 };
 
 struct KernelPlan {

@@ -24,7 +24,9 @@ def TandemFormKernels : Pass<"tandem-form-kernels", "::mlir::ModuleOp"> {
     `nn.in_place = array<i64: result, argument, ...>` on the fragment;
     emitters read and check them, and never change the IR. Running it again
     replaces what it recorded. The rank lowering runs the same formation
-    with the target's fusion policy before emitting each rank.
+    with the target's fusion policy before emitting each rank; `target=`
+    chooses that policy here (a CUDA GEMM, for instance, takes only the
+    epilogues cuBLASLt runs).
   }];
   let options = [
     Option<"fuseReductions", "fuse-reductions", "bool", "true",
@@ -33,6 +35,9 @@ def TandemFormKernels : Pass<"tandem-form-kernels", "::mlir::ModuleOp"> {
            "Run a matmul's elementwise consumers over its output">,
     Option<"mergeGroups", "merge-groups", "bool", "true",
            "Unite the kernels an elementwise op reads into one">,
+    Option<"target", "target", "std::string", "\"\"",
+           "Form kernels under this target's fusion policy (cpu, cuda) "
+           "instead of the flags above">,
   ];
 }
 

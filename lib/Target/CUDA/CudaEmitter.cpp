@@ -279,6 +279,90 @@ struct RowPass {
 const RowPass kRowMax{"tk_op_max", "(-INFINITY)", "x", "tk_acc"};
 const RowPass kRowSumExp{"tk_op_add", "0.0f", "tk_exp(x - s0)", "tk_acc"};
 
+/// A matmul's epilogue as cuBLASLt runs it (CUBLASLT_EPILOGUE_BIAS,
+/// _GELU_BIAS, _GELU_AUX_BIAS, a residual as C with beta = 1): the GEMM's
+/// f32 result plus a bias per column, then GELU or plus a residual.
+struct GemmEpilogue {
+  /// The bias add's other operand (n elements) and its result.
+  Value bias, biased;
+  /// The residual added after the bias, when there is one.
+  Value residual;
+  bool gelu = false;
+  /// The value before GELU is read outside the kernel: stored (`aux`).
+  bool aux = false;
+  /// What the kernel computes last: the GEMM's output buffer.
+  Value output;
+};
+
+/// The epilogue `kernel` is for `matmul` when cuBLASLt can run it: one GEMM
+/// call (a weight shared by untransposed rows, no empty dimension), then
+/// exactly `+ bias`, optionally followed by GELU or by `+ residual`, every
+/// value of the matmul's type; else nullopt.
+std::optional<GemmEpilogue>
+gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
+  auto matmul = dyn_cast<nn::MatmulOp>(op);
+  if (!matmul || tensorOf(matmul.getRhs()).getRank() != 2 ||
+      matmul.getTransposeLhs() || tensorOf(matmul.getLhs()).getRank() < 2 ||
+      tensorOf(matmul.getLhs()).getNumElements() == 0 ||
+      tensorOf(matmul.getRhs()).getNumElements() == 0 ||
+      tensorOf(matmul.getResult()).getNumElements() == 0)
+    return std::nullopt;
+  Value product = matmul.getResult();
+  Type type = product.getType();
+  int64_t n = tensorOf(product).getShape().back();
+  llvm::ArrayRef<Operation *> members = kernel.members;
+  if (members.empty() || members.size() > 2 ||
+      llvm::any_of(members, [&](Operation *member) {
+        return member->getNumResults() != 1 ||
+               member->getResult(0).getType() != type;
+      }))
+    return std::nullopt;
+  // The other operand of a binary add whose one operand is `value`.
+  auto otherOf = [](Operation *member, Value value) -> Value {
+    auto add = dyn_cast<nn::AddOp>(member);
+    if (!add)
+      return Value();
+    if (add.getLhs() == value && add.getRhs() != value)
+      return add.getRhs();
+    if (add.getRhs() == value && add.getLhs() != value)
+      return add.getLhs();
+    return Value();
+  };
+  // Operands come from buffers (not constants) of the right type.
+  auto isBuffer = [&](Value value, llvm::ArrayRef<int64_t> shape) {
+    return value && !value.getDefiningOp<nn::ConstantOp>() &&
+           tensorOf(value).getElementType() ==
+               tensorOf(product).getElementType() &&
+           tensorOf(value).getShape() == shape;
+  };
+  GemmEpilogue epilogue;
+  epilogue.bias = otherOf(members[0], product);
+  if (!isBuffer(epilogue.bias, {n}))
+    return std::nullopt;
+  epilogue.biased = members[0]->getResult(0);
+  epilogue.output = members.back()->getResult(0);
+  bool readOutside =
+      llvm::any_of(epilogue.biased.getUsers(), [&](Operation *user) {
+        return !llvm::is_contained(members, user);
+      });
+  if (members.size() == 1)
+    return epilogue;
+  if (auto gelu = dyn_cast<nn::GeluOp>(members[1])) {
+    if (gelu.getInput() != epilogue.biased)
+      return std::nullopt;
+    epilogue.gelu = true;
+    epilogue.aux = readOutside;
+    // cuBLASLt's auxiliary matrix's leading dimension is a multiple of 8.
+    if (epilogue.aux && n % 8 != 0)
+      return std::nullopt;
+    return epilogue;
+  }
+  epilogue.residual = otherOf(members[1], epilogue.biased);
+  if (readOutside || !isBuffer(epilogue.residual, tensorOf(product).getShape()))
+    return std::nullopt;
+  return epilogue;
+}
+
 /// A kernel of one block per row (FunctionEmitter::emitRows).
 struct RowKernel {
   /// The comment naming it.
@@ -367,7 +451,8 @@ private:
   /// transpose, slice, concat and split as copy kernels.
   void emitDataMovement(Operation *op);
   /// A matmul as one (batched, strided) GEMM call.
-  void emitGemm(nn::MatmulOp op);
+  /// With `epilogue`, cuBLASLt's epilogue computes the kernel's values.
+  void emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue = nullptr);
   /// attention: one thread per query row; attention_grad: one per query
   /// row (dq and the rows' statistics), then one per key row (dk, dv).
   void emitAttention(Operation *op);
@@ -1288,7 +1373,7 @@ StringRef gemmType(Value value) {
                         : "TK_GEMM_F32";
 }
 
-void FunctionEmitter::emitGemm(nn::MatmulOp op) {
+void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
   llvm::ArrayRef<int64_t> lhs = tensorOf(op.getLhs()).getShape(),
                           rhs = tensorOf(op.getRhs()).getShape();
   bool transA = op.getTransposeLhs(), transB = op.getTransposeRhs();
@@ -1300,7 +1385,7 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op) {
   for (int64_t size : lhs.drop_back(2))
     batches *= size;
   bool sharedRhs = rr == 2;
-  std::string out = outputBuffer(op.getResult());
+  std::string out = outputBuffer(epilogue ? epilogue->output : op.getResult());
   if (m == 0 || n == 0 || batches == 0 || k == 0) {
     // No product to form: the operands go unread.
     code += "  (void)" + pointers.lookup(op.getLhs()) + ";\n  (void)" +
@@ -1325,12 +1410,27 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op) {
   b << "{" << transA << ", " << transB << ", " << gemmType(op.getLhs()) << ", "
     << gemmType(op.getResult()) << ", " << m << ", " << n << ", " << k << ", "
     << lda << ", " << ldb << ", " << n << ", " << batches << ", " << strideA
-    << ", " << strideB << ", " << strideC << ", 1.0f, 0.0f}";
-  code += "  { // " + op->getName().getStringRef().str() + "\n" +
-          "    static const tk_gemm_shape tk_s = " + shape + ";\n" +
+    << ", " << strideB << ", " << strideC << ", 1.0f, "
+    << (epilogue && epilogue->residual ? "1.0f" : "0.0f") << "}";
+  std::string title = op->getName().getStringRef().str(), params;
+  if (epilogue) {
+    title += epilogue->gelu       ? " + bias, gelu"
+             : epilogue->residual ? " + bias, residual"
+                                  : " + bias";
+    std::string aux = epilogue->aux ? outputBuffer(epilogue->biased) : "";
+    params = "    const tk_gemm_epilogue tk_p = {" +
+             std::string(epilogue->gelu ? "1" : "0") + ", " +
+             pointers.lookup(epilogue->bias) + ", " +
+             (epilogue->residual ? pointers.lookup(epilogue->residual)
+                                 : std::string("nullptr")) +
+             ", " + (aux.empty() ? std::string("nullptr") : aux) + "};\n";
+  }
+  code += "  { // " + title + "\n" +
+          "    static const tk_gemm_shape tk_s = " + shape + ";\n" + params +
           "    if (int tk_e = tk_gemm(tk_context, tk_s, " +
           pointers.lookup(op.getLhs()) + ", " + pointers.lookup(op.getRhs()) +
-          ", " + out + "))\n      return tk_e;\n  }\n";
+          ", " + out + (epilogue ? ", &tk_p" : "") +
+          "))\n      return tk_e;\n  }\n";
 }
 
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
@@ -1355,13 +1455,24 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
                                                 tandem::cuda::fusionPolicy());
   // The kernel each op launches with: at its kernel's last member.
   llvm::DenseMap<Operation *, int> lastOf;
+  // Matmuls whose epilogue cuBLASLt runs: emitted with their kernel.
+  llvm::DenseMap<Operation *, GemmEpilogue> epilogues;
   for (auto [index, kernel] : llvm::enumerate(plan.kernels)) {
     if (kernel.members.empty())
       continue;
-    if (kernel.gemm || (kernel.reduction && kernel.members.size() > 1))
-      return (kernel.gemm ? kernel.gemm : kernel.reduction)
-          ->emitError("the cuda target does not fuse reductions or GEMM "
-                      "epilogues yet (docs/cuda-backend.md)");
+    if (kernel.reduction && kernel.members.size() > 1)
+      return kernel.reduction->emitError(
+          "the cuda target does not fuse reductions yet "
+          "(docs/cuda-backend.md)");
+    if (kernel.gemm) {
+      std::optional<GemmEpilogue> epilogue =
+          gemmEpilogueOf(kernel.gemm, kernel);
+      if (!epilogue)
+        return kernel.gemm->emitError(
+            "the cuda target fuses only cuBLASLt's epilogues into a GEMM: "
+            "'+ bias', then 'gelu' or '+ residual' (docs/cuda-backend.md)");
+      epilogues[kernel.gemm] = *epilogue;
+    }
     lastOf[kernel.members.back()] = index;
   }
 
@@ -1464,7 +1575,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       emitDataMovement(&op);
       continue;
     case Lowering::Gemm:
-      emitGemm(cast<nn::MatmulOp>(op));
+      if (!epilogues.count(&op))
+        emitGemm(cast<nn::MatmulOp>(op));
       continue;
     case Lowering::Attention:
       emitAttention(&op);
@@ -1481,6 +1593,10 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (kernel.reduction) {
       flushPending();
       emitReduction(kernel.reduction);
+    } else if (kernel.gemm) {
+      flushPending();
+      emitGemm(cast<nn::MatmulOp>(kernel.gemm),
+               &epilogues.find(kernel.gemm)->second);
     } else {
       emitKernel(kernel);
     }
@@ -1521,10 +1637,13 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
 
 tandem::lowering::FusionPolicy tandem::cuda::fusionPolicy() {
   tandem::lowering::FusionPolicy policy;
-  // Reductions and GEMM epilogues come with their kernels; until then every
-  // reduction and matmul stands alone.
+  // Reductions come with their kernels; until then every reduction stands
+  // alone. A GEMM takes the epilogues cuBLASLt runs.
   policy.fuseReductions = false;
-  policy.fuseGemmEpilogues = false;
+  policy.acceptsGemmEpilogue = [](Operation *matmul,
+                                  const tandem::lowering::Kernel &kernel) {
+    return gemmEpilogueOf(matmul, kernel).has_value();
+  };
   return policy;
 }
 

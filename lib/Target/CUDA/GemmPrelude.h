@@ -25,6 +25,19 @@ struct tk_gemm_shape {
   float alpha, beta;
 };
 
+// What runs on a GEMM's f32 result before it is stored, as cuBLASLt's
+// epilogues do: plus bias[column] (n values of the result's type), then
+// either GELU (tanh form; with `aux`, the value before it is stored there
+// too, m×n like the result) or plus a residual (m×n of the result's type;
+// cuBLASLt's C with beta = 1, so the output is another buffer). The result
+// is rounded to its type once, at the end.
+struct tk_gemm_epilogue {
+  int32_t gelu;
+  const void *bias;
+  const void *residual;
+  void *aux;
+};
+
 // A fragment's status when a GEMM cannot run (FragmentABI.h).
 #define TK_GEMM_FAILED 3
 
@@ -52,7 +65,19 @@ uint32_t tk_alignment(const void *p, int64_t strideBytes, int64_t batches) {
 
 // The plan cache's key: the call's shape and its operands' alignments.
 void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
+                 const tk_gemm_epilogue *e,
                  uint64_t key[TANDEM_PLAN_KEY_WORDS]) {
+  // The heuristic reads the epilogue and its pointers' alignments.
+  uint64_t epilogue = 0, epilogueAlign = 0;
+  if (e) {
+    epilogue = 1 | (uint64_t)(e->gelu != 0) << 1 |
+               (uint64_t)(e->residual != nullptr) << 2 |
+               (uint64_t)(e->aux != nullptr) << 3;
+    epilogueAlign =
+        (uint64_t)tk_alignment(e->bias, 0, 1) |
+        (uint64_t)(e->aux ? tk_alignment(e->aux, 0, 1) : 0) << 16 |
+        (uint64_t)(e->residual ? tk_alignment(e->residual, 0, 1) : 0) << 32;
+  }
   uint64_t words[TANDEM_PLAN_KEY_WORDS] = {
       (uint64_t)s.transA | (uint64_t)s.transB << 8 | (uint64_t)s.abType << 16 |
           (uint64_t)s.cType << 24,
@@ -68,8 +93,8 @@ void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
       (uint64_t)s.strideC,
       (uint64_t)(s.beta != 0.0f),
       (uint64_t)align[0] | (uint64_t)align[1] << 16 | (uint64_t)align[2] << 32,
-      0,
-      0,
+      epilogue,
+      epilogueAlign,
       0};
   memcpy(key, words, sizeof words);
 }
@@ -173,8 +198,36 @@ bool tk_pick_algo(cublasLtHandle_t handle, const tk_lt_layouts &d,
   return false;
 }
 
+// The epilogue's attributes on the operation descriptor.
+bool tk_set_epilogue(cublasLtMatmulDesc_t op, const tk_gemm_shape &s,
+                     const tk_gemm_epilogue *e) {
+  if (!e)
+    return true;
+  cublasLtEpilogue_t kind = !e->gelu ? CUBLASLT_EPILOGUE_BIAS
+                            : e->aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                     : CUBLASLT_EPILOGUE_GELU_BIAS;
+  bool ok =
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
+                                     sizeof kind) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                     &e->bias,
+                                     sizeof e->bias) == CUBLAS_STATUS_SUCCESS;
+  if (ok && e->aux) {
+    // Column-major, the auxiliary matrix is n×m like the result.
+    int64_t ld = s.ldc;
+    ok =
+        cublasLtMatmulDescSetAttribute(
+            op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &e->aux,
+            sizeof e->aux) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                       &ld, sizeof ld) == CUBLAS_STATUS_SUCCESS;
+  }
+  return ok;
+}
+
 int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
-            const void *A, const void *B, void *C) {
+            const void *A, const void *B, void *C,
+            const tk_gemm_epilogue *epilogue = nullptr) {
   cublasLtHandle_t handle = (cublasLtHandle_t)ctx->blas;
   if (!handle)
     return TK_GEMM_FAILED;
@@ -187,7 +240,8 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
       cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
                                      sizeof opA) != CUBLAS_STATUS_SUCCESS ||
       cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
-                                     sizeof opB) != CUBLAS_STATUS_SUCCESS)
+                                     sizeof opB) != CUBLAS_STATUS_SUCCESS ||
+      !tk_set_epilogue(d.op, s, epilogue))
     return TK_GEMM_FAILED;
   // Column-major: cuBLASLt's A is B as stored (n×k, or k×n transposed),
   // its B is A as stored (k×m, or m×k), its C is C (n×m).
@@ -202,7 +256,7 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
       tk_alignment(B, s.strideB * tk_type_bytes(s.abType), s.batches),
       tk_alignment(C, s.strideC * tk_type_bytes(s.cType), s.batches)};
   uint64_t key[TANDEM_PLAN_KEY_WORDS];
-  tk_plan_key(s, align, key);
+  tk_plan_key(s, align, epilogue, key);
   tandem_plan_entry *entry =
       tk_plan_slot((tandem_plan_cache *)ctx->plan_cache, key);
   cublasLtMatmulAlgo_t algo;
@@ -219,9 +273,11 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
     }
   }
   uint64_t workspace = ctx->workspace ? ctx->workspace_bytes : 0;
+  // A residual is cuBLASLt's C (beta = 1 in the shape); the result is D.
+  const void *input = epilogue && epilogue->residual ? epilogue->residual : C;
   cublasStatus_t status = cublasLtMatmul(
-      handle, d.op, &s.alpha, B, d.a, A, d.b, &s.beta, C, d.c, C, d.c, &algo,
-      ctx->workspace, workspace, (cudaStream_t)ctx->stream);
+      handle, d.op, &s.alpha, B, d.a, A, d.b, &s.beta, input, d.c, C, d.c,
+      &algo, ctx->workspace, workspace, (cudaStream_t)ctx->stream);
   return status == CUBLAS_STATUS_SUCCESS ? 0 : TK_GEMM_FAILED;
 }
 
@@ -261,8 +317,12 @@ float *tk_gemm_widen(const void *p, int32_t type, int64_t rows, int64_t cols,
 }
 
 int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
-            const void *A, const void *B, void *C) {
+            const void *A, const void *B, void *C,
+            const tk_gemm_epilogue *epilogue = nullptr) {
   (void)ctx;
+  // A residual is added after the bias (the IR's order), not as the BLAS
+  // call's C.
+  const float beta = epilogue && epilogue->residual ? 0.0f : s.beta;
   const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
   int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
   int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
@@ -274,14 +334,26 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
     char *c = (char *)C + batch * s.strideC * (s.cType == TK_GEMM_F32 ? 4 : 2);
     float *fa = tk_gemm_widen(a, s.abType, aRows, aCols, s.lda);
     float *fb = tk_gemm_widen(b, s.abType, bRows, bCols, s.ldb);
-    float *fc = s.beta != 0.0f ? tk_gemm_widen(c, s.cType, s.m, s.n, s.ldc)
-                               : new float[s.m * s.n > 0 ? s.m * s.n : 1];
+    float *fc = beta != 0.0f ? tk_gemm_widen(c, s.cType, s.m, s.n, s.ldc)
+                             : new float[s.m * s.n > 0 ? s.m * s.n : 1];
     cblas_sgemm(kRowMajor, s.transA ? kTrans : kNoTrans,
                 s.transB ? kTrans : kNoTrans, (int)s.m, (int)s.n, (int)s.k,
-                s.alpha, fa, (int)aCols, fb, (int)bCols, s.beta, fc, (int)s.n);
+                s.alpha, fa, (int)aCols, fb, (int)bCols, beta, fc, (int)s.n);
     for (int64_t r = 0; r < s.m; ++r)
-      for (int64_t col = 0; col < s.n; ++col)
-        tk_gemm_store(c, s.cType, r * s.ldc + col, fc[r * s.n + col]);
+      for (int64_t col = 0; col < s.n; ++col) {
+        float v = fc[r * s.n + col];
+        int64_t at = r * s.ldc + col;
+        if (epilogue) {
+          v = v + tk_gemm_load(epilogue->bias, s.cType, col);
+          if (epilogue->aux)
+            tk_gemm_store(epilogue->aux, s.cType, at, v);
+          if (epilogue->gelu)
+            v = tk_gelu(v);
+          if (epilogue->residual)
+            v = tk_gemm_load(epilogue->residual, s.cType, at) + v;
+        }
+        tk_gemm_store(c, s.cType, at, v);
+      }
     delete[] fa;
     delete[] fb;
     delete[] fc;

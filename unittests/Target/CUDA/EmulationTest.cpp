@@ -351,6 +351,44 @@ std::vector<Case> cases(const std::string &t) {
                     cl, cr, co)
           .str();
   all.push_back(constantRhs);
+  // GEMM epilogues (cuBLASLt's, which the CUDA policy fuses): 3 x 17 rows
+  // folded into one GEMM of k = 20, n = 16 (a multiple of 8, as an aux
+  // output needs). A GEMM's value is within k + 1 units of 4k; the bias
+  // (|b| <= 2) and the residual (|r| <= 2) add one unit each of the new
+  // magnitude. In bf16 and f16 the evaluator also rounds the product (and
+  // the biased value) to the type, which the fused epilogue does not: one
+  // relative half-unit of the type per skipped rounding, in units of 2^-24
+  // (2^15 for bf16, 2^13 for f16). GELU: 1.13-Lipschitz, plus its own 12
+  // units of max(|x|, 1). Every result of a case is held to its bound.
+  double narrow = t == "bf16" ? 32768 : t == "f16" ? 8192 : 0;
+  std::string el = "tensor<3x17x20x" + t + ">", ew = "tensor<20x16x" + t + ">",
+              eb = "tensor<16x" + t + ">", eo = "tensor<3x17x16x" + t + ">";
+  auto epilogue = [&](const std::string &name, const std::string &extra,
+                      const std::string &body, const std::string &results,
+                      double scale, double units) {
+    Case c = {name, "", Bound::Absolute, units, {}, eo};
+    c.scale = scale;
+    c.function =
+        llvm::formatv("(%x: {0}, %w: {1}, %b: {2}{3}) -> ({4}) {{\n"
+                      "  %y = nn.matmul %x, %w : {0}, {1} -> {5}\n"
+                      "  %z = nn.add %y, %b : {5}, {2} -> {5}\n"
+                      "{6}  return {7} : {4}\n}\n",
+                      el, ew, eb, extra,
+                      results == "%s" || results == "%z" || results == "%g"
+                          ? eo
+                          : eo + ", " + eo,
+                      eo, body, results)
+            .str();
+    all.push_back(c);
+  };
+  epilogue("gemm_bias", "", "", "%z", 82, 22 + narrow);
+  epilogue("gemm_bias_gelu", "", "  %g = nn.gelu %z : " + eo + "\n", "%g", 82,
+           1.13 * (22 + 2 * narrow) + 13);
+  epilogue("gemm_bias_gelu_aux", "", "  %g = nn.gelu %z : " + eo + "\n",
+           "%g, %z", 82, 1.13 * (22 + 2 * narrow) + 13);
+  epilogue("gemm_bias_residual", ", %r: " + eo,
+           "  %s = nn.add %r, %z : " + eo + ", " + eo + " -> " + eo + "\n",
+           "%s", 84, 23 + 2 * narrow);
   // Fused attention (AttentionPrelude.h), heads of hd = 8, inputs in
   // [-1, 1], scale 1/sqrt(8); errors in units of 2^-24 absolute (every
   // magnitude is at most 1), docs/cuda-backend.md "Attention":
@@ -557,7 +595,6 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     auto expected = interpreter.run(c.name, args);
     ASSERT_TRUE(static_cast<bool>(expected))
         << llvm::toString(expected.takeError());
-    const eval::Tensor &want = (*expected)[0];
 
     std::string symbol = lowering::entrySymbol(c.name);
     auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
@@ -572,41 +609,49 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
       inputs.push_back(pack(parameters[name]));
     for (auto &bytes : inputs)
       argPointers.push_back(bytes.data());
-    std::vector<char> result(pack(want).size());
-    void *results[] = {result.data()};
+    std::vector<std::vector<char>> resultBytes;
+    std::vector<void *> results;
+    for (const eval::Tensor &want : *expected)
+      resultBytes.push_back(std::vector<char>(pack(want).size()));
+    for (auto &bytes : resultBytes)
+      results.push_back(bytes.data());
     std::vector<char> scratch(scratchBytes() + 1);
     tandem_fragment_context ctx = {};
     ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
-    ASSERT_EQ(entry(&ctx, argPointers.data(), results, scratch.data()), 0);
+    ASSERT_EQ(entry(&ctx, argPointers.data(), results.data(), scratch.data()),
+              0);
 
     double magnitudes = 0;
     for (double v : args[0].data)
       magnitudes += std::fabs(v);
     unsigned bad = 0;
-    for (size_t i = 0; i < want.data.size(); ++i) {
-      double got = unpack(result, i, want.elementType), exact = want.data[i];
-      if (std::isnan(exact) || std::isnan(got)) {
-        bad += std::isnan(exact) != std::isnan(got);
-        continue;
-      }
-      double scale = std::fabs(exact);
-      if (c.bound == Bound::AbsoluteByInput)
-        scale = std::max(std::fabs(args[0].data[i]), 1.0);
-      if (c.bound == Bound::SumOfMagnitudes)
-        scale = magnitudes / static_cast<double>(c.terms);
-      if (c.bound == Bound::AbsoluteByResult)
-        scale = std::max(std::fabs(exact), 1.0);
-      if (c.bound == Bound::Absolute)
-        scale = c.scale;
-      double allowed = c.bound == Bound::Exact
-                           ? 0
-                           : c.units * std::ldexp(scale, -24) +
-                                 halfUlp(exact, want.elementType) * 2;
-      if (std::fabs(got - exact) > allowed) {
-        if (++bad <= 3)
-          ADD_FAILURE() << "element " << i << ": got " << got << ", want "
-                        << exact << " (input " << args[0].data[i]
-                        << ", allowed " << allowed << ")";
+    for (auto [r, want] : llvm::enumerate(*expected)) {
+      const std::vector<char> &result = resultBytes[r];
+      for (size_t i = 0; i < want.data.size(); ++i) {
+        double got = unpack(result, i, want.elementType), exact = want.data[i];
+        if (std::isnan(exact) || std::isnan(got)) {
+          bad += std::isnan(exact) != std::isnan(got);
+          continue;
+        }
+        double scale = std::fabs(exact);
+        if (c.bound == Bound::AbsoluteByInput)
+          scale = std::max(std::fabs(args[0].data[i]), 1.0);
+        if (c.bound == Bound::SumOfMagnitudes)
+          scale = magnitudes / static_cast<double>(c.terms);
+        if (c.bound == Bound::AbsoluteByResult)
+          scale = std::max(std::fabs(exact), 1.0);
+        if (c.bound == Bound::Absolute)
+          scale = c.scale;
+        double allowed = c.bound == Bound::Exact
+                             ? 0
+                             : c.units * std::ldexp(scale, -24) +
+                                   halfUlp(exact, want.elementType) * 2;
+        if (std::fabs(got - exact) > allowed) {
+          if (++bad <= 3)
+            ADD_FAILURE() << "result " << r << " element " << i << ": got "
+                          << got << ", want " << exact << " (allowed "
+                          << allowed << ")";
+        }
       }
     }
     EXPECT_EQ(bad, 0u);

@@ -1,0 +1,105 @@
+// GEMM epilogues: kernel formation (the CUDA policy) makes the elementwise
+// kernel reading a matmul its epilogue when cuBLASLt can run it, and the
+// GEMM call then computes the kernel's values (tk_gemm_epilogue,
+// GemmPrelude.h): `+ bias` (n values, per column); `+ bias` then GELU,
+// with the value before GELU stored too (cuBLASLt's aux) when something
+// else reads it; `+ bias` then `+ residual` (cuBLASLt's C, beta = 1). Any
+// other kernel stays a kernel of its own after a plain GEMM: other ops, a
+// bias of another shape, a batched GEMM, an aux whose leading dimension is
+// not a multiple of 8, a value before the residual read elsewhere.
+//
+// RUN: tandem-opt %s --tandem-form-kernels=target=cuda | FileCheck %s --check-prefix=IR
+// RUN: not tandem-opt %s --tandem-form-kernels=target=tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: tandem-form-kernels: unknown target 'tpu' (known: cpu, cuda)
+// RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
+// RUN: FileCheck %s --input-file=%t.cu
+// RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
+
+// IR-LABEL: func.func @bias(
+// IR: nn.matmul {{.*}}nn.kernel_gemm = [[K:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K]]
+// CHECK-LABEL: extern "C" int tandem_bias(
+// CHECK: { // nn.matmul + bias
+// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 0.0f};
+// CHECK-NEXT: const tk_gemm_epilogue tk_p = {0, a2, nullptr, nullptr};
+// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
+// CHECK-NOT: TK_LAUNCH
+// CHECK: return TK_STATUS();
+func.func @bias(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>) -> tensor<16x24xf32> {
+  %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x24xf32> -> tensor<16x24xf32>
+  %z = nn.add %y, %b : tensor<16x24xf32>, tensor<24xf32> -> tensor<16x24xf32>
+  return %z : tensor<16x24xf32>
+}
+
+// The rows of a 3-D lhs fold into one GEMM; the value before GELU is
+// returned, so it is stored as the auxiliary output (r1), bf16 like the
+// result.
+// CHECK-LABEL: extern "C" int tandem_gelu_aux(
+// CHECK: { // nn.matmul + bias, gelu
+// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_BF16, TK_GEMM_BF16, 64, 48, 32, 32, 48, 48, 1, 2048, 0, 3072, 1.0f, 0.0f};
+// CHECK-NEXT: const tk_gemm_epilogue tk_p = {1, a2, nullptr, r1};
+// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
+// CHECK-NOT: TK_LAUNCH
+// CHECK: return TK_STATUS();
+func.func @gelu_aux(%x: tensor<4x16x32xbf16>, %w: tensor<32x48xbf16>, %b: tensor<48xbf16>) -> (tensor<4x16x48xbf16>, tensor<4x16x48xbf16>) {
+  %y = nn.matmul %x, %w : tensor<4x16x32xbf16>, tensor<32x48xbf16> -> tensor<4x16x48xbf16>
+  %z = nn.add %b, %y : tensor<48xbf16>, tensor<4x16x48xbf16> -> tensor<4x16x48xbf16>
+  %g = nn.gelu %z : tensor<4x16x48xbf16>
+  return %g, %z : tensor<4x16x48xbf16>, tensor<4x16x48xbf16>
+}
+
+// Nothing else reads the value before GELU: no aux.
+// CHECK-LABEL: extern "C" int tandem_gelu(
+// CHECK: const tk_gemm_epilogue tk_p = {1, a2, nullptr, nullptr};
+func.func @gelu(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>) -> tensor<16x20xf32> {
+  %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %z = nn.add %y, %b : tensor<16x20xf32>, tensor<20xf32> -> tensor<16x20xf32>
+  %g = nn.gelu %z : tensor<16x20xf32>
+  return %g : tensor<16x20xf32>
+}
+
+// A residual: cuBLASLt's C with beta = 1, the output another buffer.
+// CHECK-LABEL: extern "C" int tandem_residual(
+// CHECK: { // nn.matmul + bias, residual
+// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 1.0f};
+// CHECK-NEXT: const tk_gemm_epilogue tk_p = {0, a2, a3, nullptr};
+// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
+// CHECK-NOT: TK_LAUNCH
+// CHECK: return TK_STATUS();
+func.func @residual(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>, %r: tensor<16x24xf32>) -> tensor<16x24xf32> {
+  %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x24xf32> -> tensor<16x24xf32>
+  %z = nn.add %y, %b : tensor<16x24xf32>, tensor<24xf32> -> tensor<16x24xf32>
+  %s = nn.add %r, %z : tensor<16x24xf32>, tensor<16x24xf32> -> tensor<16x24xf32>
+  return %s : tensor<16x24xf32>
+}
+
+// Not cuBLASLt's: a scale after the bias, a bias over rows, a batched
+// GEMM, an aux of 20 columns, a value before the residual read elsewhere.
+// Each is a plain GEMM and a kernel.
+// IR-LABEL: func.func @unfused(
+// IR-NOT: nn.kernel_gemm
+// IR: return
+// CHECK-LABEL: extern "C" int tandem_unfused(
+// CHECK-NOT: tk_gemm_epilogue
+// CHECK: TK_LAUNCH
+// CHECK-NOT: tk_gemm_epilogue
+// CHECK: return TK_STATUS();
+func.func @unfused(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>, %c: tensor<16x1xf32>,
+                   %bx: tensor<2x16x32xf32>, %bw: tensor<2x32x20xf32>, %r: tensor<16x20xf32>)
+    -> (tensor<16x20xf32>, tensor<16x20xf32>, tensor<2x16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>) {
+  %two = nn.constant dense<2.0> : tensor<f32>
+  %y0 = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %z0 = nn.add %y0, %b : tensor<16x20xf32>, tensor<20xf32> -> tensor<16x20xf32>
+  %s0 = nn.mul %z0, %two : tensor<16x20xf32>, tensor<f32> -> tensor<16x20xf32>
+  %y1 = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %z1 = nn.add %y1, %c : tensor<16x20xf32>, tensor<16x1xf32> -> tensor<16x20xf32>
+  %y2 = nn.matmul %bx, %bw : tensor<2x16x32xf32>, tensor<2x32x20xf32> -> tensor<2x16x20xf32>
+  %z2 = nn.add %y2, %b : tensor<2x16x20xf32>, tensor<20xf32> -> tensor<2x16x20xf32>
+  %y3 = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %z3 = nn.add %y3, %b : tensor<16x20xf32>, tensor<20xf32> -> tensor<16x20xf32>
+  %g3 = nn.gelu %z3 : tensor<16x20xf32>
+  %y4 = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %z4 = nn.add %y4, %b : tensor<16x20xf32>, tensor<20xf32> -> tensor<16x20xf32>
+  %s4 = nn.add %r, %z4 : tensor<16x20xf32>, tensor<16x20xf32> -> tensor<16x20xf32>
+  return %s0, %z1, %z2, %g3, %z3, %s4, %z4 : tensor<16x20xf32>, tensor<16x20xf32>, tensor<2x16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>
+}
