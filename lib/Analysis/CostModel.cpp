@@ -202,6 +202,11 @@ const StringMap<Rule> &rules() {
     t["nn.log_softmax"] = perInputElement(4.0 + kT);
     // Mean, subtract, square-and-sum, normalize, scale, shift.
     t["nn.layer_norm"] = perInputElement(7.0);
+    // The statistics again (mean, square-and-sum), x̂, ĝ = dy·w, the sums
+    // of ĝ and ĝ·x̂, then dx's four ops.
+    t["nn.layer_norm_grad"] = perInputElement(14.0);
+    // Square-and-sum, x̂, ĝ, the sum of ĝ·x̂, then dx's three ops.
+    t["nn.rms_norm_grad"] = perInputElement(10.0);
     // Square-and-sum, normalize, scale.
     t["nn.rms_norm"] = perInputElement(4.0);
     // A log-softmax over the logits.

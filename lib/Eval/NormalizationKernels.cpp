@@ -92,9 +92,57 @@ KernelResult rmsNormKernel(const KernelCall &call) {
   return single(std::move(result));
 }
 
+/// layer_norm_grad (Layer) and rms_norm_grad: per row, r and x̂ as the
+/// forward op computes them, ĝ = dy · weight, then
+/// dx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂)) (rms: without mean(ĝ)).
+template <bool Layer> KernelResult normGradKernel(const KernelCall &call) {
+  double epsilon =
+      call.op->getAttrOfType<mlir::FloatAttr>("epsilon").getValueAsDouble();
+  const Tensor &input = *call.operands[0], &weight = *call.operands[1],
+               &dy = *call.operands[2];
+  int64_t d = input.shape.back();
+  if (weight.numElements() != d || dy.numElements() != input.numElements())
+    return opError(call.op, "weight must have the last dimension's size and "
+                            "the cotangent the input's");
+  Tensor dx = resultTensor(call.op, 0), normalized = resultTensor(call.op, 1);
+  for (int64_t row = 0; d > 0 && row < input.numElements() / d; ++row) {
+    const double *x = input.data.data() + row * d;
+    const double *g = dy.data.data() + row * d;
+    double *out = dx.data.data() + row * d;
+    double *xhat = normalized.data.data() + row * d;
+    double mean = 0.0;
+    if (Layer) {
+      for (int64_t j = 0; j < d; ++j)
+        mean += x[j];
+      mean /= d;
+    }
+    double squares = 0.0;
+    for (int64_t j = 0; j < d; ++j)
+      squares += (x[j] - mean) * (x[j] - mean);
+    double r = 1.0 / std::sqrt(squares / d + epsilon);
+    double meanG = 0.0, meanGX = 0.0;
+    for (int64_t j = 0; j < d; ++j) {
+      xhat[j] = (x[j] - mean) * r;
+      meanG += g[j] * weight.data[j];
+      meanGX += g[j] * weight.data[j] * xhat[j];
+    }
+    meanG /= d;
+    meanGX /= d;
+    for (int64_t j = 0; j < d; ++j)
+      out[j] = r * (g[j] * weight.data[j] - (Layer ? meanG : 0.0) -
+                    xhat[j] * meanGX);
+  }
+  std::vector<Tensor> results;
+  results.push_back(std::move(dx));
+  results.push_back(std::move(normalized));
+  return results;
+}
+
 } // namespace
 
 void tandem::eval::registerNormalizationKernels(KernelRegistry &registry) {
+  registry.add(nn::LayerNormGradOp::getOperationName(), normGradKernel<true>);
+  registry.add(nn::RMSNormGradOp::getOperationName(), normGradKernel<false>);
   registry.add(nn::SoftmaxOp::getOperationName(), softmaxKernel<false>);
   registry.add(nn::LogSoftmaxOp::getOperationName(), softmaxKernel<true>);
   registry.add(nn::LayerNormOp::getOperationName(), layerNormKernel);

@@ -113,6 +113,9 @@ _CUDA_UNITS = {
     "gelu": 12, "rsqrt": 2, "pow": 16,
     "softmax": 6, "log_softmax": 11, "cross_entropy": 11,
     "cross_entropy_grad": 7, "layer_norm": 5, "rms_norm": 5,
+    # r (2), x̂'s product, g·w and its products with x̂ and r, the mean's
+    # product and dx's subtractions
+    "layer_norm_grad": 10, "rms_norm_grad": 8,
     # Data movement is exact.
     "reshape": 0, "transpose": 0, "slice": 0, "concat": 0, "split": 0,
     "broadcast_to": 0, "embedding": 0, "stage_end": 0,
@@ -145,6 +148,10 @@ def _reduction_lengths(op, attrs, axes, operand_types):
         return [head_dim, keys, head_dim, keys, max(keys, queries)]
     if op in ("layer_norm", "rms_norm"):
         return [_last(first)] * (2 if op == "layer_norm" else 1)
+    if op in ("layer_norm_grad", "rms_norm_grad"):
+        # the statistics again (mean and variance, or the mean square), then
+        # the sums of g·w and g·w·x̂ (layer norm) or of g·w·x̂ (rms)
+        return [_last(first)] * (4 if op == "layer_norm_grad" else 2)
     if op in ("softmax", "log_softmax"):
         axis = re.search(r"axis = (-?\d+)", attrs)
         dim = first[int(axis.group(1))] if axis else _last(first)

@@ -112,7 +112,8 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
                     o.precisionOptions + "}")},
       {Phase::Grad,
        passes("nn-autodiff{function=" + o.function +
-              (o.fusedAttention ? " decompose-attention=false" : "") + "}")},
+              (o.fusedAttention ? " decompose-attention=false" : "") +
+              (o.fusedNorms ? " decompose-norms=false" : "") + "}")},
       {Phase::Train, passes("nn-optimizer{function=" + o.function + "_grad " +
                             o.optimizer + "}")},
       {Phase::Partition, passes(partition)},

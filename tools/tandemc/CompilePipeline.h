@@ -58,6 +58,10 @@ struct CompileOptions {
   /// attention fused (nn-autodiff{decompose-attention=false}) and the eval
   /// program does not decompose it.
   bool fusedAttention = false;
+  /// The target lowers nn.layer_norm_grad and nn.rms_norm_grad: autodiff
+  /// writes the normalizations' input gradients with them
+  /// (nn-autodiff{decompose-norms=false}).
+  bool fusedNorms = false;
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
   /// Where tandemc writes rank<N>.mlir (Phase::Split).

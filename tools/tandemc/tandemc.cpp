@@ -223,9 +223,12 @@ static int compile(const mlir::DialectRegistry &registry,
   auto backend = targets.create(target);
   if (!backend)
     return fail(toString(backend.takeError()));
-  if (*backend)
-    options.fusedAttention =
-        llvm::is_contained((*backend)->supportedOps(), "nn.attention_grad");
+  if (*backend) {
+    std::vector<std::string> lowered = (*backend)->supportedOps();
+    options.fusedAttention = llvm::is_contained(lowered, "nn.attention_grad");
+    options.fusedNorms = llvm::is_contained(lowered, "nn.layer_norm_grad") &&
+                         llvm::is_contained(lowered, "nn.rms_norm_grad");
+  }
   auto phases = tandem::tandemc::buildPhases(options, last);
   if (!phases)
     return fail(toString(phases.takeError()));

@@ -150,6 +150,11 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
     return op->emitError("nn.attention_grad is not supported by the CPU "
                          "emitter: differentiate with "
                          "nn-autodiff{decompose-attention=true}");
+  if (isa<nn::LayerNormGradOp, nn::RMSNormGradOp>(op))
+    return op->emitError()
+           << op->getName()
+           << " is not supported by the CPU emitter: differentiate with "
+              "nn-autodiff{decompose-norms=true}";
   if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "nn" ||
       isa<nn::ParameterOp>(op))
     return op->emitError("'")
@@ -877,6 +882,12 @@ tandem::cpu::opsHandledElsewhere() {
           {"nn.attention_grad",
            "the CPU target differentiates decomposed attention "
            "(nn-autodiff's default)"},
+          {"nn.layer_norm_grad",
+           "the CPU target differentiates layer_norm into elementwise ops "
+           "and reductions (nn-autodiff's default)"},
+          {"nn.rms_norm_grad",
+           "the CPU target differentiates rms_norm into elementwise ops and "
+           "reductions (nn-autodiff's default)"},
           {"nn.parameter", "a module-level declaration: functions read "
                            "parameters with nn.param, which become argument "
                            "slots"}};

@@ -185,7 +185,8 @@ enum class Lowering {
   Structure,
   /// A member of a recorded elementwise kernel (or a reduction, alone).
   Kernel,
-  /// softmax, log_softmax, layer_norm, rms_norm: a row kernel.
+  /// softmax, log_softmax, layer_norm, rms_norm and the norms' gradients:
+  /// a row kernel.
   Row,
   CrossEntropy,
   Embedding,
@@ -205,7 +206,8 @@ Lowering loweringOf(Operation *op) {
     return Lowering::Structure;
   if (op->hasTrait<nn::ReductionKernel>())
     return Lowering::Kernel;
-  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp>(op))
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp, nn::LayerNormOp, nn::RMSNormOp,
+          nn::LayerNormGradOp, nn::RMSNormGradOp>(op))
     return Lowering::Row;
   if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op))
     return Lowering::CrossEntropy;
@@ -363,6 +365,19 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
   return epilogue;
 }
 
+/// True when the expression `text` reads the identifier `name`.
+bool readsName(llvm::StringRef text, llvm::StringRef name) {
+  auto isIdentifier = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  for (size_t at = text.find(name); at != llvm::StringRef::npos;
+       at = text.find(name, at + 1)) {
+    size_t end = at + name.size();
+    if ((at == 0 || !isIdentifier(text[at - 1])) &&
+        (end == text.size() || !isIdentifier(text[end])))
+      return true;
+  }
+  return false;
+}
+
 /// A kernel of one block per row (FunctionEmitter::emitRows).
 struct RowKernel {
   /// The comment naming it.
@@ -377,8 +392,11 @@ struct RowKernel {
   /// per row.
   std::string output;
   bool perRow = false;
-  /// p<i> = input i at the index expression (of row and j) before `output`.
+  /// p<i> = input i at the index expression (of row and j), loaded where a
+  /// pass's term or an output reads it.
   std::vector<std::pair<unsigned, std::string>> loads;
+  /// Further per-element outputs: (storage type, pointer, expression).
+  std::vector<std::array<std::string, 3>> moreOutputs;
 };
 
 /// A flat elementwise kernel's launch, waiting to share a launch with the
@@ -429,7 +447,8 @@ private:
   /// expression of x, the statistics s<k> and the per-column operands p<i>)
   /// for every element, or with `perRow` once per row.
   void emitRowKernel(Operation *op, llvm::ArrayRef<RowPass> passes,
-                     const std::string &output, bool perRow = false);
+                     const std::string &output, bool perRow = false,
+                     llvm::ArrayRef<std::string> moreOutputs = {});
   void emitRows(const RowKernel &kernel);
   /// Scratch of `bytes` for a temporary of storage type `type`; its pointer.
   std::string allocateTemporary(uint64_t bytes, StringRef type);
@@ -890,6 +909,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   std::string text;
   llvm::raw_string_ostream b(text);
   b << "(TK_KERNEL_ARGS " << k.outputType << " *__restrict__ o0";
+  for (auto [i, output] : llvm::enumerate(k.moreOutputs))
+    b << ", " << output[0] << " *__restrict__ o" << i + 1;
   for (auto [i, input] : llvm::enumerate(k.inputs))
     b << ", const " << input.first << " *__restrict__ i" << i;
   b << ") {\n  // " << k.title << ": " << k.rows << " rows of " << k.n << "\n";
@@ -905,6 +926,19 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
       if (uses.contains("s" + std::to_string(s)))
         b << "    const float s" << s << " = tk_stats[" << s << "];\n";
   };
+  // The loads `uses` reads: p<i>, and x (the row's element j) unless
+  // `perRow`.
+  auto loadsFor = [&](llvm::StringRef uses, bool perRow = false) {
+    std::string text;
+    if (!perRow && readsName(uses, "x"))
+      text += "      const float x = tk_load(i0, row * " + std::to_string(k.n) +
+              " + j);\n";
+    for (const auto &[i, index] : k.loads)
+      if (readsName(uses, "p" + std::to_string(i)))
+        text += "      const auto p" + std::to_string(i) + " = tk_load(i" +
+                std::to_string(i) + ", " + index + ");\n";
+    return text;
+  };
   // Each pass: a strided partial per thread, the warp butterfly, thread 0
   // over the warps in order (the same order on the GPU and the host).
   for (auto [s, pass] : llvm::enumerate(k.passes)) {
@@ -913,9 +947,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
     b << "    float tk_acc = " << pass.init << ";\n"
       << "    for (int64_t j = TK_THREAD; j < " << k.n
       << "; j += TK_BLOCK_DIM) {\n"
-      << "      const float x = tk_load(i0, row * " << k.n << " + j);\n"
-      << "      tk_acc = " << pass.combine << "::apply(tk_acc, " << pass.term
-      << ");\n"
+      << loadsFor(pass.term) << "      tk_acc = " << pass.combine
+      << "::apply(tk_acc, " << pass.term << ");\n"
       << "    }\n"
       << "    TK_AT(tk_v) = tk_acc;\n"
       << "    TK_END_PHASE\n"
@@ -936,13 +969,13 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
       << "    TK_END_PHASE\n";
   }
   b << "    TK_PHASE\n";
-  statistics(k.passes.size(), k.output);
+  std::string uses = k.output;
+  for (const auto &output : k.moreOutputs)
+    uses += " " + output[2];
+  statistics(k.passes.size(), uses);
   // Per row, the store rounds the one value.
   std::string value = k.perRow ? k.output : roundTo(k.output, k.outputType);
-  std::string loads;
-  for (const auto &[i, index] : k.loads)
-    loads += "      const auto p" + std::to_string(i) + " = tk_load(i" +
-             std::to_string(i) + ", " + index + ");\n";
+  std::string loads = loadsFor(uses, k.perRow);
   if (k.perRow) {
     b << "    if (TK_THREAD == 0) {\n"
       << loads << "      tk_store(o0, row, " << value << ");\n"
@@ -950,10 +983,12 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   } else {
     b << "    for (int64_t j = TK_THREAD; j < " << k.n
       << "; j += TK_BLOCK_DIM) {\n"
-      << "      const float x = tk_load(i0, row * " << k.n << " + j);\n"
       << loads << "      tk_store(o0, row * " << k.n << " + j, " << value
-      << ");\n"
-      << "    }\n";
+      << ");\n";
+    for (auto [i, output] : llvm::enumerate(k.moreOutputs))
+      b << "      tk_store(o" << i + 1 << ", row * " << k.n << " + j, "
+        << roundTo(output[2], output[0]) << ");\n";
+    b << "    }\n";
   }
   b << "    TK_END_PHASE\n"
     << "  }\n}\n";
@@ -963,6 +998,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   code += "  TK_LAUNCH(" + name + ", " +
           std::to_string(std::min<int64_t>(k.rows, kMaxBlocks)) + ", " +
           std::to_string(tandem::cuda::kBlockSize) + ", " + k.outputPointer;
+  for (const auto &output : k.moreOutputs)
+    code += ", " + output[1];
   for (const auto &input : k.inputs)
     code += ", " + input.second;
   code += ");\n";
@@ -970,7 +1007,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
 
 void FunctionEmitter::emitRowKernel(Operation *op,
                                     llvm::ArrayRef<RowPass> passes,
-                                    const std::string &output, bool perRow) {
+                                    const std::string &output, bool perRow,
+                                    llvm::ArrayRef<std::string> moreOutputs) {
   Value input = op->getOperand(0), result = op->getResult(0);
   RowKernel k;
   k.title = op->getName().getStringRef().str();
@@ -983,11 +1021,20 @@ void FunctionEmitter::emitRowKernel(Operation *op,
   k.n = k.rows == 0 ? 0 : total / k.rows;
   for (Value operand : op->getOperands())
     k.inputs.push_back({storageOf(operand).str(), pointers.lookup(operand)});
-  // Further operands are per column (a norm's weight and bias).
+  // Further operands are per column (a norm's weight and bias), or per
+  // element like the rows (a norm gradient's cotangent).
   for (unsigned i = 1; i < op->getNumOperands(); ++i)
-    k.loads.push_back({i, "j"});
+    k.loads.push_back(
+        {i, tensorOf(op->getOperand(i)).getShape() == tensorOf(input).getShape()
+                ? "row * " + std::to_string(k.n) + " + j"
+                : std::string("j")});
   k.outputType = storageOf(result).str();
   k.outputPointer = outputBuffer(result);
+  for (auto [i, expression] : llvm::enumerate(moreOutputs)) {
+    Value more = op->getResult(i + 1);
+    k.moreOutputs.push_back(
+        {storageOf(more).str(), outputBuffer(more), expression});
+  }
   k.passes.assign(passes.begin(), passes.end());
   k.output = output;
   k.perRow = perRow;
@@ -1272,8 +1319,32 @@ void FunctionEmitter::emitRowOp(Operation *op) {
     emitRowKernel(op, {squares}, "x * s0 * p1");
     return;
   }
-  auto layer = cast<nn::LayerNormOp>(op);
+  // The gradients: r as the forward op computes it, then the sums of
+  // ĝ = dy·w (layer norm only) and of ĝ·x̂; dx and x̂ per element.
+  if (auto grad = dyn_cast<nn::RMSNormGradOp>(op)) {
+    RowPass squares{"tk_op_add", "0.0f", "x * x",
+                    "1.0f / tk_sqrt(tk_acc / " + count + " + " +
+                        epsilonOf(grad.getEpsilon()) + ")"};
+    RowPass gx{"tk_op_add", "0.0f", "(p2 * p1) * (x * s0)",
+               "tk_acc / " + count};
+    emitRowKernel(op, {squares, gx}, "s0 * (p2 * p1 - (x * s0) * s1)",
+                  /*perRow=*/false, {"x * s0"});
+    return;
+  }
   RowPass mean{"tk_op_add", "0.0f", "x", "tk_acc / " + count};
+  if (auto grad = dyn_cast<nn::LayerNormGradOp>(op)) {
+    RowPass variance{"tk_op_add", "0.0f", "(x - s0) * (x - s0)",
+                     "1.0f / tk_sqrt(tk_acc / " + count + " + " +
+                         epsilonOf(grad.getEpsilon()) + ")"};
+    RowPass g{"tk_op_add", "0.0f", "p2 * p1", "tk_acc / " + count};
+    RowPass gx{"tk_op_add", "0.0f", "(p2 * p1) * ((x - s0) * s1)",
+               "tk_acc / " + count};
+    emitRowKernel(op, {mean, variance, g, gx},
+                  "s1 * ((p2 * p1 - s2) - ((x - s0) * s1) * s3)",
+                  /*perRow=*/false, {"(x - s0) * s1"});
+    return;
+  }
+  auto layer = cast<nn::LayerNormOp>(op);
   RowPass variance{"tk_op_add", "0.0f", "(x - s0) * (x - s0)",
                    "1.0f / tk_sqrt(tk_acc / " + count + " + " +
                        epsilonOf(layer.getEpsilon()) + ")"};
@@ -1687,6 +1758,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.exp",
           "nn.gelu",
           "nn.layer_norm",
+          "nn.layer_norm_grad",
           "nn.log_softmax",
           "nn.greater_equal",
           "nn.log",
@@ -1702,6 +1774,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.reduce_sum",
           "nn.relu",
           "nn.rms_norm",
+          "nn.rms_norm_grad",
           "nn.reshape",
           "nn.rsqrt",
           "nn.select",

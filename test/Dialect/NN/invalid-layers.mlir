@@ -475,3 +475,43 @@ func.func @attention_grad_heads(%q: tensor<2x4x8xf32>) {
   %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %q {heads = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
   return
 }
+
+// -----
+
+func.func @layer_norm_grad_cotangent(%x: tensor<4x32xf32>, %w: tensor<32xf32>, %dy: tensor<4x16xf32>) {
+  // expected-error@+1 {{'nn.layer_norm_grad' op expected a cotangent of the input's type 'tensor<4x32xf32>', found 'tensor<4x16xf32>'}}
+  %0:2 = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<4x32xf32>, tensor<32xf32>, tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_weight(%x: tensor<4x32xf32>, %w: tensor<16xf32>, %dy: tensor<4x32xf32>) {
+  // expected-error@+1 {{'nn.layer_norm_grad' op expected weight of shape [32] (the input's last dimension), found [16]}}
+  %0:2 = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<4x32xf32>, tensor<16xf32>, tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_grad_rank0(%x: tensor<f32>, %w: tensor<1xf32>) {
+  // expected-error@+1 {{'nn.rms_norm_grad' op expected an input of rank >= 1, found a rank-0 tensor}}
+  %0:2 = nn.rms_norm_grad %x, %w, %x {epsilon = 1.0e-05 : f64} : tensor<f32>, tensor<1xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_grad_epsilon(%x: tensor<4x32xf32>, %w: tensor<32xf32>) {
+  // expected-error@+1 {{'nn.rms_norm_grad' op expected a positive finite epsilon, found 0.000000e+00}}
+  %0:2 = nn.rms_norm_grad %x, %w, %x {epsilon = 0.0 : f64} : tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_epsilon(%x: tensor<4x32xf32>, %w: tensor<32xf32>) {
+  // expected-error@+1 {{'nn.layer_norm_grad' op expected a positive finite epsilon, found -1.000000e+00}}
+  %0:2 = nn.layer_norm_grad %x, %w, %x {epsilon = -1.0 : f64} : tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>
+  return
+}

@@ -34,6 +34,22 @@ func.func @attention(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
 
 // -----
 
+func.func @layer_norm_grad(%x: tensor<2x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{nn.layer_norm_grad is not supported by the CPU emitter: differentiate with nn-autodiff{decompose-norms=true}}}
+  %dx, %xhat = nn.layer_norm_grad %x, %w, %x {epsilon = 1.0e-05 : f64} : tensor<2x8xf32>, tensor<8xf32>, tensor<2x8xf32>
+  return %dx : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_grad(%x: tensor<2x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{nn.rms_norm_grad is not supported by the CPU emitter: differentiate with nn-autodiff{decompose-norms=true}}}
+  %dx, %xhat = nn.rms_norm_grad %x, %w, %x {epsilon = 1.0e-05 : f64} : tensor<2x8xf32>, tensor<8xf32>, tensor<2x8xf32>
+  return %dx : tensor<2x8xf32>
+}
+
+// -----
+
 func.func private @callee(tensor<4xf32>) -> tensor<4xf32>
 
 func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {

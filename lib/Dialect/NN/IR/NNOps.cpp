@@ -426,6 +426,52 @@ LogicalResult RMSNormOp::verify() {
                       getEpsilon().convertToDouble());
 }
 
+/// A normalization gradient's operands: the input, a weight like the
+/// forward op's, a cotangent of the input's type; dx and x̂ are that type.
+template <typename Adaptor>
+static LogicalResult inferNormGrad(std::optional<Location> loc, StringRef name,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &results) {
+  auto it = getNormInput(loc, name, adaptor.getInput());
+  if (failed(it))
+    return failure();
+  auto wt = getTensor(loc, name, adaptor.getWeight(), "weight");
+  auto gt = getTensor(loc, name, adaptor.getCotangent(), "cotangent");
+  if (failed(wt) || failed(gt) ||
+      failed(checkNormParam(loc, name, "weight", *it, *wt)))
+    return failure();
+  if (*gt != *it)
+    return inferError(loc, name, "expected a cotangent of the input's type ",
+                      *it, ", found ", *gt);
+  results.push_back(*it);
+  results.push_back(*it);
+  return success();
+}
+
+LogicalResult
+LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
+  return inferNormGrad(loc, getOperationName(), adaptor, results);
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return checkEpsilon(getLoc(), getOperationName(),
+                      getEpsilon().convertToDouble());
+}
+
+LogicalResult RMSNormGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &results) {
+  return inferNormGrad(loc, getOperationName(), adaptor, results);
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  return checkEpsilon(getLoc(), getOperationName(),
+                      getEpsilon().convertToDouble());
+}
+
 //===----------------------------------------------------------------------===//
 // EmbeddingOp, AttentionOp, CrossEntropyOp
 //===----------------------------------------------------------------------===//

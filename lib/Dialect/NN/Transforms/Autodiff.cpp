@@ -133,6 +133,12 @@ tandem::nn::nonDifferentiableOps() {
       {AttentionGradOp::getOperationName().str(),
        "a gradient op itself: second-order differentiation through fused "
        "attention is not supported"},
+      {LayerNormGradOp::getOperationName().str(),
+       "a gradient op itself: second-order differentiation through the fused "
+       "layer norm gradient is not supported"},
+      {RMSNormGradOp::getOperationName().str(),
+       "a gradient op itself: second-order differentiation through the fused "
+       "RMS norm gradient is not supported"},
       {CrossEntropyGradOp::getOperationName().str(),
        "a gradient op itself: second-order differentiation through the fused "
        "cross-entropy gradient is not supported"},
@@ -371,7 +377,7 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
       return op->emitError()
              << "nn-autodiff: no gradient rule for '" << op->getName() << "'";
     Operation *before = ret->getPrevNode();
-    GradBuilder gb{b, op->getLoc()};
+    GradBuilder gb{b, op->getLoc(), !decomposeNorms};
     SmallVector<Value> resultCots;
     for (Value r : op->getResults()) {
       if (auto it = cot.find(r); it != cot.end())

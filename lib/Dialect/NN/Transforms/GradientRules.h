@@ -21,6 +21,10 @@ namespace tandem::nn::autodiff {
 struct GradBuilder {
   mlir::OpBuilder &b;
   mlir::Location loc;
+  /// The normalizations' input gradients as nn.layer_norm_grad and
+  /// nn.rms_norm_grad (nn-autodiff{decompose-norms=false}), not as
+  /// elementwise ops and reductions.
+  bool fusedNorms = false;
 
   /// A rank-0 constant of `elementType` (broadcasts against any tensor).
   mlir::Value scalar(mlir::Type elementType, double value);

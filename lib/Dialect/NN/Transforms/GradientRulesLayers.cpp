@@ -98,6 +98,15 @@ LogicalResult layerNormRule(GradBuilder &gb, Operation *op, Cots cots,
   auto ln = cast<LayerNormOp>(op);
   Value x = ln.getInput(), w = ln.getWeight(), g = cots[0];
   int64_t last = tensorType(x).getRank() - 1;
+  if (gb.fusedNorms) {
+    auto grad =
+        LayerNormGradOp::create(gb.b, gb.loc, x, w, g, ln.getEpsilonAttr());
+    out.push_back(grad.getInputGrad());
+    out.push_back(
+        gb.reduceSum(gb.mul(g, grad.getNormalized()), leadingAxes(x), false));
+    out.push_back(gb.reduceSum(g, leadingAxes(x), false));
+    return success();
+  }
   Value centered = gb.sub(x, gb.reduceMean(x, {last}, true));
   Value var = gb.reduceMean(gb.mul(centered, centered), {last}, true);
   Value r = RsqrtOp::create(
@@ -120,6 +129,14 @@ LogicalResult rmsNormRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
   auto rms = cast<RMSNormOp>(op);
   Value x = rms.getInput(), w = rms.getWeight(), g = cots[0];
   int64_t last = tensorType(x).getRank() - 1;
+  if (gb.fusedNorms) {
+    auto grad =
+        RMSNormGradOp::create(gb.b, gb.loc, x, w, g, rms.getEpsilonAttr());
+    out.push_back(grad.getInputGrad());
+    out.push_back(
+        gb.reduceSum(gb.mul(g, grad.getNormalized()), leadingAxes(x), false));
+    return success();
+  }
   Value ms = gb.reduceMean(gb.mul(x, x), {last}, true);
   Value r = RsqrtOp::create(
       gb.b, gb.loc,

@@ -40,3 +40,12 @@ func.func @attention_grad(%q: tensor<2x4x8xf32>, %dy: tensor<2x4x8xf32>) -> tens
   %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %dy {causal, heads = 2 : i64, scale = 0.5 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
   return %dk : tensor<2x4x8xf32>
 }
+
+// CHECK-LABEL: func.func @norm_grads(
+// CHECK: %{{.*}}, %{{.*}} = nn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<2x4x8xbf16>
+// CHECK: %{{.*}}, %{{.*}} = nn.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<2x4x8xbf16>
+func.func @norm_grads(%x: tensor<2x4x8xbf16>, %w: tensor<8xbf16>, %dy: tensor<2x4x8xbf16>) -> (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>) {
+  %dx, %xhat = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<2x4x8xbf16>
+  %rx, %rhat = nn.rms_norm_grad %x, %w, %dy {epsilon = 1.0e-06 : f64} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<2x4x8xbf16>
+  return %dx, %rhat : tensor<2x4x8xbf16>, tensor<2x4x8xbf16>
+}

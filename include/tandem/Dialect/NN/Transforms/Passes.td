@@ -39,6 +39,12 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
            "Rewrite nn.attention into matmuls and a softmax before "
            "differentiating (targets without a fused attention kernel); "
            "false keeps it and differentiates it with nn.attention_grad">,
+    Option<"decomposeNorms", "decompose-norms", "bool", /*default=*/"true",
+           "Write the gradients of nn.layer_norm and nn.rms_norm as "
+           "elementwise ops and reductions; false writes their input "
+           "gradients as nn.layer_norm_grad and nn.rms_norm_grad (targets "
+           "with fused row kernels), the weight gradients still as ops of "
+           "their own">,
   ];
   let dependentDialects = ["::tandem::nn::NNDialect",
                            "::mlir::func::FuncDialect"];
