@@ -94,7 +94,8 @@ KernelResult rmsNormKernel(const KernelCall &call) {
 
 /// layer_norm_grad (Layer) and rms_norm_grad: per row, r and x̂ as the
 /// forward op computes them, ĝ = dy · weight, then
-/// dx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂)) (rms: without mean(ĝ)).
+/// dx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂)) (rms: without mean(ĝ)) and the
+/// weight gradient's terms dy · x̂.
 template <bool Layer> KernelResult normGradKernel(const KernelCall &call) {
   double epsilon =
       call.op->getAttrOfType<mlir::FloatAttr>("epsilon").getValueAsDouble();
@@ -104,12 +105,13 @@ template <bool Layer> KernelResult normGradKernel(const KernelCall &call) {
   if (weight.numElements() != d || dy.numElements() != input.numElements())
     return opError(call.op, "weight must have the last dimension's size and "
                             "the cotangent the input's");
-  Tensor dx = resultTensor(call.op, 0), normalized = resultTensor(call.op, 1);
+  Tensor dx = resultTensor(call.op, 0), terms = resultTensor(call.op, 1);
+  std::vector<double> xhat(d > 0 ? d : 1);
   for (int64_t row = 0; d > 0 && row < input.numElements() / d; ++row) {
     const double *x = input.data.data() + row * d;
     const double *g = dy.data.data() + row * d;
     double *out = dx.data.data() + row * d;
-    double *xhat = normalized.data.data() + row * d;
+    double *weightTerms = terms.data.data() + row * d;
     double mean = 0.0;
     if (Layer) {
       for (int64_t j = 0; j < d; ++j)
@@ -128,13 +130,15 @@ template <bool Layer> KernelResult normGradKernel(const KernelCall &call) {
     }
     meanG /= d;
     meanGX /= d;
-    for (int64_t j = 0; j < d; ++j)
+    for (int64_t j = 0; j < d; ++j) {
       out[j] = r * (g[j] * weight.data[j] - (Layer ? meanG : 0.0) -
                     xhat[j] * meanGX);
+      weightTerms[j] = g[j] * xhat[j];
+    }
   }
   std::vector<Tensor> results;
   results.push_back(std::move(dx));
-  results.push_back(std::move(normalized));
+  results.push_back(std::move(terms));
   return results;
 }
 

@@ -1320,7 +1320,7 @@ void FunctionEmitter::emitRowOp(Operation *op) {
     return;
   }
   // The gradients: r as the forward op computes it, then the sums of
-  // ĝ = dy·w (layer norm only) and of ĝ·x̂; dx and x̂ per element.
+  // ĝ = dy·w (layer norm only) and of ĝ·x̂; dx and dy·x̂ per element.
   if (auto grad = dyn_cast<nn::RMSNormGradOp>(op)) {
     RowPass squares{"tk_op_add", "0.0f", "x * x",
                     "1.0f / tk_sqrt(tk_acc / " + count + " + " +
@@ -1328,7 +1328,7 @@ void FunctionEmitter::emitRowOp(Operation *op) {
     RowPass gx{"tk_op_add", "0.0f", "(p2 * p1) * (x * s0)",
                "tk_acc / " + count};
     emitRowKernel(op, {squares, gx}, "s0 * (p2 * p1 - (x * s0) * s1)",
-                  /*perRow=*/false, {"x * s0"});
+                  /*perRow=*/false, {"p2 * (x * s0)"});
     return;
   }
   RowPass mean{"tk_op_add", "0.0f", "x", "tk_acc / " + count};
@@ -1341,7 +1341,7 @@ void FunctionEmitter::emitRowOp(Operation *op) {
                "tk_acc / " + count};
     emitRowKernel(op, {mean, variance, g, gx},
                   "s1 * ((p2 * p1 - s2) - ((x - s0) * s1) * s3)",
-                  /*perRow=*/false, {"(x - s0) * s1"});
+                  /*perRow=*/false, {"p2 * ((x - s0) * s1)"});
     return;
   }
   auto layer = cast<nn::LayerNormOp>(op);

@@ -102,8 +102,7 @@ LogicalResult layerNormRule(GradBuilder &gb, Operation *op, Cots cots,
     auto grad =
         LayerNormGradOp::create(gb.b, gb.loc, x, w, g, ln.getEpsilonAttr());
     out.push_back(grad.getInputGrad());
-    out.push_back(
-        gb.reduceSum(gb.mul(g, grad.getNormalized()), leadingAxes(x), false));
+    out.push_back(gb.reduceSum(grad.getWeightTerms(), leadingAxes(x), false));
     out.push_back(gb.reduceSum(g, leadingAxes(x), false));
     return success();
   }
@@ -133,8 +132,7 @@ LogicalResult rmsNormRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
     auto grad =
         RMSNormGradOp::create(gb.b, gb.loc, x, w, g, rms.getEpsilonAttr());
     out.push_back(grad.getInputGrad());
-    out.push_back(
-        gb.reduceSum(gb.mul(g, grad.getNormalized()), leadingAxes(x), false));
+    out.push_back(gb.reduceSum(grad.getWeightTerms(), leadingAxes(x), false));
     return success();
   }
   Value ms = gb.reduceMean(gb.mul(x, x), {last}, true);

@@ -313,13 +313,13 @@ def NN_RMSNormOp : NN_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
 }
 
 // The input gradients of the normalizations, one row kernel on a target.
-// Each also returns the normalized input x̂, from which autodiff writes the
-// weight's (and bias's) gradients as ops of their own: weight-gradient work
-// (W) that ZB-H1 can defer, while the op is input-gradient work (B).
+// Each also returns dy·x̂ per element, which autodiff sums into the weight's
+// gradient with a reduction of its own: weight-gradient work (W) that ZB-H1
+// can defer, while the op is input-gradient work (B).
 class NN_NormGradOp<string mnemonic, string title>
     : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
-  let summary = "The input gradient of nn." # title # ", and the normalized input";
-  let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$normalized);
+  let summary = "The input gradient of nn." # title # ", and the weight gradient's terms";
+  let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$weight_terms);
   // As for the forward ops: inference must not read `epsilon`.
   let hasVerifier = 1;
 }
@@ -329,18 +329,19 @@ def NN_LayerNormGradOp
   let description = [{
     For the input `x`, weight and epsilon of an `nn.layer_norm` and the
     cotangent `dy` of its result (the input's type), returns, over the last
-    dimension, `x̂ = (x - mean(x)) r` with r = 1 / sqrt(var(x) + epsilon)
-    (the biased variance) and `dx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂))` with
-    ĝ = dy · weight. The weight's gradient is the sum of dy · x̂ and the
+    dimension, `dx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂))` and the weight
+    gradient's terms `dy · x̂`, with x̂ = (x - mean(x)) r,
+    r = 1 / sqrt(var(x) + epsilon) (the biased variance) and
+    ĝ = dy · weight. The weight's gradient is the sum of the terms and the
     bias's the sum of dy over the leading dimensions: autodiff writes those
-    as ops of their own (weight-gradient work, W, which ZB-H1 can defer),
-    while this op is input-gradient work (B). The forward pass stores
+    sums as ops of their own (weight-gradient work, W, which ZB-H1 can
+    defer), while this op is input-gradient work (B). The forward pass stores
     nothing for it; the row's statistics are recomputed.
     `nn-autodiff{decompose-norms=false}` writes it for a target that lowers
     it; otherwise the gradient is elementwise ops and reductions.
 
     ```mlir
-    %dx, %xhat = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<8x16x32xf32>
+    %dx, %terms = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<8x16x32xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
@@ -356,13 +357,13 @@ def NN_RMSNormGradOp
   let description = [{
     For the input `x`, weight and epsilon of an `nn.rms_norm` and the
     cotangent `dy` of its result, returns, over the last dimension,
-    `x̂ = x r` with r = 1 / sqrt(mean(x²) + epsilon) and
-    `dx = r (ĝ - x̂ mean(ĝ x̂))` with ĝ = dy · weight. The weight's gradient,
-    the sum of dy · x̂ over the leading dimensions, is written by autodiff
-    as ops of their own (W); see `nn.layer_norm_grad`.
+    `dx = r (ĝ - x̂ mean(ĝ x̂))` and the weight gradient's terms `dy · x̂`,
+    with x̂ = x r, r = 1 / sqrt(mean(x²) + epsilon) and ĝ = dy · weight.
+    The weight's gradient, the terms' sum over the leading dimensions, is
+    a reduction of its own (W); see `nn.layer_norm_grad`.
 
     ```mlir
-    %dx, %xhat = nn.rms_norm_grad %x, %w, %dy {epsilon = 1.0e-06 : f64} : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32>
+    %dx, %terms = nn.rms_norm_grad %x, %w, %dy {epsilon = 1.0e-06 : f64} : tensor<8x32xf32>, tensor<32xf32>, tensor<8x32xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
