@@ -253,6 +253,11 @@ constexpr size_t kMaxTablePointers = 64;
 int64_t tablesPerLaunch(size_t pointers) {
   return std::min<int64_t>(32, (4096 - 16) / (8 * pointers + 16));
 }
+/// The table type for kernels of `pointers` buffers.
+std::string tableType(size_t pointers) {
+  return "tk_tensors<" + std::to_string(pointers) + ", " +
+         std::to_string(tablesPerLaunch(pointers)) + ">";
+}
 
 /// Declares d0, d1, ... as the digits of `tk_r` in `shape` (row-major).
 void writeDigits(llvm::raw_ostream &b, llvm::ArrayRef<int64_t> shape) {
@@ -403,9 +408,8 @@ struct RowKernel {
 /// other tensors of the same kernel (FunctionEmitter::flushPending).
 struct PendingLaunch {
   /// The kernel text with its buffers as parameters, and with them read
-  /// from a table of tensors (`table`, at most `perLaunch` per launch).
-  std::string single, multi, table;
-  int64_t perLaunch = 0;
+  /// from a table of tensors (tableType(args.size())).
+  std::string single, multi;
   /// The loop's steps (elements or vectors) and the buffers' pointers.
   int64_t steps = 0;
   std::vector<std::string> args;
@@ -741,10 +745,8 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     return;
   }
   // In a table: tensor tk_which's buffers, its steps and its blocks.
-  int64_t perLaunch = tablesPerLaunch(buffers.size());
-  std::string table = "tk_tensors<" + std::to_string(buffers.size()) + ", " +
-                      std::to_string(perLaunch) + ">";
-  std::string multi = "(TK_KERNEL_ARGS const " + table + " tk_m) {\n" + title +
+  std::string multi = "(TK_KERNEL_ARGS const " + tableType(buffers.size()) +
+                      " tk_m) {\n" + title +
                       "\n  TK_PHASE\n  const int32_t tk_which = "
                       "tk_tensor_of(tk_m, TK_BLOCK);\n";
   for (auto [k, buffer] : llvm::enumerate(buffers))
@@ -757,8 +759,6 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
            " += tk_blocks * TK_BLOCK_DIM) {\n" + loopBody +
            "  }\n  TK_END_PHASE\n}\n";
   launch.multi = multi;
-  launch.table = table;
-  launch.perLaunch = perLaunch;
   // A kernel reading what a waiting one writes (its buffer, perhaps
   // through a view) runs after it.
   if (llvm::any_of(buffers, [&](const std::array<std::string, 3> &buffer) {
@@ -791,7 +791,8 @@ void FunctionEmitter::flushPending() {
       continue;
     }
     std::string name = addKernel(multi.str());
-    int64_t perLaunch = members.front()->perLaunch;
+    size_t pointers = members.front()->args.size();
+    int64_t perLaunch = tablesPerLaunch(pointers);
     for (size_t begin = 0; begin < members.size(); begin += perLaunch) {
       size_t end = std::min(members.size(), begin + perLaunch);
       std::string ptrs, steps, first = "0";
@@ -808,8 +809,8 @@ void FunctionEmitter::flushPending() {
         first += ", " + std::to_string(blocks);
       }
       std::string table = "tk_m" + std::to_string(counter++);
-      code += "  const " + members.front()->table + " " + table + " = {{" +
-              ptrs + "}, {" + steps + "}, {" + first + "}, " +
+      code += "  const " + tableType(pointers) + " " + table + " = {{" + ptrs +
+              "}, {" + steps + "}, {" + first + "}, " +
               std::to_string(end - begin) + "};\n";
       code += "  TK_LAUNCH(" + name + ", " + std::to_string(blocks) + ", " +
               std::to_string(tandem::cuda::kBlockSize) + ", " + table + ");\n";
@@ -1617,13 +1618,13 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       continue;
     }
     // Anything but an elementwise kernel launches after the waiting ones.
-    if (loweringOf(&op) != Lowering::Kernel &&
-        loweringOf(&op) != Lowering::Parameter)
+    Lowering lowering = loweringOf(&op);
+    if (lowering != Lowering::Kernel && lowering != Lowering::Parameter)
       flushPending();
     // Kernels other than elementwise ones read their operands from
     // buffers: a constant one is written into scratch first.
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
-        loweringOf(&op) != Lowering::Structure)
+        lowering != Lowering::Structure)
       for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
         if (pointers.count(operand))
           continue;
@@ -1632,7 +1633,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
                  << index << " of '" << op.getName() << "'";
         materialize(operand);
       }
-    switch (loweringOf(&op)) {
+    switch (lowering) {
     case Lowering::Row:
       emitRowOp(&op);
       continue;

@@ -186,26 +186,24 @@ TK_HD void tk_store(tk_f16 *p, int64_t i, float x) { p[i] = tk_to_f16(x); }
 TK_HD void tk_store(int32_t *p, int64_t i, int32_t x) { p[i] = x; }
 TK_HD void tk_store(int64_t *p, int64_t i, int64_t x) { p[i] = x; }
 
-// N elements at p (16-byte aligned) to or from a local array (16-byte
-// aligned, N elements a multiple of 16 bytes), as 16-byte transactions on
-// the GPU; the bytes are the same either way.
-template <int N, typename T> TK_HD void tk_load_vec(const T *p, T *local) {
+// N elements from `src` to `dst` (both 16-byte aligned, N elements a
+// multiple of 16 bytes), as 16-byte transactions on the GPU; the bytes are
+// the same either way. tk_load_vec fills a local array from memory,
+// tk_store_vec writes one back.
+template <int N, typename T> TK_HD void tk_move_vec(T *dst, const T *src) {
   static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte vectors");
 #ifdef __CUDA_ARCH__
   for (int k = 0; k < (int)(N * sizeof(T) / 16); ++k)
-    reinterpret_cast<uint4 *>(local)[k] = reinterpret_cast<const uint4 *>(p)[k];
+    reinterpret_cast<uint4 *>(dst)[k] = reinterpret_cast<const uint4 *>(src)[k];
 #else
-  memcpy(local, p, N * sizeof(T));
+  memcpy(dst, src, N * sizeof(T));
 #endif
 }
+template <int N, typename T> TK_HD void tk_load_vec(const T *p, T *local) {
+  tk_move_vec<N>(local, p);
+}
 template <int N, typename T> TK_HD void tk_store_vec(T *p, const T *local) {
-  static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte vectors");
-#ifdef __CUDA_ARCH__
-  for (int k = 0; k < (int)(N * sizeof(T) / 16); ++k)
-    reinterpret_cast<uint4 *>(p)[k] = reinterpret_cast<const uint4 *>(local)[k];
-#else
-  memcpy(p, local, N * sizeof(T));
-#endif
+  tk_move_vec<N>(p, local);
 }
 
 // The tensors of a multi-tensor launch (one kernel, the same loop over up

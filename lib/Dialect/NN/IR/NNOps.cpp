@@ -367,6 +367,12 @@ static LogicalResult checkEpsilon(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
+/// A normalization's (or its gradient's) epsilon: positive and finite.
+template <typename NormOp> static LogicalResult verifyNormEpsilon(NormOp op) {
+  return checkEpsilon(op.getLoc(), op.getOperationName(),
+                      op.getEpsilon().convertToDouble());
+}
+
 static FailureOr<RankedTensorType> getNormInput(std::optional<Location> loc,
                                                 StringRef opName, Value input) {
   auto it = getTensor(loc, opName, input, "input");
@@ -401,10 +407,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 
 // The generated parser runs inference before the attr-dict's inherent
 // attributes reach the properties, so `epsilon` is checked here, not there.
-LogicalResult LayerNormOp::verify() {
-  return checkEpsilon(getLoc(), getOperationName(),
-                      getEpsilon().convertToDouble());
-}
+LogicalResult LayerNormOp::verify() { return verifyNormEpsilon(*this); }
 
 LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
@@ -421,13 +424,11 @@ LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult RMSNormOp::verify() {
-  return checkEpsilon(getLoc(), getOperationName(),
-                      getEpsilon().convertToDouble());
-}
+LogicalResult RMSNormOp::verify() { return verifyNormEpsilon(*this); }
 
 /// A normalization gradient's operands: the input, a weight like the
-/// forward op's, a cotangent of the input's type; dx and x̂ are that type.
+/// forward op's, a cotangent of the input's type; dx and dy·x̂ are that
+/// type.
 template <typename Adaptor>
 static LogicalResult inferNormGrad(std::optional<Location> loc, StringRef name,
                                    Adaptor adaptor,
@@ -455,10 +456,7 @@ LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return inferNormGrad(loc, getOperationName(), adaptor, results);
 }
 
-LogicalResult LayerNormGradOp::verify() {
-  return checkEpsilon(getLoc(), getOperationName(),
-                      getEpsilon().convertToDouble());
-}
+LogicalResult LayerNormGradOp::verify() { return verifyNormEpsilon(*this); }
 
 LogicalResult RMSNormGradOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
@@ -467,10 +465,7 @@ LogicalResult RMSNormGradOp::inferReturnTypes(MLIRContext *,
   return inferNormGrad(loc, getOperationName(), adaptor, results);
 }
 
-LogicalResult RMSNormGradOp::verify() {
-  return checkEpsilon(getLoc(), getOperationName(),
-                      getEpsilon().convertToDouble());
-}
+LogicalResult RMSNormGradOp::verify() { return verifyNormEpsilon(*this); }
 
 //===----------------------------------------------------------------------===//
 // EmbeddingOp, AttentionOp, CrossEntropyOp
