@@ -417,12 +417,30 @@ struct PendingLaunch {
   llvm::SmallVector<std::string> outputs;
 };
 
+/// Strings numbered in the order they were first seen.
+struct Numbering {
+  llvm::StringMap<unsigned> numbers;
+  std::vector<std::string> entries;
+
+  unsigned of(const std::string &entry) {
+    auto [it, inserted] = numbers.try_emplace(entry, entries.size());
+    if (inserted)
+      entries.push_back(entry);
+    return it->second;
+  }
+};
+
 /// What the translation unit's functions share.
 struct Unit {
   std::string constants;
   std::string kernels;
   /// Kernel text without its name -> its name: identical kernels once.
   llvm::StringMap<std::string> kernelByBody;
+  /// The kernels' names in the order of their launchers (tk_launchers).
+  std::vector<std::string> kernelNames;
+  /// GEMM and attention shapes (their initializers), each once, in the
+  /// order of the unit's arrays the programs index.
+  Numbering gemmShapes, attentionShapes;
   /// (attribute, storage type) -> array name: one array per constant.
   std::map<std::pair<const void *, std::string>, std::string> constantNames;
   unsigned numConstants = 0;
@@ -437,7 +455,6 @@ public:
 
 private:
   LogicalResult check(Operation *op);
-  std::string newName() { return "v" + std::to_string(counter++); }
   /// A scratch buffer of `bytes` for `value`, declared in the entry point.
   void allocate(Value value);
   /// Writes a constant (a splat or a constant array) into a scratch buffer
@@ -454,8 +471,8 @@ private:
                      const std::string &output, bool perRow = false,
                      llvm::ArrayRef<std::string> moreOutputs = {});
   void emitRows(const RowKernel &kernel);
-  /// Scratch of `bytes` for a temporary of storage type `type`; its pointer.
-  std::string allocateTemporary(uint64_t bytes, StringRef type);
+  /// Scratch of `bytes` for a temporary; its reference.
+  std::string allocateTemporary(uint64_t bytes);
   /// cross_entropy: each row's loss, then their mean; cross_entropy_grad:
   /// the softmax minus the target's one-hot, times the cotangent's share.
   void emitCrossEntropy(Operation *op);
@@ -483,6 +500,10 @@ private:
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
                       llvm::ArrayRef<std::string> args);
+  /// The program's step launching kernel `name` on `grid` blocks of
+  /// kBlockSize threads with the parameters `operands`.
+  void launch(const std::string &name, int64_t grid,
+              llvm::ArrayRef<std::string> operands);
   /// Launches the waiting flat kernels, those with the same text together.
   void flushPending();
   /// Adds `text` (a kernel without its name) to the unit once; its name.
@@ -493,10 +514,11 @@ private:
   Operation *function;
   Unit &unit;
   Block *body = nullptr;
+  /// The entry point's program (ProgramPrelude.h): a step per line.
   std::string code;
-  unsigned counter = 0;
   uint64_t scratchBytes = 0;
-  /// Pointer expressions of buffers.
+  /// References of buffers (TK_ARG, TK_RESULT, TK_SCRATCH), equal for a
+  /// value and its views.
   llvm::DenseMap<Value, std::string> pointers;
   /// Splat constants: their element as a literal.
   llvm::DenseMap<Value, std::string> splats;
@@ -556,13 +578,11 @@ LogicalResult FunctionEmitter::check(Operation *op) {
   return success();
 }
 
-std::string FunctionEmitter::allocateTemporary(uint64_t bytes, StringRef type) {
-  std::string name = newName();
-  code += "  " + type.str() + " *" + name + " = (" + type.str() +
-          " *)(tk_scratch + " + std::to_string(scratchBytes) + ");\n";
+std::string FunctionEmitter::allocateTemporary(uint64_t bytes) {
+  std::string ref = "TK_SCRATCH(" + std::to_string(scratchBytes) + ")";
   scratchBytes +=
       (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-  return name;
+  return ref;
 }
 
 void FunctionEmitter::materialize(Value constant) {
@@ -581,7 +601,7 @@ void FunctionEmitter::materialize(Value constant) {
 }
 
 void FunctionEmitter::allocate(Value value) {
-  pointers[value] = allocateTemporary(bytesOf(value), storageOf(value));
+  pointers[value] = allocateTemporary(bytesOf(value));
 }
 
 void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
@@ -795,25 +815,20 @@ void FunctionEmitter::flushPending() {
     int64_t perLaunch = tablesPerLaunch(pointers);
     for (size_t begin = 0; begin < members.size(); begin += perLaunch) {
       size_t end = std::min(members.size(), begin + perLaunch);
-      std::string ptrs, steps, first = "0";
+      // The table (ProgramPrelude.h): its size, each tensor's first block
+      // and the blocks' end, then each tensor's steps and buffers.
+      std::string table =
+          "TK_TABLE(" + std::to_string(end - begin) + "), 0", tensors;
       int64_t blocks = 0;
       for (size_t k = begin; k < end; ++k) {
         const PendingLaunch &launch = *members[k];
-        ptrs += std::string(k > begin ? ", " : "") + "{";
-        llvm::interleave(
-            launch.args, [&](const std::string &arg) { ptrs += arg; },
-            [&] { ptrs += ", "; });
-        ptrs += "}";
-        steps += (k > begin ? ", " : "") + std::to_string(launch.steps);
         blocks += gridFor(launch.steps);
-        first += ", " + std::to_string(blocks);
+        table += ", " + std::to_string(blocks);
+        tensors += ", " + std::to_string(launch.steps);
+        for (const std::string &arg : launch.args)
+          tensors += ", " + arg;
       }
-      std::string table = "tk_m" + std::to_string(counter++);
-      code += "  const " + tableType(pointers) + " " + table + " = {{" + ptrs +
-              "}, {" + steps + "}, {" + first + "}, " +
-              std::to_string(end - begin) + "};\n";
-      code += "  TK_LAUNCH(" + name + ", " + std::to_string(blocks) + ", " +
-              std::to_string(tandem::cuda::kBlockSize) + ", " + table + ");\n";
+      launch(name, blocks, {table + tensors});
     }
   }
 }
@@ -822,11 +837,16 @@ void FunctionEmitter::launchElements(const std::string &name, int64_t count,
                                      llvm::ArrayRef<std::string> args) {
   if (count == 0)
     return;
-  code += "  TK_LAUNCH(" + name + ", " + std::to_string(gridFor(count)) + ", " +
+  launch(name, gridFor(count), args);
+}
+
+void FunctionEmitter::launch(const std::string &name, int64_t grid,
+                             llvm::ArrayRef<std::string> operands) {
+  code += "    TK_OP_LAUNCH, " + name + "_id, " + std::to_string(grid) + ", " +
           std::to_string(tandem::cuda::kBlockSize);
-  for (const std::string &arg : args)
-    code += ", " + arg;
-  code += ");\n";
+  for (const std::string &operand : operands)
+    code += ", " + operand;
+  code += ",\n";
 }
 
 std::string FunctionEmitter::addKernel(const std::string &text) {
@@ -834,13 +854,14 @@ std::string FunctionEmitter::addKernel(const std::string &text) {
   if (inserted) {
     it->second = "tk_k" + llvm::utohexstr(llvm::xxh3_64bits(text), true);
     unit.kernels += "TK_KERNEL " + it->second + text + "\n";
+    unit.kernelNames.push_back(it->second);
   }
   return it->second;
 }
 
 std::string FunctionEmitter::outputBuffer(Value value) {
   if (resultSlot.count(value))
-    pointers[value] = "r" + std::to_string(resultSlot.lookup(value));
+    pointers[value] = "TK_RESULT(" + std::to_string(resultSlot.lookup(value)) + ")";
   else
     allocate(value);
   return pointers.lookup(value);
@@ -996,14 +1017,12 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   std::string name = addKernel(text);
   if (k.rows == 0)
     return;
-  code += "  TK_LAUNCH(" + name + ", " +
-          std::to_string(std::min<int64_t>(k.rows, kMaxBlocks)) + ", " +
-          std::to_string(tandem::cuda::kBlockSize) + ", " + k.outputPointer;
+  std::vector<std::string> operands = {k.outputPointer};
   for (const auto &output : k.moreOutputs)
-    code += ", " + output[1];
+    operands.push_back(output[1]);
   for (const auto &input : k.inputs)
-    code += ", " + input.second;
-  code += ");\n";
+    operands.push_back(input.second);
+  launch(name, std::min<int64_t>(k.rows, kMaxBlocks), operands);
 }
 
 void FunctionEmitter::emitRowKernel(Operation *op,
@@ -1074,7 +1093,7 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
   // never stored.
   k.perRow = true;
   k.outputType = "float";
-  k.outputPointer = allocateTemporary(positions * 4, "float");
+  k.outputPointer = allocateTemporary(positions * 4);
   k.output = "p1 >= 0 && p1 < " + n +
              " ? s0 + tk_log(s1) - tk_load(i0, row * " + n + " + p1) : NAN";
   emitRows(k);
@@ -1103,12 +1122,14 @@ void FunctionEmitter::emitAttention(Operation *op) {
                      : cast<nn::AttentionGradOp>(op).getEffectiveScale();
   std::string hd = std::to_string(dim / heads);
   std::string type = storageOf(op->getOperand(0)).str();
-  std::string shape = newName();
-  code += "  const tk_attention_shape " + shape + " = {" +
-          std::to_string(batch) + ", " + std::to_string(heads) + ", " +
-          std::to_string(tq) + ", " + std::to_string(tk) + ", " +
-          std::to_string(dim) + ", " + (causal ? "1" : "0") + ", " +
-          floatLiteral(static_cast<float>(scale)) + "};\n";
+  std::string initializer =
+      "{" + std::to_string(batch) + ", " + std::to_string(heads) + ", " +
+      std::to_string(tq) + ", " + std::to_string(tk) + ", " +
+      std::to_string(dim) + ", " + (causal ? "1" : "0") + ", " +
+      floatLiteral(static_cast<float>(scale)) + "}";
+  std::string shape = "TK_ATTENTION_SHAPE(" +
+                      std::to_string(unit.attentionShapes.of(initializer)) +
+                      ")";
   // A kernel calling `call` (a prelude function with its template
   // arguments) for every row of `rows` (its pointers: inputs, then outputs,
   // then the rows' statistics where `stats`).
@@ -1145,8 +1166,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
     return;
   }
   // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
-  std::string stats = allocateTemporary(
-      static_cast<uint64_t>(queryRows) * 3 * sizeof(float), "float");
+  std::string stats =
+      allocateTemporary(static_cast<uint64_t>(queryRows) * 3 * sizeof(float));
   std::vector<std::string> rowArgs = args;
   rowArgs.push_back(outputBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
@@ -1207,9 +1228,8 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
   int64_t dim = tensorOf(result).getShape()[1];
   int64_t positions = tensorOf(ids).getNumElements();
   std::string idType = storageOf(ids).str();
-  std::string counts = allocateTemporary(8 * (vocab + 1), "int64_t");
-  std::string list =
-      allocateTemporary(8 * std::max<int64_t>(positions, 1), "int64_t");
+  std::string counts = allocateTemporary(8 * (vocab + 1));
+  std::string list = allocateTemporary(8 * std::max<int64_t>(positions, 1));
   std::string head = "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const " +
                      idType + " *__restrict__ i0) {\n";
   std::string loop = "  TK_PHASE\n" + gridStrideLoop("v", vocab);
@@ -1227,8 +1247,7 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       "    o0[0] = 0;\n    for (int64_t v = 0; v < " +
       std::to_string(vocab) +
       "; ++v)\n      o0[v + 1] += o0[v];\n  }\n  TK_END_PHASE\n}\n";
-  code += "  TK_LAUNCH(" + addKernel(scanText) + ", 1, " +
-          std::to_string(tandem::cuda::kBlockSize) + ", " + counts + ");\n";
+  launch(addKernel(scanText), 1, {counts});
   std::string fillText =
       "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const int64_t *__restrict__ "
       "i0, const " +
@@ -1459,14 +1478,10 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
   bool sharedRhs = rr == 2;
   std::string out = outputBuffer(epilogue ? epilogue->output : op.getResult());
   if (m == 0 || n == 0 || batches == 0 || k == 0) {
-    // No product to form: the operands go unread.
-    code += "  (void)" + pointers.lookup(op.getLhs()) + ";\n  (void)" +
-            pointers.lookup(op.getRhs()) + ";\n";
-    if (m == 0 || n == 0 || batches == 0)
-      code += "  (void)" + out + ";\n";
-    else
-      code += "  TK_ZERO(" + out + ", " +
-              std::to_string(bytesOf(op.getResult())) + ");\n";
+    // No product to form: a sum of no terms, or nothing.
+    if (bytesOf(op.getResult()))
+      code += "    TK_OP_ZERO, " + out + ", " +
+              std::to_string(bytesOf(op.getResult())) + ",\n";
     return;
   }
   // A weight shared by every batch of an untransposed lhs: the batches are
@@ -1484,25 +1499,25 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
     << lda << ", " << ldb << ", " << n << ", " << batches << ", " << strideA
     << ", " << strideB << ", " << strideC << ", 1.0f, "
     << (epilogue && epilogue->residual ? "1.0f" : "0.0f") << "}";
-  std::string title = op->getName().getStringRef().str(), params;
+  std::string title = op->getName().getStringRef().str();
+  std::string kind = "TK_EPILOGUE_NONE", bias = "TK_NONE",
+              residual = "TK_NONE", aux = "TK_NONE";
   if (epilogue) {
     title += epilogue->gelu       ? " + bias, gelu"
              : epilogue->residual ? " + bias, residual"
                                   : " + bias";
-    std::string aux = epilogue->aux ? outputBuffer(epilogue->biased) : "";
-    params = "    const tk_gemm_epilogue tk_p = {" +
-             std::string(epilogue->gelu ? "1" : "0") + ", " +
-             pointers.lookup(epilogue->bias) + ", " +
-             (epilogue->residual ? pointers.lookup(epilogue->residual)
-                                 : std::string("nullptr")) +
-             ", " + (aux.empty() ? std::string("nullptr") : aux) + "};\n";
+    kind = epilogue->gelu ? "TK_EPILOGUE_GELU" : "TK_EPILOGUE_BIAS";
+    bias = pointers.lookup(epilogue->bias);
+    if (epilogue->residual)
+      residual = pointers.lookup(epilogue->residual);
+    if (epilogue->aux)
+      aux = outputBuffer(epilogue->biased);
   }
-  code += "  { // " + title + "\n" +
-          "    static const tk_gemm_shape tk_s = " + shape + ";\n" + params +
-          "    if (int tk_e = tk_gemm(tk_context, tk_s, " +
+  code += "    TK_OP_GEMM, " + std::to_string(unit.gemmShapes.of(shape)) +
+          ", " + kind + ", " +
           pointers.lookup(op.getLhs()) + ", " + pointers.lookup(op.getRhs()) +
-          ", " + out + (epilogue ? ", &tk_p" : "") +
-          "))\n      return tk_e;\n  }\n";
+          ", " + out + ", " + bias + ", " + residual + ", " + aux + ", // " +
+          title + "\n";
 }
 
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
@@ -1548,31 +1563,22 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     lastOf[kernel.members.back()] = index;
   }
 
-  for (BlockArgument arg : body->getArguments()) {
-    std::string name = "a" + std::to_string(arg.getArgNumber());
-    code += "  " + storageOf(arg).str() + " *" + name + " = (" +
-            storageOf(arg).str() + " *)args[" +
-            std::to_string(arg.getArgNumber()) + "];\n";
-    pointers[arg] = name;
-  }
+  for (BlockArgument arg : body->getArguments())
+    pointers[arg] = "TK_ARG(" + std::to_string(arg.getArgNumber()) + ")";
   // Parameters read with nn.param: slots after the arguments, one per
   // parameter in the order of first read (as the CPU target numbers them).
   llvm::StringMap<std::string> parameterPointers;
   for (auto param : body->getOps<nn::ParamOp>()) {
-    std::string &name = parameterPointers[param.getName()];
-    if (name.empty()) {
-      name = "p" + std::to_string(parameterPointers.size() - 1);
-      unsigned slot = body->getNumArguments() + parameterPointers.size() - 1;
-      code += "  " + storageOf(param).str() + " *" + name + " = (" +
-              storageOf(param).str() + " *)args[" + std::to_string(slot) +
-              "];\n";
-    }
-    pointers[param.getResult()] = name;
+    std::string &ref = parameterPointers[param.getName()];
+    if (ref.empty())
+      ref = "TK_ARG(" +
+            std::to_string(body->getNumArguments() +
+                           parameterPointers.size() - 1) +
+            ")";
+    pointers[param.getResult()] = ref;
   }
   Operation *terminator = body->getTerminator();
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
-    code += "  " + storageOf(value).str() + " *r" + std::to_string(k) + " = (" +
-            storageOf(value).str() + " *)results[" + std::to_string(k) + "];\n";
     Operation *def = value.getDefiningOp();
     // Every op but constants and views writes a buffer of its own.
     if (def &&
@@ -1684,10 +1690,14 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
                                    "constant yet (result ")
              << k << ")";
     if (bytesOf(value))
-      code += "  TK_COPY(r" + std::to_string(k) + ", " +
+      code += "    TK_OP_COPY, TK_RESULT(" + std::to_string(k) + "), " +
               pointers.lookup(value) + ", " + std::to_string(bytesOf(value)) +
-              ");\n";
+              ",\n";
   }
+  // A reference holds a scratch offset in 56 bits (ProgramPrelude.h).
+  if (scratchBytes >= (uint64_t{1} << 56))
+    return function->emitError("the cuda target's scratch of ")
+           << scratchBytes << " bytes exceeds 2^56";
   info.scratchBytes = scratchBytes;
 
   os << "// " << info.name << ": " << body->getNumArguments()
@@ -1695,13 +1705,13 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
      << scratchBytes << " scratch bytes\n";
   os << "extern \"C\" uint64_t " << info.symbol
      << "_scratch_bytes(void) { return " << scratchBytes << "; }\n";
+  os << "static const int64_t " << info.symbol << "_program[] = {\n"
+     << code << "    TK_OP_END};\n";
   os << "extern \"C\" int " << info.symbol
-     << "(const tandem_fragment_context *tk_context, const void *const "
+     << "(const tandem_fragment_context *context, const void *const "
         "*args, void *const *results, void *scratch) {\n"
-     << "  TK_STREAM(tk_context)\n"
-     << (scratchBytes ? "  char *tk_scratch = (char *)scratch;\n"
-                      : "  (void)scratch;\n")
-     << code << "  return TK_STATUS();\n}\n\n";
+     << "  return tk_run(tk_this_unit, " << info.symbol
+     << "_program, context, args, results, scratch);\n}\n\n";
   return info;
 }
 
@@ -1737,8 +1747,37 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
              << info->symbol << "'";
     source.fragments.push_back(std::move(*info));
   }
+  // The tables the programs index (ProgramPrelude.h); an empty one is
+  // a null pointer (C++ has no empty arrays).
+  std::string tables;
+  llvm::raw_string_ostream t(tables);
+  t << "enum : int64_t {\n";
+  for (auto [id, name] : llvm::enumerate(unit.kernelNames))
+    t << "  " << name << "_id = " << id << ",\n";
+  t << "};\n";
+  auto array = [&](llvm::StringRef type, llvm::StringRef name,
+                   auto &&entries) {
+    if (entries.empty()) {
+      t << "const " << type << " *const " << name << " = nullptr;\n";
+      return;
+    }
+    t << "const " << type << " " << name << "[] = {\n";
+    for (const auto &entry : entries)
+      t << "    " << entry << ",\n";
+    t << "};\n";
+  };
+  std::vector<std::string> launchers;
+  for (const std::string &name : unit.kernelNames)
+    launchers.push_back("TK_LAUNCHER(" + name + ")");
+  array("tk_launcher", "tk_launchers", launchers);
+  array("tk_gemm_shape", "tk_gemm_shapes", unit.gemmShapes.entries);
+  array("tk_attention_shape", "tk_attention_shapes",
+        unit.attentionShapes.entries);
+  t << "const tk_unit tk_this_unit = {tk_launchers, tk_gemm_shapes, "
+       "tk_attention_shapes};\n";
   source.text = std::string(kPreludeSource) + "\nnamespace {\n" +
-                unit.constants + unit.kernels + "} // namespace\n\n" + entries;
+                unit.constants + unit.kernels + tables + "} // namespace\n\n" +
+                entries;
   return source;
 }
 

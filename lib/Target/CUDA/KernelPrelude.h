@@ -26,9 +26,7 @@
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
-// A translation unit uses some of the helpers below, not all, and an entry
-// point declares every argument's pointer whether it reads it or not (an
-// empty GEMM reads none).
+// A translation unit uses some of the helpers below, not all.
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #define TK_HD __host__ __device__ __forceinline__
@@ -51,22 +49,14 @@
 // butterfly of __shfl_xor_sync (offsets 16, 8, 4, 2, 1). Between phases,
 // with every thread of the block present.
 #define TK_WARP_REDUCE(name, Op) name = tk_warp_reduce<Op>(name)
-#define TK_STREAM(context)                                                     \
-  cudaStream_t tk_stream = (cudaStream_t)(context)->stream;
-#define TK_LAUNCH(kernel, grid, block, ...)                                    \
-  kernel<<<(unsigned)(grid), (unsigned)(block), 0, tk_stream>>>(__VA_ARGS__)
-// A launch that failed (no device, a bad configuration) is the fragment's
-// failure: the runtime names the fragment.
-#define TK_STATUS() (cudaPeekAtLastError() == cudaSuccess ? 0 : 2)
-#define TK_COPY(dst, src, bytes)                                               \
-  cudaMemcpyAsync((dst), (src), (bytes), cudaMemcpyDeviceToDevice, tk_stream)
-#define TK_ZERO(dst, bytes) cudaMemsetAsync((dst), 0, (bytes), tk_stream)
 // How far nvcc unrolls the loop that follows (register pressure).
 #define TK_UNROLL(n) _Pragma(TK_STRINGIFY(unroll n))
 #define TK_STRINGIFY(x) #x
 extern "C" const char tandem_cuda_emulated[] = "no";
 #else
 #define TK_HD inline
+// A launch runs its blocks one after another (ProgramPrelude.h), each with
+// its index and the launch's sizes.
 struct tk_launch {
   int64_t block, blockDim, gridDim;
 };
@@ -86,13 +76,6 @@ struct tk_launch {
 // The GPU's butterfly replayed: at each offset every lane combines its value
 // with its partner's from before the step, own value first.
 #define TK_WARP_REDUCE(name, Op) tk_warp_reduce<Op>(name, tk_l.blockDim)
-#define TK_STREAM(context) (void)(context);
-#define TK_LAUNCH(kernel, grid, block, ...)                                    \
-  for (int64_t tk_b = 0; tk_b < (int64_t)(grid); ++tk_b)                       \
-  kernel(tk_launch{tk_b, (int64_t)(block), (int64_t)(grid)}, __VA_ARGS__)
-#define TK_STATUS() 0
-#define TK_COPY(dst, src, bytes) std::memcpy((dst), (src), (bytes))
-#define TK_ZERO(dst, bytes) std::memset((dst), 0, (bytes))
 #define TK_UNROLL(n)
 // The runtime runs an emulated library on the host, through the host
 // context, whatever its manifest's target says.

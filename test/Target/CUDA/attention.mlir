@@ -3,8 +3,8 @@
 // nn.attention_grad is three, dq and each query row's statistics (max,
 // sum, rowsum(P dP)) in scratch, then dk and dv, each with a key row per
 // thread (one accumulator row per thread keeps registers unspilled). The
-// shape (batch, heads, Tq, Tk, D, causal, scale) is a constant of the entry
-// point; the head dimension is the template argument.
+// shape (batch, heads, Tq, Tk, D, causal, scale) is an entry of the unit's
+// table the programs index; the head dimension is the template argument.
 //
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
 // RUN: FileCheck %s --input-file=%t.cu
@@ -27,20 +27,23 @@
 // CHECK: r < 36;
 // CHECK-NEXT: tk_attention_grad_column<16, false>(s, i0, i1, i2, i3, o0, st, r);
 
-// CHECK-LABEL: extern "C" int tandem_causal(
-// CHECK: const tk_attention_shape [[S:v[0-9]+]] = {2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)};
-// CHECK-NEXT: TK_LAUNCH([[$FWD]], 1, 256, [[S]], a0, a1, a2, r0);
+// CHECK: const tk_attention_shape tk_attention_shapes[] = {
+// CHECK-NEXT: {2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)},
+// CHECK-NEXT: {1, 4, 5, 9, 64, 0, (0x1p-1f)},
+// CHECK-NEXT: };
+
+// CHECK-LABEL: static const int64_t tandem_causal_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$FWD]]_id, 1, 256, TK_ATTENTION_SHAPE(0), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_RESULT(0),
 func.func @causal(%q: tensor<2x16x16xf32>, %k: tensor<2x16x16xf32>, %v: tensor<2x16x16xf32>) -> tensor<2x16x16xf32> {
   %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x16xf32>
   return %y : tensor<2x16x16xf32>
 }
 
-// CHECK-LABEL: extern "C" int tandem_grad(
-// CHECK: const tk_attention_shape [[S:v[0-9]+]] = {1, 4, 5, 9, 64, 0, (0x1p-1f)};
-// CHECK-NEXT: float *[[ST:v[0-9]+]] = (float *)(tk_scratch + 0);
-// CHECK-NEXT: TK_LAUNCH([[$ROWS]], 1, 256, [[S]], a0, a1, a2, a3, r0, [[ST]]);
-// CHECK-NEXT: TK_LAUNCH([[$DK]], 1, 256, [[S]], a0, a1, a2, a3, r1, [[ST]]);
-// CHECK-NEXT: TK_LAUNCH([[$DV]], 1, 256, [[S]], a0, a1, a2, a3, r2, [[ST]]);
+// The rows' statistics in scratch, written by the first, read by the others.
+// CHECK-LABEL: static const int64_t tandem_grad_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$ROWS]]_id, 1, 256, TK_ATTENTION_SHAPE(1), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, [[$DK]]_id, 1, 256, TK_ATTENTION_SHAPE(1), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(1), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, [[$DV]]_id, 1, 256, TK_ATTENTION_SHAPE(1), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(2), TK_SCRATCH(0),
 func.func @grad(%q: tensor<1x5x64xbf16>, %k: tensor<1x9x64xbf16>, %v: tensor<1x9x64xbf16>, %dy: tensor<1x5x64xbf16>) -> (tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>) {
   %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {heads = 4 : i64, scale = 0.5 : f64} : tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>, tensor<1x5x64xbf16> -> tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>
   return %dq, %dk, %dv : tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16>

@@ -1,5 +1,5 @@
 // The CUDA emitter's elementwise kernels: one kernel per recorded kernel,
-// written through the macro layer (TK_KERNEL, TK_PHASE, TK_LAUNCH), f32
+// written through the macro layer (TK_KERNEL, TK_PHASE), f32
 // arithmetic with each op's result rounded to its type, broadcast operands
 // indexed from the decomposed element index, splat constants as literals,
 // identical kernels once, views as pointers and results written in place or
@@ -82,11 +82,12 @@
 // CHECK-NOT: TK_KERNEL
 
 // CHECK-LABEL: extern "C" uint64_t tandem_bf16_scratch_bytes(void) { return 0; }
-// CHECK-LABEL: extern "C" int tandem_bf16(
-// CHECK: TK_STREAM(tk_context)
-// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, a0, a1);
-// CHECK-NEXT: TK_COPY(r1, r0, 64);
-// CHECK-NEXT: return TK_STATUS();
+// CHECK-LABEL: static const int64_t tandem_bf16_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_ARG(0), TK_ARG(1),
+// CHECK-NEXT: TK_OP_COPY, TK_RESULT(1), TK_RESULT(0), 64,
+// CHECK-NEXT: TK_OP_END};
+// CHECK-NEXT: extern "C" int tandem_bf16(
+// CHECK-NEXT: return tk_run(tk_this_unit, tandem_bf16_program, context, args, results, scratch);
 func.func @bf16(%x: tensor<4x8xbf16>, %b: tensor<8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
   %c = nn.constant dense<2.0> : tensor<bf16>
   %y = nn.add %x, %b : tensor<4x8xbf16>, tensor<8xbf16> -> tensor<4x8xbf16>
@@ -100,11 +101,10 @@ func.func @bf16(%x: tensor<4x8xbf16>, %b: tensor<8xbf16>) -> (tensor<4x8xbf16>, 
 // A value read after its kernel lives in scratch; the grid covers 1250
 // vectors with 5 blocks of 256 threads.
 // CHECK-LABEL: extern "C" uint64_t tandem_f32_scratch_bytes(void) { return 20224; }
-// CHECK-LABEL: extern "C" int tandem_f32(
-// CHECK: char *tk_scratch = (char *)scratch;
-// CHECK: float *v0 = (float *)(tk_scratch + 0);
-// CHECK: TK_LAUNCH([[$F32]], 5, 256, v0, a0);
-// CHECK: TK_LAUNCH([[$F32]], 5, 256, r0, v0);
+// CHECK-LABEL: static const int64_t tandem_f32_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$F32]]_id, 5, 256, TK_SCRATCH(0), TK_ARG(0),
+// CHECK-NEXT: TK_OP_LAUNCH, [[$F32]]_id, 5, 256, TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_END};
 func.func @f32(%x: tensor<5000xf32>) -> tensor<5000xf32> {
   %e = nn.exp %x : tensor<5000xf32>
   %n = nn.neg %e : tensor<5000xf32>
@@ -114,8 +114,8 @@ func.func @f32(%x: tensor<5000xf32>) -> tensor<5000xf32> {
   return %n2 : tensor<5000xf32>
 }
 
-// CHECK-LABEL: extern "C" int tandem_mixed(
-// CHECK: TK_LAUNCH([[$MIXED]], 1, 256, r1, r0, a0, a1);
+// CHECK-LABEL: static const int64_t tandem_mixed_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$MIXED]]_id, 1, 256, TK_RESULT(1), TK_RESULT(0), TK_ARG(0), TK_ARG(1),
 func.func @mixed(%x: tensor<2x8xf32>, %s: tensor<f32>) -> (tensor<2x8xbf16>, tensor<2x8xf32>) {
   %c = nn.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xf32>
   %m = nn.mul %x, %s : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
@@ -125,8 +125,8 @@ func.func @mixed(%x: tensor<2x8xf32>, %s: tensor<f32>) -> (tensor<2x8xbf16>, ten
   return %d, %a : tensor<2x8xbf16>, tensor<2x8xf32>
 }
 
-// CHECK-LABEL: extern "C" int tandem_odd(
-// CHECK: TK_LAUNCH([[$ODD]], 4, 256, r0, a0);
+// CHECK-LABEL: static const int64_t tandem_odd_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$ODD]]_id, 4, 256, TK_RESULT(0), TK_ARG(0),
 func.func @odd(%x: tensor<3x333xf32>) -> tensor<3x333xf32> {
   %s = nn.sqrt %x : tensor<3x333xf32>
   return %s : tensor<3x333xf32>

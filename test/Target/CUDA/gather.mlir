@@ -22,9 +22,14 @@
 // CHECK-NEXT: tk_acc = tk_acc + tk_load(i0, i2[k] * 8 + d);
 // CHECK-LABEL: // copy of 36 elements
 // CHECK: o0[d0 * 4 + d1] = i0[d0 + d1 * 9];
-// CHECK-LABEL: extern "C" int tandem_gather(
-// CHECK: int64_t *v0 = (int64_t *)(tk_scratch + 0);
-// CHECK-NEXT: int64_t *v1 = (int64_t *)(tk_scratch + 512);
+// The gradient's counts (38 of 8 bytes) in scratch at 0, its list of
+// positions at 512: count, scan, fill, sum.
+// CHECK-LABEL: static const int64_t tandem_gather_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(0), TK_ARG(0), TK_ARG(1),
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(0), TK_ARG(1),
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(512), TK_SCRATCH(0), TK_ARG(1),
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(1), TK_ARG(2), TK_SCRATCH(0), TK_SCRATCH(512),
 func.func @gather(%w: tensor<37x8xf32>, %t: tensor<4x9xi32>, %c: tensor<4x9x8xf32>)
     -> (tensor<4x9x8xf32>, tensor<37x8xf32>, tensor<9x4xi32>) {
   %e = nn.embedding %w, %t : tensor<37x8xf32>, tensor<4x9xi32> -> tensor<4x9x8xf32>

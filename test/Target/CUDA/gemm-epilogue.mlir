@@ -15,16 +15,23 @@
 // RUN: FileCheck %s --input-file=%t.cu
 // RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 
+// The unit's GEMM shapes, each once (the plain GEMMs of @unfused share
+// @gelu's), indexed by the programs' GEMM steps: shape, epilogue, A, B, C,
+// bias, residual, aux.
+// CHECK: const tk_gemm_shape tk_gemm_shapes[] = {
+// CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 0.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_BF16, TK_GEMM_BF16, 64, 48, 32, 32, 48, 48, 1, 2048, 0, 3072, 1.0f, 0.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 20, 32, 32, 20, 20, 1, 512, 0, 320, 1.0f, 0.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 1.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 20, 32, 32, 20, 20, 2, 512, 640, 320, 1.0f, 0.0f},
+// CHECK-NEXT: };
+
 // IR-LABEL: func.func @bias(
 // IR: nn.matmul {{.*}}nn.kernel_gemm = [[K:[0-9]+]]
 // IR-NEXT: nn.add {{.*}}nn.kernel = [[K]]
-// CHECK-LABEL: extern "C" int tandem_bias(
-// CHECK: { // nn.matmul + bias
-// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 0.0f};
-// CHECK-NEXT: const tk_gemm_epilogue tk_p = {0, a2, nullptr, nullptr};
-// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
-// CHECK-NOT: TK_LAUNCH
-// CHECK: return TK_STATUS();
+// CHECK-LABEL: static const int64_t tandem_bias_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, 0, TK_EPILOGUE_BIAS, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_ARG(2), TK_NONE, TK_NONE, // nn.matmul + bias
+// CHECK-NEXT: TK_OP_END};
 func.func @bias(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>) -> tensor<16x24xf32> {
   %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x24xf32> -> tensor<16x24xf32>
   %z = nn.add %y, %b : tensor<16x24xf32>, tensor<24xf32> -> tensor<16x24xf32>
@@ -34,13 +41,9 @@ func.func @bias(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>
 // The rows of a 3-D lhs fold into one GEMM; the value before GELU is
 // returned, so it is stored as the auxiliary output (r1), bf16 like the
 // result.
-// CHECK-LABEL: extern "C" int tandem_gelu_aux(
-// CHECK: { // nn.matmul + bias, gelu
-// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_BF16, TK_GEMM_BF16, 64, 48, 32, 32, 48, 48, 1, 2048, 0, 3072, 1.0f, 0.0f};
-// CHECK-NEXT: const tk_gemm_epilogue tk_p = {1, a2, nullptr, r1};
-// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
-// CHECK-NOT: TK_LAUNCH
-// CHECK: return TK_STATUS();
+// CHECK-LABEL: static const int64_t tandem_gelu_aux_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, 1, TK_EPILOGUE_GELU, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_ARG(2), TK_NONE, TK_RESULT(1), // nn.matmul + bias, gelu
+// CHECK-NEXT: TK_OP_END};
 func.func @gelu_aux(%x: tensor<4x16x32xbf16>, %w: tensor<32x48xbf16>, %b: tensor<48xbf16>) -> (tensor<4x16x48xbf16>, tensor<4x16x48xbf16>) {
   %y = nn.matmul %x, %w : tensor<4x16x32xbf16>, tensor<32x48xbf16> -> tensor<4x16x48xbf16>
   %z = nn.add %b, %y : tensor<48xbf16>, tensor<4x16x48xbf16> -> tensor<4x16x48xbf16>
@@ -49,8 +52,8 @@ func.func @gelu_aux(%x: tensor<4x16x32xbf16>, %w: tensor<32x48xbf16>, %b: tensor
 }
 
 // Nothing else reads the value before GELU: no aux.
-// CHECK-LABEL: extern "C" int tandem_gelu(
-// CHECK: const tk_gemm_epilogue tk_p = {1, a2, nullptr, nullptr};
+// CHECK-LABEL: static const int64_t tandem_gelu_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_GELU, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_ARG(2), TK_NONE, TK_NONE, // nn.matmul + bias, gelu
 func.func @gelu(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>) -> tensor<16x20xf32> {
   %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
   %z = nn.add %y, %b : tensor<16x20xf32>, tensor<20xf32> -> tensor<16x20xf32>
@@ -59,13 +62,9 @@ func.func @gelu(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>
 }
 
 // A residual: cuBLASLt's C with beta = 1, the output another buffer.
-// CHECK-LABEL: extern "C" int tandem_residual(
-// CHECK: { // nn.matmul + bias, residual
-// CHECK-NEXT: static const tk_gemm_shape tk_s = {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 1.0f};
-// CHECK-NEXT: const tk_gemm_epilogue tk_p = {0, a2, a3, nullptr};
-// CHECK-NEXT: if (int tk_e = tk_gemm(tk_context, tk_s, a0, a1, r0, &tk_p))
-// CHECK-NOT: TK_LAUNCH
-// CHECK: return TK_STATUS();
+// CHECK-LABEL: static const int64_t tandem_residual_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, 3, TK_EPILOGUE_BIAS, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_ARG(2), TK_ARG(3), TK_NONE, // nn.matmul + bias, residual
+// CHECK-NEXT: TK_OP_END};
 func.func @residual(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>, %r: tensor<16x24xf32>) -> tensor<16x24xf32> {
   %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x24xf32> -> tensor<16x24xf32>
   %z = nn.add %y, %b : tensor<16x24xf32>, tensor<24xf32> -> tensor<16x24xf32>
@@ -79,11 +78,11 @@ func.func @residual(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24x
 // IR-LABEL: func.func @unfused(
 // IR-NOT: nn.kernel_gemm
 // IR: return
-// CHECK-LABEL: extern "C" int tandem_unfused(
-// CHECK-NOT: tk_gemm_epilogue
-// CHECK: TK_LAUNCH
-// CHECK-NOT: tk_gemm_epilogue
-// CHECK: return TK_STATUS();
+// CHECK-LABEL: static const int64_t tandem_unfused_program[] = {
+// CHECK-COUNT-5: TK_OP_GEMM, {{[0-9]+}}, TK_EPILOGUE_NONE, {{.*}}
+// CHECK-NEXT: TK_OP_LAUNCH,
+// CHECK-NOT: TK_EPILOGUE_{{BIAS|GELU}}
+// CHECK: TK_OP_END};
 func.func @unfused(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>, %c: tensor<16x1xf32>,
                    %bx: tensor<2x16x32xf32>, %bw: tensor<2x32x20xf32>, %r: tensor<16x20xf32>)
     -> (tensor<16x20xf32>, tensor<16x20xf32>, tensor<2x16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>) {

@@ -28,17 +28,17 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: TK_END_PHASE
 
-// CHECK-LABEL: extern "C" int tandem_updates(
+// CHECK-LABEL: static const int64_t tandem_updates_program[] = {
 // Three tensors of 16, 48 and 5000 elements: 4, 12 and 1250 vectors, in
-// 1, 1 and 5 blocks.
-// CHECK:      const tk_tensors<4, 32> [[T:tk_m[0-9]+]] = {{[{][{]}}{r0, a1, a6, a0}, {r1, a3, a6, a2}, {r2, a5, a6, a4}}, {4, 12, 1250}, {0, 1, 2, 7}, 3};
-// CHECK-NEXT: TK_LAUNCH([[$TABLE]], 7, 256, [[T]]);
+// 1, 1 and 5 blocks (first blocks 0, 1, 2, the end 7), each with its four
+// buffers.
+// CHECK-NEXT: TK_OP_LAUNCH, [[$TABLE]]_id, 7, 256, TK_TABLE(3), 0, 1, 2, 7, 4, TK_RESULT(0), TK_ARG(1), TK_ARG(6), TK_ARG(0), 12, TK_RESULT(1), TK_ARG(3), TK_ARG(6), TK_ARG(2), 1250, TK_RESULT(2), TK_ARG(5), TK_ARG(6), TK_ARG(4),
 // The square of the first update reads its output through a view: after
 // the table's launch, alone.
-// CHECK-NEXT: TK_LAUNCH([[$SQUARE:tk_k[0-9a-f]+]], 1, 256, r3, r0);
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(3), TK_RESULT(0),
 // 3 x 333 elements are not whole vectors: another text, alone.
-// CHECK-NEXT: TK_LAUNCH([[$ODD:tk_k[0-9a-f]+]], 4, 256, r4, a8, a6, a7);
-// CHECK-NEXT: return TK_STATUS();
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(4), TK_ARG(8), TK_ARG(6), TK_ARG(7),
+// CHECK-NEXT: TK_OP_END};
 func.func @updates(%p1: tensor<16xf32>, %g1: tensor<16xf32>,
                    %p2: tensor<48xf32>, %g2: tensor<48xf32>,
                    %p3: tensor<5000xf32>, %g3: tensor<5000xf32>,

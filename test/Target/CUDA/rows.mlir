@@ -47,11 +47,11 @@
 // CHECK: tk_offset += (tk_q % 4) * 300;
 // CHECK: tk_acc = tk_op_add::apply(tk_acc, tk_load(i0, tk_offset));
 
-// CHECK-LABEL: extern "C" int tandem_rows(
-// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r0, a0);
-// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r1, a1, a2);
-// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r2, a1);
-// CHECK: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 2, 256, r3, a1);
+// CHECK-LABEL: static const int64_t tandem_rows_program[] = {
+// CHECK: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(0), TK_ARG(0),
+// CHECK: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(1), TK_ARG(1), TK_ARG(2),
+// CHECK: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(2), TK_ARG(1),
+// CHECK: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(3), TK_ARG(1),
 func.func @rows(%x: tensor<4x300xbf16>, %y: tensor<4x300xf32>, %w: tensor<300xf32>)
     -> (tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4xf32>, tensor<300xf32>) {
   %s = nn.softmax %x {axis = 1 : i64} : tensor<4x300xbf16>
@@ -74,11 +74,10 @@ func.func @rows(%x: tensor<4x300xbf16>, %y: tensor<4x300xf32>, %w: tensor<300xf3
 // CE: const auto p1 = tk_load(i1, row);
 // CE-NEXT: const auto p2 = tk_load(i2, 0);
 // CE-NEXT: tk_store(o0, row * 300 + j, (tk_exp(x - s0) / s1 - (j == p1 ? 1.0f : 0.0f)) * (p2 / (0x1p+2f)));
-// CE-LABEL: extern "C" int tandem_loss(
-// CE: float *v0 = (float *)(tk_scratch + 0);
-// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, v0, a0, a1);
-// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, v0);
-// CE: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r1, a0, a1, a2);
+// CE-LABEL: static const int64_t tandem_loss_program[] = {
+// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH(0), TK_ARG(0), TK_ARG(1),
+// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_SCRATCH(0),
+// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(1), TK_ARG(0), TK_ARG(1), TK_ARG(2),
 func.func @loss(%l: tensor<4x300xf32>, %t: tensor<4xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x300xf32>) {
   %y = nn.cross_entropy %l, %t : tensor<4x300xf32>, tensor<4xi32> -> tensor<f32>
   %d = nn.cross_entropy_grad %l, %t, %g : tensor<4x300xf32>, tensor<4xi32>, tensor<f32> -> tensor<4x300xf32>
@@ -94,8 +93,8 @@ func.func @loss(%l: tensor<4x300xf32>, %t: tensor<4xi32>, %g: tensor<f32>) -> (t
 // AXIS: s0 = tk_op_max::apply(s0, tk_load(i0, tk_base + j * 7));
 // AXIS: s1 += tk_exp(tk_load(i0, tk_base + j * 7) - s0);
 // AXIS: tk_store(o0, tk_base + j * 7, (x - s0) - tk_log(s1));
-// AXIS-LABEL: extern "C" int tandem_axis(
-// AXIS: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 1, 256, r0, a0);
+// AXIS-LABEL: static const int64_t tandem_axis_program[] = {
+// AXIS-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_ARG(0),
 func.func @axis(%x: tensor<3x5x7xf16>) -> tensor<3x5x7xf16> {
   %y = nn.log_softmax %x {axis = 1 : i64} : tensor<3x5x7xf16>
   return %y : tensor<3x5x7xf16>
@@ -122,9 +121,9 @@ func.func @axis(%x: tensor<3x5x7xf16>) -> tensor<3x5x7xf16> {
 // NG: tk_acc = tk_op_add::apply(tk_acc, (p2 * p1) * (x * s0));
 // NG: tk_store(o0, row * 300 + j, s0 * (p2 * p1 - (x * s0) * s1));
 // NG-NEXT: tk_store(o1, row * 300 + j, p2 * (x * s0));
-// NG-LABEL: extern "C" int tandem_norm_grads(
-// NG: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r0, r1, a0, a1, a2);
-// NG: TK_LAUNCH(tk_k{{[0-9a-f]+}}, 4, 256, r2, r3, a3, a4, a5);
+// NG-LABEL: static const int64_t tandem_norm_grads_program[] = {
+// NG-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(0), TK_RESULT(1), TK_ARG(0), TK_ARG(1), TK_ARG(2),
+// NG-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(2), TK_RESULT(3), TK_ARG(3), TK_ARG(4), TK_ARG(5),
 func.func @norm_grads(%x: tensor<4x300xbf16>, %w: tensor<300xbf16>, %dy: tensor<4x300xbf16>,
                       %y: tensor<4x300xf32>, %v: tensor<300xf32>, %dz: tensor<4x300xf32>)
     -> (tensor<4x300xbf16>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>) {

@@ -221,15 +221,15 @@ Dag randomDag(unsigned index, std::mt19937 &rng) {
   return dag;
 }
 
-/// The number of launches in `symbol`'s entry point.
+/// The number of launches in `symbol`'s program.
 unsigned launchesOf(const std::string &source, const std::string &symbol) {
-  size_t begin = source.find("extern \"C\" int " + symbol + "(");
-  size_t end = source.find("\n}\n", begin);
+  size_t begin = source.find("static const int64_t " + symbol + "_program[]");
+  size_t end = source.find("TK_OP_END", begin);
   if (begin == std::string::npos || end == std::string::npos)
     return 0;
   unsigned count = 0;
-  for (size_t at = source.find("TK_LAUNCH(", begin); at < end;
-       at = source.find("TK_LAUNCH(", at + 1))
+  for (size_t at = source.find("TK_OP_LAUNCH,", begin); at < end;
+       at = source.find("TK_OP_LAUNCH,", at + 1))
     ++count;
   return count;
 }
