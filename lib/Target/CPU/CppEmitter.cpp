@@ -49,20 +49,11 @@ using namespace tandem::cpu::detail;
 
 namespace tandem::cpu::detail {
 
-/// The token standing for a scratch request's offset in the emitted text
-/// until packScratch knows every request's live range and substitutes it.
-static std::string scratchOffsetToken(size_t request) {
-  return "@TK_SCRATCH_" + std::to_string(request) + "@";
-}
-
 std::string FunctionEmitter::allocate(int64_t bytes, unsigned start,
                                       unsigned end) {
-  // 64-byte alignment: cache lines, and any vector width.
-  uint64_t rounded = (static_cast<uint64_t>(bytes) + 63) / 64 * 64;
   // A result nothing reads is still written when its op runs.
-  scratchRequests.push_back({rounded, start, std::max(start, end)});
-  return "(tk_scratch + " + scratchOffsetToken(scratchRequests.size() - 1) +
-         ")";
+  return "(tk_scratch + " +
+         scratch.request(static_cast<uint64_t>(bytes), start, end) + ")";
 }
 
 unsigned FunctionEmitter::emitTime(Operation *op) {
@@ -81,63 +72,6 @@ unsigned FunctionEmitter::lastRead(Value value) {
     last = std::max(last, emitTime(user));
   }
   return last;
-}
-
-/// Greedy packing, largest first: each request takes the lowest 64-byte
-/// aligned offset not overlapping a placed request whose live range meets
-/// its own. Ranges are inclusive: a kernel reads its inputs while it writes
-/// its outputs, so a value last read by an op never shares memory with the
-/// op's results or temporaries.
-uint64_t FunctionEmitter::packScratch(llvm::ArrayRef<std::string *> texts) {
-  size_t count = scratchRequests.size();
-  std::vector<size_t> order(count);
-  for (size_t i = 0; i < count; ++i)
-    order[i] = i;
-  llvm::stable_sort(order, [&](size_t a, size_t b) {
-    return scratchRequests[a].bytes > scratchRequests[b].bytes;
-  });
-  std::vector<uint64_t> offsets(count, 0);
-  std::vector<size_t> placed;
-  uint64_t total = 0;
-  for (size_t i : order) {
-    const ScratchRequest &request = scratchRequests[i];
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (size_t j : placed) {
-      const ScratchRequest &other = scratchRequests[j];
-      if (other.start <= request.end && request.start <= other.end)
-        busy.push_back({offsets[j], offsets[j] + other.bytes});
-    }
-    llvm::sort(busy);
-    uint64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + request.bytes <= begin)
-        break;
-      offset = std::max(offset, end);
-    }
-    offsets[i] = offset;
-    total = std::max(total, offset + request.bytes);
-    placed.push_back(i);
-  }
-  for (std::string *text : texts) {
-    std::string resolved;
-    resolved.reserve(text->size());
-    llvm::StringRef rest = *text;
-    constexpr llvm::StringLiteral kMarker = "@TK_SCRATCH_";
-    while (true) {
-      size_t at = rest.find(kMarker);
-      resolved += rest.take_front(at).str();
-      if (at == llvm::StringRef::npos)
-        break;
-      rest = rest.drop_front(at + kMarker.size());
-      size_t close = rest.find('@');
-      size_t request = 0;
-      rest.take_front(close).getAsInteger(10, request);
-      resolved += std::to_string(offsets[request]);
-      rest = rest.drop_front(close + 1);
-    }
-    *text = std::move(resolved);
-  }
-  return total;
 }
 
 LogicalResult FunctionEmitter::checkOp(Operation *op) {
@@ -736,7 +670,7 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
   llvm::raw_string_ostream bodyStream(code);
   if (failed(emitBody(bodyStream)))
     return failure();
-  info.scratchBytes = packScratch({&declarations, &code});
+  info.scratchBytes = scratch.place({&declarations, &code});
 
   // A fragment's entry point is named by its kind and a hash of its code,
   // not by its stage: two ranks running equal fragments (the middle stages

@@ -15,6 +15,7 @@
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Lowering/Indexing.h"
+#include "tandem/Lowering/ScratchPlan.h"
 #include "tandem/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -152,7 +153,7 @@ private:
   LogicalResult emitBody(llvm::raw_ostream &os);
   std::string newName() { return "v" + std::to_string(counter++); }
   /// Scratch for `bytes` written at emission time `start` and last read at
-  /// `end` (inclusive): an offset token that packScratch resolves.
+  /// `end` (inclusive): an offset token that `scratch.place` resolves.
   std::string allocate(int64_t bytes, unsigned start, unsigned end);
   /// Scratch live only while the current op's kernel runs.
   std::string allocateTemporary(int64_t bytes) {
@@ -164,10 +165,6 @@ private:
   /// The last emission time at which `value`'s memory is read, following
   /// views (reshape, stage_end) to their readers.
   unsigned lastRead(Value value);
-  /// Gives every scratch request an offset (requests live at the same time
-  /// never overlap), substitutes the offsets into `texts` and returns the
-  /// bytes needed.
-  uint64_t packScratch(llvm::ArrayRef<std::string *> texts);
   /// The pointer expression of `value`'s buffer.
   std::string ptr(Value value) { return pointers.lookup(value); }
   bool inGroup(Operation *op, int group) {
@@ -203,11 +200,8 @@ private:
   Block *body = nullptr;
   EmittedFunction info;
   unsigned counter = 0;
-  struct ScratchRequest {
-    uint64_t bytes;
-    unsigned start, end;
-  };
-  std::vector<ScratchRequest> scratchRequests;
+  /// 64-byte alignment: cache lines, and any vector width.
+  tandem::lowering::ScratchPlan scratch{64};
   /// Emission time of the op being emitted (emitBody).
   unsigned now = 0;
   llvm::DenseMap<Value, std::string> pointers;

@@ -42,13 +42,13 @@ tandem::cuda::compileFlags(const CompileOptions &options) {
   // cicc run; an arch-specific library runs on that architecture only, so
   // its machine code alone.
   llvm::StringRef arch = options.arch;
-  std::string target =
-      arch.ends_with("a") ? "-gencode=arch=compute_" +
-                                arch.drop_front(3).str() + ",code=" + arch.str()
-                          : "-arch=" + arch.str();
+  std::string target = arch.ends_with("a") ? "-gencode=arch=compute_" +
+                                                 arch.drop_front(3).str() +
+                                                 ",code=" + arch.str()
+                                           : "-arch=" + arch.str();
   return {"-x", "cu", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
-          "-cudart", "shared", target, "-fmad=false",
-          "-prec-div=true", "-prec-sqrt=true", "-ftz=false",
+          "-cudart", "shared", target, "-fmad=false", "-prec-div=true",
+          "-prec-sqrt=true", "-ftz=false",
           // Registers and spills per kernel, for the build's report.
           "-Xptxas", "-v"};
 }

@@ -21,6 +21,7 @@
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Lowering/Indexing.h"
 #include "tandem/Lowering/Kernels.h"
+#include "tandem/Lowering/ScratchPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -500,6 +501,9 @@ private:
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
                       llvm::ArrayRef<std::string> args);
+  /// Appends a step (one line of the program) and makes the scratch it
+  /// references live at it.
+  void addStep(const std::string &line);
   /// The program's step launching kernel `name` on `grid` blocks of
   /// kBlockSize threads with the parameters `operands`.
   void launch(const std::string &name, int64_t grid,
@@ -516,7 +520,10 @@ private:
   Block *body = nullptr;
   /// The entry point's program (ProgramPrelude.h): a step per line.
   std::string code;
-  uint64_t scratchBytes = 0;
+  unsigned steps = 0;
+  /// Temporaries share scratch when no step uses both: the program runs
+  /// its steps in order on one stream.
+  tandem::lowering::ScratchPlan scratch{kScratchAlignment};
   /// References of buffers (TK_ARG, TK_RESULT, TK_SCRATCH), equal for a
   /// value and its views.
   llvm::DenseMap<Value, std::string> pointers;
@@ -579,10 +586,7 @@ LogicalResult FunctionEmitter::check(Operation *op) {
 }
 
 std::string FunctionEmitter::allocateTemporary(uint64_t bytes) {
-  std::string ref = "TK_SCRATCH(" + std::to_string(scratchBytes) + ")";
-  scratchBytes +=
-      (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-  return ref;
+  return "TK_SCRATCH(" + scratch.request(bytes) + ")";
 }
 
 void FunctionEmitter::materialize(Value constant) {
@@ -793,7 +797,8 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
 void FunctionEmitter::flushPending() {
   // Every waiting kernel is independent of the others (emitKernel flushes
   // before one that reads another's output; no kernel writes a buffer
-  // another reads: values are written once, scratch is never reused, and
+  // another reads: values are written once, two values share scratch only
+  // when no step uses both (the launches below are steps), and
   // an in-place result's argument has no other reader), so they may run in
   // any order: kernels with the same text share launches, in the order of
   // their first member.
@@ -817,8 +822,8 @@ void FunctionEmitter::flushPending() {
       size_t end = std::min(members.size(), begin + perLaunch);
       // The table (ProgramPrelude.h): its size, each tensor's first block
       // and the blocks' end, then each tensor's steps and buffers.
-      std::string table =
-          "TK_TABLE(" + std::to_string(end - begin) + "), 0", tensors;
+      std::string table = "TK_TABLE(" + std::to_string(end - begin) + "), 0",
+                  tensors;
       int64_t blocks = 0;
       for (size_t k = begin; k < end; ++k) {
         const PendingLaunch &launch = *members[k];
@@ -842,11 +847,23 @@ void FunctionEmitter::launchElements(const std::string &name, int64_t count,
 
 void FunctionEmitter::launch(const std::string &name, int64_t grid,
                              llvm::ArrayRef<std::string> operands) {
-  code += "    TK_OP_LAUNCH, " + name + "_id, " + std::to_string(grid) + ", " +
-          std::to_string(tandem::cuda::kBlockSize);
+  std::string line = "TK_OP_LAUNCH, " + name + "_id, " + std::to_string(grid) +
+                     ", " + std::to_string(tandem::cuda::kBlockSize);
   for (const std::string &operand : operands)
-    code += ", " + operand;
-  code += ",\n";
+    line += ", " + operand;
+  addStep(line + ",");
+}
+
+void FunctionEmitter::addStep(const std::string &line) {
+  llvm::StringRef rest = line;
+  for (size_t at = rest.find("@TK_SCRATCH_"); at != llvm::StringRef::npos;
+       at = rest.find("@TK_SCRATCH_")) {
+    rest = rest.drop_front(at);
+    scratch.extend(rest, steps);
+    rest = rest.drop_front(rest.find('@', 1) + 1);
+  }
+  code += "    " + line + "\n";
+  ++steps;
 }
 
 std::string FunctionEmitter::addKernel(const std::string &text) {
@@ -861,7 +878,8 @@ std::string FunctionEmitter::addKernel(const std::string &text) {
 
 std::string FunctionEmitter::outputBuffer(Value value) {
   if (resultSlot.count(value))
-    pointers[value] = "TK_RESULT(" + std::to_string(resultSlot.lookup(value)) + ")";
+    pointers[value] =
+        "TK_RESULT(" + std::to_string(resultSlot.lookup(value)) + ")";
   else
     allocate(value);
   return pointers.lookup(value);
@@ -1480,8 +1498,8 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
   if (m == 0 || n == 0 || batches == 0 || k == 0) {
     // No product to form: a sum of no terms, or nothing.
     if (bytesOf(op.getResult()))
-      code += "    TK_OP_ZERO, " + out + ", " +
-              std::to_string(bytesOf(op.getResult())) + ",\n";
+      addStep("TK_OP_ZERO, " + out + ", " +
+              std::to_string(bytesOf(op.getResult())) + ",");
     return;
   }
   // A weight shared by every batch of an untransposed lhs: the batches are
@@ -1500,8 +1518,8 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
     << ", " << strideB << ", " << strideC << ", 1.0f, "
     << (epilogue && epilogue->residual ? "1.0f" : "0.0f") << "}";
   std::string title = op->getName().getStringRef().str();
-  std::string kind = "TK_EPILOGUE_NONE", bias = "TK_NONE",
-              residual = "TK_NONE", aux = "TK_NONE";
+  std::string kind = "TK_EPILOGUE_NONE", bias = "TK_NONE", residual = "TK_NONE",
+              aux = "TK_NONE";
   if (epilogue) {
     title += epilogue->gelu       ? " + bias, gelu"
              : epilogue->residual ? " + bias, residual"
@@ -1513,11 +1531,10 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
     if (epilogue->aux)
       aux = outputBuffer(epilogue->biased);
   }
-  code += "    TK_OP_GEMM, " + std::to_string(unit.gemmShapes.of(shape)) +
-          ", " + kind + ", " +
-          pointers.lookup(op.getLhs()) + ", " + pointers.lookup(op.getRhs()) +
-          ", " + out + ", " + bias + ", " + residual + ", " + aux + ", // " +
-          title + "\n";
+  addStep("TK_OP_GEMM, " + std::to_string(unit.gemmShapes.of(shape)) + ", " +
+          kind + ", " + pointers.lookup(op.getLhs()) + ", " +
+          pointers.lookup(op.getRhs()) + ", " + out + ", " + bias + ", " +
+          residual + ", " + aux + ", // " + title);
 }
 
 FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
@@ -1572,8 +1589,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     std::string &ref = parameterPointers[param.getName()];
     if (ref.empty())
       ref = "TK_ARG(" +
-            std::to_string(body->getNumArguments() +
-                           parameterPointers.size() - 1) +
+            std::to_string(body->getNumArguments() + parameterPointers.size() -
+                           1) +
             ")";
     pointers[param.getResult()] = ref;
   }
@@ -1690,10 +1707,11 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
                                    "constant yet (result ")
              << k << ")";
     if (bytesOf(value))
-      code += "    TK_OP_COPY, TK_RESULT(" + std::to_string(k) + "), " +
+      addStep("TK_OP_COPY, TK_RESULT(" + std::to_string(k) + "), " +
               pointers.lookup(value) + ", " + std::to_string(bytesOf(value)) +
-              ",\n";
+              ",");
   }
+  uint64_t scratchBytes = scratch.place({&code});
   // A reference holds a scratch offset in 56 bits (ProgramPrelude.h).
   if (scratchBytes >= (uint64_t{1} << 56))
     return function->emitError("the cuda target's scratch of ")
@@ -1755,8 +1773,7 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
   for (auto [id, name] : llvm::enumerate(unit.kernelNames))
     t << "  " << name << "_id = " << id << ",\n";
   t << "};\n";
-  auto array = [&](llvm::StringRef type, llvm::StringRef name,
-                   auto &&entries) {
+  auto array = [&](llvm::StringRef type, llvm::StringRef name, auto &&entries) {
     if (entries.empty()) {
       t << "const " << type << " *const " << name << " = nullptr;\n";
       return;

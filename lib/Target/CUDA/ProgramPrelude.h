@@ -111,9 +111,9 @@ int tk_launch_kernel(void (*kernel)(P...), const tk_env &e,
   return std::apply(
       [&](P &...v) {
         void *params[] = {(void *)&v...};
-        cudaError_t status = cudaLaunchKernel(
-            (const void *)kernel, dim3(grid), dim3(block), params, 0,
-            (cudaStream_t)e.context->stream);
+        cudaError_t status =
+            cudaLaunchKernel((const void *)kernel, dim3(grid), dim3(block),
+                             params, 0, (cudaStream_t)e.context->stream);
         return status == cudaSuccess ? 0 : 2;
       },
       values);
@@ -135,8 +135,7 @@ int tk_launch_kernel(void (*kernel)(const tk_launch &, P...), const tk_env &e,
 
 // One launcher per kernel of the unit, indexed by the program.
 typedef int (*tk_launcher)(const tk_env &, const int64_t *&);
-template <auto Kernel>
-int tk_launcher_of(const tk_env &e, const int64_t *&pc) {
+template <auto Kernel> int tk_launcher_of(const tk_env &e, const int64_t *&pc) {
   return tk_launch_kernel(Kernel, e, pc);
 }
 #define TK_LAUNCHER(kernel) (&tk_launcher_of<kernel>)
