@@ -27,6 +27,7 @@ namespace {
 
 constexpr llvm::StringLiteral kKernelAttr = "nn.kernel";
 constexpr llvm::StringLiteral kGemmAttr = "nn.kernel_gemm";
+constexpr llvm::StringLiteral kRowAttr = "nn.kernel_row";
 constexpr llvm::StringLiteral kInPlaceAttr = "nn.in_place";
 
 bool isElementwise(Operation *op) {
@@ -180,6 +181,45 @@ struct Former {
     }
     if (policy.fuseGemmEpilogues)
       attachGemmEpilogues();
+    if (policy.acceptsRowEpilogue)
+      attachRowEpilogues();
+  }
+
+  /// An op that is neither elementwise nor a reduction, whose first result
+  /// is read by one op only, in a kernel of its shape without a reduction,
+  /// GEMM or row op, and whose kernel reads nothing else defined after the
+  /// op, gets that kernel as its epilogue when the policy accepts it.
+  void attachRowEpilogues() {
+    for (Operation &op : body.getOperations()) {
+      if (op.getNumResults() == 0 || isElementwise(&op) || isReduction(&op) ||
+          !isa<RankedTensorType>(op.getResult(0).getType()))
+        continue;
+      Value result = op.getResult(0);
+      if (result.use_empty() || !llvm::all_equal(result.getUsers()))
+        continue;
+      auto it = kernelOf.find(*result.getUsers().begin());
+      if (it == kernelOf.end())
+        continue;
+      Kernel &k = kernels[it->second].kernel;
+      if (k.reduction || k.gemm || k.row ||
+          llvm::ArrayRef<int64_t>(k.shape) != shapeOf(result) ||
+          !readsOnlyBefore(k, &op, it->second))
+        continue;
+      if (policy.acceptsRowEpilogue(&op, k))
+        k.row = &op;
+    }
+  }
+
+  /// Whether kernel `index` reads, besides its own values and `row`'s
+  /// results, only values defined before `row`.
+  bool readsOnlyBefore(const Kernel &k, Operation *row, int index) {
+    return llvm::all_of(k.members, [&](Operation *member) {
+      return llvm::all_of(member->getOperands(), [&](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return !def || def == row || inKernel(kernelOf, def, index) ||
+               position[def] < position[row];
+      });
+    });
   }
 
   /// A matmul whose result is read by one elementwise op only, in a kernel
@@ -299,6 +339,7 @@ void tandem::lowering::recordKernels(Operation *function,
   for (Operation &op : body->getOperations()) {
     op.removeAttr(kKernelAttr);
     op.removeAttr(kGemmAttr);
+    op.removeAttr(kRowAttr);
   }
   Builder b(function->getContext());
   for (auto [id, kernel] : llvm::enumerate(plan.kernels)) {
@@ -306,6 +347,8 @@ void tandem::lowering::recordKernels(Operation *function,
       member->setAttr(kKernelAttr, b.getI64IntegerAttr(id));
     if (kernel.gemm)
       kernel.gemm->setAttr(kGemmAttr, b.getI64IntegerAttr(id));
+    if (kernel.row)
+      kernel.row->setAttr(kRowAttr, b.getI64IntegerAttr(id));
   }
   if (!plan.inPlace.empty()) {
     llvm::SmallVector<int64_t> flat;
@@ -325,7 +368,8 @@ tandem::lowering::readKernels(Operation *function) {
   unsigned index = 0;
   for (Operation &op : body->getOperations()) {
     position[&op] = ++index;
-    any |= op.hasAttr(kKernelAttr) || op.hasAttr(kGemmAttr);
+    any |= op.hasAttr(kKernelAttr) || op.hasAttr(kGemmAttr) ||
+           op.hasAttr(kRowAttr);
   }
   if (!any)
     return std::optional<KernelPlan>();
@@ -345,9 +389,19 @@ tandem::lowering::readKernels(Operation *function) {
   };
   KernelPlan plan;
   llvm::DenseMap<Operation *, int> kernelOf;
-  std::map<int64_t, Operation *> gemms;
+  std::map<int64_t, Operation *> gemms, rows;
   for (Operation &op : body->getOperations()) {
     int64_t id;
+    if (op.hasAttr(kRowAttr)) {
+      if (failed(idOf(op, kRowAttr, id)))
+        return failure();
+      if (isElementwise(&op) || isReduction(&op) || op.getNumResults() == 0 ||
+          !isa<RankedTensorType>(op.getResult(0).getType()) ||
+          !rows.insert({id, &op}).second)
+        return op.emitError() << "'" << kRowAttr
+                              << "' belongs on one row op (neither "
+                                 "elementwise nor a reduction) per kernel";
+    }
     if (op.hasAttr(kGemmAttr)) {
       if (failed(idOf(op, kGemmAttr, id)))
         return failure();
@@ -380,6 +434,13 @@ tandem::lowering::readKernels(Operation *function) {
       return gemm->emitError() << "'" << kGemmAttr << "' names kernel " << id
                                << ", which has no members";
     plan.kernels[id].gemm = gemm;
+  }
+  for (auto [id, row] : rows) {
+    if (static_cast<size_t>(id) >= plan.kernels.size() ||
+        plan.kernels[id].members.empty())
+      return row->emitError() << "'" << kRowAttr << "' names kernel " << id
+                              << ", which has no members";
+    plan.kernels[id].row = row;
   }
 
   // What formKernels guarantees, checked: one iteration shape (the
@@ -422,6 +483,30 @@ tandem::lowering::readKernels(Operation *function) {
                  << "reads a value of kernel " << id << " before the kernel "
                  << "runs (at its last member)";
       }
+    }
+    if (k.row) {
+      Value first = k.row->getResult(0);
+      // The kernel runs inside the row op's kernel, at the op: it reads the
+      // op's first result, which nothing else reads, and otherwise only
+      // values defined before the op.
+      bool before = llvm::all_of(k.members, [&](Operation *member) {
+        return llvm::all_of(member->getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return !def || def == k.row ||
+                 inKernel(kernelOf, def, static_cast<int>(id)) ||
+                 position[def] < position[k.row];
+        });
+      });
+      if (k.reduction || k.gemm || shapeOf(first) != shape ||
+          first.use_empty() || !llvm::all_equal(first.getUsers()) ||
+          !inKernel(kernelOf, *first.getUsers().begin(),
+                    static_cast<int>(id)) ||
+          !before)
+        return k.row->emitError()
+               << "kernel " << id << " cannot be this op's row epilogue: it "
+               << "must be the only reader of its first result, of its "
+                  "shape, without a reduction or GEMM, reading nothing "
+                  "defined after the op";
     }
     if (k.gemm) {
       Value product = k.gemm->getResult(0);

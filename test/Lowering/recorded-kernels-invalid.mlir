@@ -133,3 +133,40 @@ mpmd.program @p stages 1 chunks 1 replicas 1 microbatches 1 {
     mpmd.yield %new : tensor<8xf32>
   }
 }
+
+// -----
+
+func.func @row_on_elementwise(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.kernel_row' belongs on one row op (neither elementwise nor a reduction) per kernel}}
+  %0 = nn.exp %x {nn.kernel_row = 0 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @row_without_kernel(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'nn.kernel_row' names kernel 1, which has no members}}
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row = 1 : i64} : tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// The kernel would run at the row op, before %late exists.
+func.func @row_reads_later(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{kernel 2 cannot be this op's row epilogue: it must be the only reader of its first result, of its shape, without a reduction or GEMM, reading nothing defined after the op}}
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row = 2 : i64} : tensor<2x4xf32>
+  %late = nn.exp %x {nn.kernel = 1 : i64} : tensor<2x4xf32>
+  %s = nn.add %late, %y {nn.kernel = 2 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// -----
+
+// A valid row epilogue: the CPU emitter has none.
+func.func @row_on_cpu(%x: tensor<2x4xf32>, %r: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{the CPU emitter has no row kernels to run a row epilogue ('nn.kernel_row'): form the kernels for the cpu target}}
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row = 1 : i64} : tensor<2x4xf32>
+  %s = nn.add %r, %y {nn.kernel = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}

@@ -5,14 +5,17 @@
 // ExportVerilog): elementwise ops of one iteration shape form a kernel; a
 // reduction takes the kernel producing its input as its prologue and the
 // elementwise consumers of its result as its epilogue; a kernel that is the
-// only reader of a matmul becomes its epilogue, run over the GEMM's output;
+// only reader of a matmul becomes its epilogue, run over the GEMM's output,
+// and a target may take a kernel reading a row op's result (a norm
+// gradient's dx) into that op's row kernel;
 // an optimizer update that a flat elementwise kernel computes may be
 // written over the parameter it replaces. Op traits (nn::ElementwiseKernel,
 // nn::ReductionKernel) say what may fuse; a target's FusionPolicy says
 // which fusions it wants. docs/targets.md, "Kernels".
 //
 // Recorded form: `nn.kernel = K : i64` on every member of kernel K,
-// `nn.kernel_gemm = K : i64` on the matmul whose epilogue K is, and
+// `nn.kernel_gemm = K : i64` on the matmul whose epilogue K is,
+// `nn.kernel_row = K : i64` on the row op whose epilogue K is, and
 // `nn.in_place = array<i64: r0, a0, r1, a1, ...>` on a fragment whose
 // result r may share the buffer of argument a. Emitters read it back with
 // readKernels, which checks it, and print; they never change the IR.
@@ -44,6 +47,10 @@ struct Kernel {
   mlir::Operation *reduction = nullptr;
   /// A matmul whose result only this kernel reads.
   mlir::Operation *gemm = nullptr;
+  /// A row op (neither elementwise nor a reduction) whose first result only
+  /// this kernel reads: the kernel runs inside the op's row kernel, at the
+  /// op, so everything else it reads is defined before the op.
+  mlir::Operation *row = nullptr;
   /// The iteration shape: the members' result shape, or for a kernel with a
   /// reduction its result's shape.
   llvm::SmallVector<int64_t> shape;
@@ -61,6 +68,10 @@ struct FusionPolicy {
   /// it (a target whose GEMM library runs a fixed set of epilogues).
   std::function<bool(mlir::Operation *matmul, const Kernel &kernel)>
       acceptsGemmEpilogue;
+  /// When set, a kernel becomes a row op's epilogue when this accepts it;
+  /// unset, no kernel does (a target with no row kernels).
+  std::function<bool(mlir::Operation *row, const Kernel &kernel)>
+      acceptsRowEpilogue;
 };
 
 struct KernelPlan {

@@ -51,6 +51,10 @@ LogicalResult FunctionEmitter::loadKernels() {
     plan = lowering::formKernels(function, policy);
   }
   for (auto [id, kernel] : llvm::enumerate(plan.kernels)) {
+    if (kernel.row)
+      return kernel.row->emitError(
+          "the CPU emitter has no row kernels to run a row epilogue "
+          "('nn.kernel_row'): form the kernels for the cpu target");
     Group group;
     group.members = kernel.members;
     group.shape = kernel.shape;

@@ -372,6 +372,31 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
 }
 
 /// True when the expression `text` reads the identifier `name`.
+/// A norm gradient's dx plus the residual stream's gradient, in the norm
+/// gradient's row kernel (llm.c's layer norm backward accumulates the
+/// same way): the kernel is one nn.add of dx and `other`, a buffer of dx's
+/// type defined before the op.
+struct RowEpilogue {
+  Value other, output;
+};
+
+std::optional<RowEpilogue>
+rowEpilogueOf(Operation *row, const tandem::lowering::Kernel &kernel) {
+  if (!isa<nn::LayerNormGradOp, nn::RMSNormGradOp>(row) ||
+      kernel.members.size() != 1)
+    return std::nullopt;
+  auto add = dyn_cast<nn::AddOp>(kernel.members.front());
+  Value dx = row->getResult(0);
+  if (!add || add.getResult().getType() != dx.getType())
+    return std::nullopt;
+  Value lhs = add->getOperand(0), rhs = add->getOperand(1);
+  Value other = lhs == dx ? rhs : lhs;
+  if ((lhs != dx && rhs != dx) || other == dx ||
+      other.getType() != dx.getType() || other.getDefiningOp<nn::ConstantOp>())
+    return std::nullopt;
+  return RowEpilogue{other, add.getResult()};
+}
+
 bool readsName(llvm::StringRef text, llvm::StringRef name) {
   auto isIdentifier = [](char c) { return llvm::isAlnum(c) || c == '_'; };
   for (size_t at = text.find(name); at != llvm::StringRef::npos;
@@ -536,6 +561,8 @@ private:
   /// Flat elementwise kernels not launched yet: consecutive independent
   /// ones with the same text share a multi-tensor launch (flushPending).
   std::vector<PendingLaunch> pending;
+  /// Row ops whose row kernel also runs a kernel of the plan.
+  llvm::DenseMap<Operation *, RowEpilogue> rowEpilogues;
 };
 
 LogicalResult FunctionEmitter::check(Operation *op) {
@@ -1066,15 +1093,31 @@ void FunctionEmitter::emitRowKernel(Operation *op,
         {i, tensorOf(op->getOperand(i)).getShape() == tensorOf(input).getShape()
                 ? "row * " + std::to_string(k.n) + " + j"
                 : std::string("j")});
-  k.outputType = storageOf(result).str();
-  k.outputPointer = outputBuffer(result);
+  // With a row epilogue the kernel writes dx + other where the add's
+  // result goes, rounded once.
+  Value written = result;
+  auto epilogue = rowEpilogues.find(op);
+  if (epilogue != rowEpilogues.end()) {
+    Value other = epilogue->second.other;
+    unsigned i = k.inputs.size();
+    k.inputs.push_back({storageOf(other).str(), pointers.lookup(other)});
+    k.loads.push_back({i, "row * " + std::to_string(k.n) + " + j"});
+    written = epilogue->second.output;
+    k.title +=
+        " + " +
+        epilogue->second.output.getDefiningOp()->getName().getStringRef().str();
+  }
+  k.outputType = storageOf(written).str();
+  k.outputPointer = outputBuffer(written);
   for (auto [i, expression] : llvm::enumerate(moreOutputs)) {
     Value more = op->getResult(i + 1);
     k.moreOutputs.push_back(
         {storageOf(more).str(), outputBuffer(more), expression});
   }
   k.passes.assign(passes.begin(), passes.end());
-  k.output = output;
+  k.output = epilogue == rowEpilogues.end()
+                 ? output
+                 : "(" + output + ") + p" + std::to_string(k.inputs.size() - 1);
   k.perRow = perRow;
   emitRows(k);
 }
@@ -1577,6 +1620,16 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
             "'+ bias', then 'gelu' or '+ residual' (docs/cuda-backend.md)");
       epilogues[kernel.gemm] = *epilogue;
     }
+    if (kernel.row) {
+      std::optional<RowEpilogue> epilogue = rowEpilogueOf(kernel.row, kernel);
+      if (!epilogue)
+        return kernel.row->emitError(
+            "the cuda target fuses only '+ residual' into a norm gradient's "
+            "row kernel (docs/cuda-backend.md)");
+      rowEpilogues[kernel.row] = *epilogue;
+      // Launched with the row op, not at its last member.
+      continue;
+    }
     lastOf[kernel.members.back()] = index;
   }
 
@@ -1743,6 +1796,10 @@ tandem::lowering::FusionPolicy tandem::cuda::fusionPolicy() {
   policy.acceptsGemmEpilogue = [](Operation *matmul,
                                   const tandem::lowering::Kernel &kernel) {
     return gemmEpilogueOf(matmul, kernel).has_value();
+  };
+  policy.acceptsRowEpilogue = [](Operation *row,
+                                 const tandem::lowering::Kernel &kernel) {
+    return rowEpilogueOf(row, kernel).has_value();
   };
   return policy;
 }

@@ -8,6 +8,8 @@
 // RUN: FileCheck %s --input-file=%t.cu
 // RUN: FileCheck %s --check-prefix=CE --input-file=%t.cu
 // RUN: FileCheck %s --check-prefix=NG --input-file=%t.cu
+// RUN: FileCheck %s --check-prefix=RES --input-file=%t.cu
+// RUN: tandem-opt %s --tandem-form-kernels=target=cuda | FileCheck %s --check-prefix=IR
 // RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 
 // CHECK-LABEL: // nn.softmax: 4 rows of 300
@@ -130,4 +132,49 @@ func.func @norm_grads(%x: tensor<4x300xbf16>, %w: tensor<300xbf16>, %dy: tensor<
   %dx, %terms = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<4x300xbf16>, tensor<300xbf16>, tensor<4x300xbf16>
   %dy2, %yhat = nn.rms_norm_grad %y, %v, %dz {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<4x300xf32>
   return %dx, %terms, %dy2, %yhat : tensor<4x300xbf16>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>
+}
+
+// The residual stream's gradient: a norm gradient's dx plus another
+// gradient already computed is one row kernel writing the sum where the
+// add's result goes (the kernel is the norm gradient's row epilogue,
+// `nn.kernel_row`), in either operand order, rounded once. Not when the
+// other operand comes after the norm gradient, nor when the add is part of
+// a larger kernel.
+// IR-LABEL: func.func @residual_grads(
+// IR: nn.layer_norm_grad {{.*}}nn.kernel_row = [[K:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K]]
+// IR-NEXT: nn.rms_norm_grad {{.*}}nn.kernel_row = [[K2:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K2]]
+// IR-NEXT: nn.layer_norm_grad
+// IR-NOT: nn.kernel_row
+// IR: return
+// RES-LABEL: // nn.layer_norm_grad + nn.add: 4 rows of 300
+// RES: const auto p3 = tk_load(i3, row * 300 + j);
+// RES-NEXT: tk_store(o0, row * 300 + j, tk_round((s1 * ((p2 * p1 - s2) - ((x - s0) * s1) * s3)) + p3, (tk_bf16 *)0));
+// RES-LABEL: // nn.rms_norm_grad + nn.add: 4 rows of 300
+// RES: tk_store(o0, row * 300 + j, (s0 * (p2 * p1 - (x * s0) * s1)) + p3);
+// RES-LABEL: static const int64_t tandem_residual_grads_program[] = {
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(0), TK_RESULT(1), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3),
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(2), TK_RESULT(3), TK_ARG(4), TK_ARG(5), TK_ARG(6), TK_ARG(7),
+// The later operand and the larger kernel: a plain row kernel, then the
+// add's kernel.
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH(0), TK_RESULT(5), TK_ARG(4), TK_ARG(5), TK_ARG(6),
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH([[LATE:[0-9]+]]), TK_ARG(7),
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(4), TK_SCRATCH([[LATE]]), TK_SCRATCH(0),
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH(0), TK_SCRATCH({{[0-9]+}}), TK_ARG(4), TK_ARG(5), TK_ARG(7),
+// RES-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(6), TK_ARG(7), TK_SCRATCH(0),
+func.func @residual_grads(%x: tensor<4x300xbf16>, %w: tensor<300xbf16>, %dy: tensor<4x300xbf16>, %r: tensor<4x300xbf16>,
+                          %y: tensor<4x300xf32>, %v: tensor<300xf32>, %dz: tensor<4x300xf32>, %q: tensor<4x300xf32>)
+    -> (tensor<4x300xbf16>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>) {
+  %dx, %terms = nn.layer_norm_grad %x, %w, %dy {epsilon = 1.0e-05 : f64} : tensor<4x300xbf16>, tensor<300xbf16>, tensor<4x300xbf16>
+  %sum = nn.add %r, %dx : tensor<4x300xbf16>, tensor<4x300xbf16> -> tensor<4x300xbf16>
+  %dy2, %yhat = nn.rms_norm_grad %y, %v, %dz {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<4x300xf32>
+  %sum2 = nn.add %dy2, %q : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %dx3, %terms3 = nn.layer_norm_grad %y, %v, %dz {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<4x300xf32>
+  %late = nn.softmax %q {axis = 1 : i64} : tensor<4x300xf32>
+  %sum3 = nn.add %late, %dx3 : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %dx4, %terms4 = nn.layer_norm_grad %y, %v, %q {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<4x300xf32>
+  %sum4 = nn.add %q, %dx4 : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %neg4 = nn.neg %sum4 : tensor<4x300xf32>
+  return %sum, %terms, %sum2, %yhat, %sum3, %terms3, %neg4 : tensor<4x300xbf16>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>
 }

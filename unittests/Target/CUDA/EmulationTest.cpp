@@ -227,6 +227,29 @@ std::vector<Case> cases(const std::string &t) {
             .str();
     all.push_back(grad);
   }
+  // The same with the residual stream's gradient added in the row kernel
+  // (a row epilogue: dx + r rounded once; r in [-2, 2]). The evaluator
+  // rounds dx to the type before the add, the kernel does not: besides the
+  // bound above, up to half an ulp of |dx| < 64, 2^-19 in f32, 2^-6 in f16,
+  // 2^-3 in bf16 (32, 2^18 and 2^21 units).
+  double dxUlp = t == "f32" ? 32 : t == "f16" ? 262144 : 2097152;
+  for (const char *norm : {"layer_norm_grad", "rms_norm_grad"}) {
+    Case grad = {std::string(norm) + "_residual",
+                 "",
+                 Bound::Absolute,
+                 32768 + dxUlp,
+                 {},
+                 x};
+    grad.function =
+        llvm::formatv("(%x: {0}, %w: {1}, %g: {0}, %r: {0}) -> ({0}, {0}) {{\n"
+                      "  %dx, %terms = nn.{2} %x, %w, %g {{epsilon = 1.0e-05 "
+                      ": f64} : {0}, {1}, {0}\n"
+                      "  %s = nn.add %r, %dx : {0}, {0} -> {0}\n"
+                      "  return %s, %terms : {0}, {0}\n}\n",
+                      x, row, norm)
+            .str();
+    all.push_back(grad);
+  }
   // Copies: exact.
   all.push_back(
       {"transpose",
