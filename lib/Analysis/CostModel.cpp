@@ -192,6 +192,8 @@ const StringMap<Rule> &rules() {
       t[name] = elementwise(kT);
     // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): 8 arithmetic ops + tanh.
     t["nn.gelu"] = elementwise(8.0 + kT);
+    // The tanh's argument (4), the two terms (9) and the cotangent's product.
+    t["nn.gelu_grad"] = elementwise(14.0 + kT);
     // x / (1 + exp(-x)): negate, add, divide + exp.
     t["nn.silu"] = elementwise(3.0 + kT);
     t["nn.matmul"] = matmul;

@@ -26,6 +26,13 @@ double gelu(double x) {
          (1.0 + tandem_math::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 double silu(double x) { return x / (1.0 + tandem_math::exp(-x)); }
+// The tanh form's derivative (nn.gelu_grad).
+double geluDerivative(double x) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
+  double t = tandem_math::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kSqrt2OverPi *
+                               (1.0 + 3.0 * 0.044715 * x * x);
+}
 double sine(double x) { return std::sin(x); }
 double cosine(double x) { return std::cos(x); }
 
@@ -45,6 +52,15 @@ KernelResult powKernel(const KernelCall &call) {
   const Tensor &input = *call.operands[0];
   for (size_t i = 0; i < input.data.size(); ++i)
     result.data[i] = std::pow(input.data[i], exponent);
+  return single(std::move(result));
+}
+
+/// dy · gelu'(x), rounded once.
+KernelResult geluGradKernel(const KernelCall &call) {
+  Tensor result = resultTensor(call.op);
+  const Tensor &input = *call.operands[0], &cotangent = *call.operands[1];
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = cotangent.data[i] * geluDerivative(input.data[i]);
   return single(std::move(result));
 }
 
@@ -121,6 +137,7 @@ void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(nn::RsqrtOp::getOperationName(), unaryKernel<reciprocalSqrt>);
   registry.add(nn::ReluOp::getOperationName(), unaryKernel<relu>);
   registry.add(nn::GeluOp::getOperationName(), unaryKernel<gelu>);
+  registry.add(nn::GeluGradOp::getOperationName(), geluGradKernel);
   registry.add(nn::SiluOp::getOperationName(), unaryKernel<silu>);
   registry.add(nn::SinOp::getOperationName(), unaryKernel<sine>);
   registry.add(nn::CosOp::getOperationName(), unaryKernel<cosine>);

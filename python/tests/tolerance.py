@@ -111,6 +111,9 @@ def _last(shape):
 _CUDA_UNITS = {
     "exp": 4, "log": 4, "sin": 4, "cos": 4, "tanh": 6, "silu": 8,
     "gelu": 12, "rsqrt": 2, "pow": 16,
+    # tanh (6), its argument (3), the two terms' products and sums (8) and
+    # the cotangent's product
+    "gelu_grad": 18,
     "softmax": 6, "log_softmax": 11, "cross_entropy": 11,
     "cross_entropy_grad": 7, "layer_norm": 5, "rms_norm": 5,
     # r (2), x̂'s product, g·w and its products with x̂ and r, the mean's

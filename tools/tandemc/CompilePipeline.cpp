@@ -113,7 +113,8 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
       {Phase::Grad,
        passes("nn-autodiff{function=" + o.function +
               (o.fusedAttention ? " decompose-attention=false" : "") +
-              (o.fusedNorms ? " decompose-norms=false" : "") + "}")},
+              (o.fusedNorms ? " decompose-norms=false" : "") +
+              (o.fusedGelu ? " decompose-gelu=false" : "") + "}")},
       {Phase::Train, passes("nn-optimizer{function=" + o.function + "_grad " +
                             o.optimizer + "}")},
       {Phase::Partition, passes(partition)},

@@ -62,6 +62,8 @@ struct CompileOptions {
   /// writes the normalizations' input gradients with them
   /// (nn-autodiff{decompose-norms=false}).
   bool fusedNorms = false;
+  /// The target lowers nn.gelu_grad (nn-autodiff{decompose-gelu=false}).
+  bool fusedGelu = false;
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
   /// Where tandemc writes rank<N>.mlir (Phase::Split).

@@ -228,6 +228,7 @@ static int compile(const mlir::DialectRegistry &registry,
     options.fusedAttention = llvm::is_contained(lowered, "nn.attention_grad");
     options.fusedNorms = llvm::is_contained(lowered, "nn.layer_norm_grad") &&
                          llvm::is_contained(lowered, "nn.rms_norm_grad");
+    options.fusedGelu = llvm::is_contained(lowered, "nn.gelu_grad");
   }
   auto phases = tandem::tandemc::buildPhases(options, last);
   if (!phases)

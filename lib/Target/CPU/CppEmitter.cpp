@@ -84,6 +84,9 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
     return op->emitError("nn.attention_grad is not supported by the CPU "
                          "emitter: differentiate with "
                          "nn-autodiff{decompose-attention=true}");
+  if (isa<nn::GeluGradOp>(op))
+    return op->emitError("nn.gelu_grad is not supported by the CPU emitter: "
+                         "differentiate with nn-autodiff{decompose-gelu=true}");
   if (isa<nn::LayerNormGradOp, nn::RMSNormGradOp>(op))
     return op->emitError()
            << op->getName()
@@ -822,6 +825,8 @@ tandem::cpu::opsHandledElsewhere() {
           {"nn.rms_norm_grad",
            "the CPU target differentiates rms_norm into elementwise ops and "
            "reductions (nn-autodiff's default)"},
+          {"nn.gelu_grad", "the CPU target differentiates gelu into "
+                           "elementwise ops (nn-autodiff's default)"},
           {"nn.parameter", "a module-level declaration: functions read "
                            "parameters with nn.param, which become argument "
                            "slots"}};

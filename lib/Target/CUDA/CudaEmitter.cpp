@@ -163,6 +163,9 @@ std::optional<std::string> elementExpr(Operation *op,
       .Case([&](nn::MaximumOp) {
         return "tk_maximum(" + in[0] + ", " + in[1] + ")";
       })
+      .Case([&](nn::GeluGradOp) {
+        return "(" + in[1] + " * tk_gelu_grad(" + in[0] + "))";
+      })
       .Case([&](nn::MinimumOp) {
         return "tk_minimum(" + in[0] + ", " + in[1] + ")";
       })
@@ -298,14 +301,18 @@ struct GemmEpilogue {
   bool gelu = false;
   /// The value before GELU is read outside the kernel: stored (`aux`).
   bool aux = false;
+  /// DGELU: the product times GELU's derivative at this buffer (the
+  /// forward's value before GELU), no bias.
+  Value dgelu;
   /// What the kernel computes last: the GEMM's output buffer.
   Value output;
 };
 
 /// The epilogue `kernel` is for `matmul` when cuBLASLt can run it: one GEMM
 /// call (a weight shared by untransposed rows, no empty dimension), then
-/// exactly `+ bias`, optionally followed by GELU or by `+ residual`, every
-/// value of the matmul's type; else nullopt.
+/// exactly `+ bias`, optionally followed by GELU or by `+ residual`, or
+/// exactly nn.gelu_grad of the product (DGELU), every value of the matmul's
+/// type; else nullopt.
 std::optional<GemmEpilogue>
 gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
   auto matmul = dyn_cast<nn::MatmulOp>(op);
@@ -344,6 +351,17 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
            tensorOf(value).getShape() == shape;
   };
   GemmEpilogue epilogue;
+  // DGELU: the product is the cotangent; GELU's input an m×n buffer whose
+  // leading dimension, like the aux output's, is a multiple of 8.
+  if (auto grad = dyn_cast<nn::GeluGradOp>(members[0])) {
+    if (members.size() != 1 || grad.getCotangent() != product ||
+        grad.getInput() == product ||
+        !isBuffer(grad.getInput(), tensorOf(product).getShape()) || n % 8 != 0)
+      return std::nullopt;
+    epilogue.dgelu = grad.getInput();
+    epilogue.output = grad.getResult();
+    return epilogue;
+  }
   epilogue.bias = otherOf(members[0], product);
   if (!isBuffer(epilogue.bias, {n}))
     return std::nullopt;
@@ -371,7 +389,6 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
   return epilogue;
 }
 
-/// True when the expression `text` reads the identifier `name`.
 /// A norm gradient's dx plus the residual stream's gradient, in the norm
 /// gradient's row kernel (llm.c's layer norm backward accumulates the
 /// same way): the kernel is one nn.add of dx and `other`, a buffer of dx's
@@ -397,6 +414,7 @@ rowEpilogueOf(Operation *row, const tandem::lowering::Kernel &kernel) {
   return RowEpilogue{other, add.getResult()};
 }
 
+/// True when the expression `text` reads the identifier `name`.
 bool readsName(llvm::StringRef text, llvm::StringRef name) {
   auto isIdentifier = [](char c) { return llvm::isAlnum(c) || c == '_'; };
   for (size_t at = text.find(name); at != llvm::StringRef::npos;
@@ -1563,7 +1581,11 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
   std::string title = op->getName().getStringRef().str();
   std::string kind = "TK_EPILOGUE_NONE", bias = "TK_NONE", residual = "TK_NONE",
               aux = "TK_NONE";
-  if (epilogue) {
+  if (epilogue && epilogue->dgelu) {
+    title += " * gelu_grad";
+    kind = "TK_EPILOGUE_DGELU";
+    aux = pointers.lookup(epilogue->dgelu);
+  } else if (epilogue) {
     title += epilogue->gelu       ? " + bias, gelu"
              : epilogue->residual ? " + bias, residual"
                                   : " + bias";
@@ -1617,7 +1639,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       if (!epilogue)
         return kernel.gemm->emitError(
             "the cuda target fuses only cuBLASLt's epilogues into a GEMM: "
-            "'+ bias', then 'gelu' or '+ residual' (docs/cuda-backend.md)");
+            "'+ bias', then 'gelu' or '+ residual'; or 'gelu_grad' "
+            "(docs/cuda-backend.md)");
       epilogues[kernel.gemm] = *epilogue;
     }
     if (kernel.row) {
@@ -1871,6 +1894,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.embedding_grad",
           "nn.exp",
           "nn.gelu",
+          "nn.gelu_grad",
           "nn.layer_norm",
           "nn.layer_norm_grad",
           "nn.log_softmax",

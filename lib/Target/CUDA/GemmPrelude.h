@@ -26,13 +26,21 @@ struct tk_gemm_shape {
 };
 
 // What runs on a GEMM's f32 result before it is stored, as cuBLASLt's
-// epilogues do: plus bias[column] (n values of the result's type), then
-// either GELU (tanh form; with `aux`, the value before it is stored there
-// too, m×n like the result) or plus a residual (m×n of the result's type;
-// cuBLASLt's C with beta = 1, so the output is another buffer). The result
-// is rounded to its type once, at the end.
+// epilogues do. TK_GEMM_BIAS: plus bias[column] (n values of the result's
+// type), then optionally plus a residual (m×n of the result's type;
+// cuBLASLt's C with beta = 1, so the output is another buffer).
+// TK_GEMM_GELU: plus bias, then GELU (tanh form; with `aux`, the value
+// before it is stored there too, m×n like the result). TK_GEMM_DGELU: times
+// GELU's derivative at `aux` (m×n of the result's type, the forward's value
+// before GELU: an input). The result is rounded to its type once, at the
+// end.
+enum tk_gemm_epilogue_kind {
+  TK_GEMM_BIAS = 0,
+  TK_GEMM_GELU = 1,
+  TK_GEMM_DGELU = 2
+};
 struct tk_gemm_epilogue {
-  int32_t gelu;
+  int32_t kind;
   const void *bias;
   const void *residual;
   void *aux;
@@ -70,7 +78,7 @@ void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
   // The heuristic reads the epilogue and its pointers' alignments.
   uint64_t epilogue = 0, epilogueAlign = 0;
   if (e) {
-    epilogue = 1 | (uint64_t)(e->gelu != 0) << 1 |
+    epilogue = 1 | (uint64_t)e->kind << 4 |
                (uint64_t)(e->residual != nullptr) << 2 |
                (uint64_t)(e->aux != nullptr) << 3;
     epilogueAlign =
@@ -203,15 +211,18 @@ bool tk_set_epilogue(cublasLtMatmulDesc_t op, const tk_gemm_shape &s,
                      const tk_gemm_epilogue *e) {
   if (!e)
     return true;
-  cublasLtEpilogue_t kind = !e->gelu ? CUBLASLT_EPILOGUE_BIAS
+  cublasLtEpilogue_t kind = e->kind == TK_GEMM_DGELU  ? CUBLASLT_EPILOGUE_DGELU
+                            : e->kind == TK_GEMM_BIAS ? CUBLASLT_EPILOGUE_BIAS
                             : e->aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
                                      : CUBLASLT_EPILOGUE_GELU_BIAS;
   bool ok =
       cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
-                                     sizeof kind) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                     &e->bias,
-                                     sizeof e->bias) == CUBLAS_STATUS_SUCCESS;
+                                     sizeof kind) == CUBLAS_STATUS_SUCCESS;
+  // DGELU has no bias.
+  if (ok && e->kind != TK_GEMM_DGELU)
+    ok = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                        &e->bias, sizeof e->bias) ==
+         CUBLAS_STATUS_SUCCESS;
   if (ok && e->aux) {
     // Column-major, the auxiliary matrix is n×m like the result.
     int64_t ld = s.ldc;
@@ -343,11 +354,14 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
       for (int64_t col = 0; col < s.n; ++col) {
         float v = fc[r * s.n + col];
         int64_t at = r * s.ldc + col;
-        if (epilogue) {
+        if (epilogue && epilogue->kind == TK_GEMM_DGELU) {
+          // dy · gelu'(x), as nn.gelu_grad's kernel computes it.
+          v = v * tk_gelu_grad(tk_gemm_load(epilogue->aux, s.cType, at));
+        } else if (epilogue) {
           v = v + tk_gemm_load(epilogue->bias, s.cType, col);
           if (epilogue->aux)
             tk_gemm_store(epilogue->aux, s.cType, at, v);
-          if (epilogue->gelu)
+          if (epilogue->kind == TK_GEMM_GELU)
             v = tk_gelu(v);
           if (epilogue->residual)
             v = tk_gemm_load(epilogue->residual, s.cType, at) + v;

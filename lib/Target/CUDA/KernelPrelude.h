@@ -403,6 +403,15 @@ TK_HD float tk_gelu(float x) {
   float inner = 0.797884583f * tk_fma(0.044715f * x * x, x, x);
   return 0.5f * x * (1.0f + tk_tanh(inner));
 }
+// GELU's derivative (the tanh form): 0.5 (1 + t) + 0.5 x (1 - t^2) c
+// (1 + 3a x^2), t = tanh(c (x + a x^3)); nn.gelu_grad multiplies it by the
+// cotangent, and the GEMM epilogue DGELU runs the same in the emulation.
+TK_HD float tk_gelu_grad(float x) {
+  float x2 = x * x;
+  float t = tk_tanh(0.797884583f * tk_fma(0.044715f * x2, x, x));
+  float inner = 0.797884583f * tk_fma(0.134145f, x2, 1.0f);
+  return tk_fma(0.5f * x * (1.0f - t * t), inner, 0.5f * (1.0f + t));
+}
 TK_HD float tk_silu(float x) { return x / (1.0f + tk_exp(-x)); }
 TK_HD float tk_maximum(float a, float b) {
   return tk_isnan(a) || tk_isnan(b) ? NAN : (a < b ? b : a);

@@ -33,10 +33,12 @@
 // first indices, then per tensor its steps and its buffers).
 #define TK_ATTENTION_SHAPE(index) ((int64_t)(index))
 #define TK_TABLE(tensors) ((int64_t)(tensors))
-// A GEMM's epilogue: none, + bias, + bias then GELU.
+// A GEMM's epilogue: none, + bias (and a residual), + bias then GELU,
+// times GELU's derivative at aux (GemmPrelude.h).
 #define TK_EPILOGUE_NONE ((int64_t)-1)
-#define TK_EPILOGUE_BIAS ((int64_t)0)
-#define TK_EPILOGUE_GELU ((int64_t)1)
+#define TK_EPILOGUE_BIAS ((int64_t)TK_GEMM_BIAS)
+#define TK_EPILOGUE_GELU ((int64_t)TK_GEMM_GELU)
+#define TK_EPILOGUE_DGELU ((int64_t)TK_GEMM_DGELU)
 
 namespace {
 
@@ -200,9 +202,8 @@ int tk_run(const tk_unit &unit, const int64_t *program,
       int64_t epilogue = pc[1];
       const void *a = tk_pointer(e, pc[2]), *b = tk_pointer(e, pc[3]);
       void *c = tk_pointer(e, pc[4]);
-      const tk_gemm_epilogue p = {epilogue == TK_EPILOGUE_GELU,
-                                  tk_pointer(e, pc[5]), tk_pointer(e, pc[6]),
-                                  tk_pointer(e, pc[7])};
+      const tk_gemm_epilogue p = {(int32_t)epilogue, tk_pointer(e, pc[5]),
+                                  tk_pointer(e, pc[6]), tk_pointer(e, pc[7])};
       pc += 8;
       status = tk_gemm(context, shape, a, b, c,
                        epilogue == TK_EPILOGUE_NONE ? nullptr : &p);

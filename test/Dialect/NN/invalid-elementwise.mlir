@@ -214,3 +214,12 @@ func.func @select_integer_mask(%c: tensor<i32>, %a: tensor<3xf32>) -> tensor<3xf
   %0 = nn.select %c, %a, %a : tensor<i32>, tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// GELU's gradient does not broadcast: its input and cotangent are one type.
+func.func @gelu_grad_types(%x: tensor<4x8xf32>, %dy: tensor<8xf32>) {
+  // expected-error@+1 {{'nn.gelu_grad' op requires the same type for all operands and results}}
+  %0 = "nn.gelu_grad"(%x, %dy) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}

@@ -50,6 +50,14 @@ func.func @rms_norm_grad(%x: tensor<2x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf
 
 // -----
 
+func.func @gelu_grad(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{nn.gelu_grad is not supported by the CPU emitter: differentiate with nn-autodiff{decompose-gelu=true}}}
+  %dx = nn.gelu_grad %x, %x : tensor<2x8xf32>
+  return %dx : tensor<2x8xf32>
+}
+
+// -----
+
 func.func private @callee(tensor<4xf32>) -> tensor<4xf32>
 
 func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -102,3 +102,28 @@ func.func @unfused(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf
   %s4 = nn.add %r, %z4 : tensor<16x20xf32>, tensor<16x20xf32> -> tensor<16x20xf32>
   return %s0, %z1, %z2, %g3, %z3, %s4, %z4 : tensor<16x20xf32>, tensor<16x20xf32>, tensor<2x16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>
 }
+
+// GELU's gradient of a product (the backward's input gradient through the
+// MLP's GELU): cuBLASLt's DGELU, the product times GELU's derivative at the
+// forward's value before GELU (an input, the aux slot), no bias. With 20
+// columns the auxiliary matrix's leading dimension is no multiple of 8: a
+// plain GEMM, then the gelu_grad kernel.
+// IR-LABEL: func.func @dgelu(
+// IR: nn.matmul {{.*}}nn.kernel_gemm = [[K:[0-9]+]]
+// IR-NEXT: nn.gelu_grad {{.*}}nn.kernel = [[K]]
+// IR-NEXT: nn.matmul
+// IR-NOT: nn.kernel_gemm
+// IR: return
+// CHECK-LABEL: static const int64_t tandem_dgelu_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, 0, TK_EPILOGUE_DGELU, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_NONE, TK_NONE, TK_ARG(2), // nn.matmul * gelu_grad
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_NONE, TK_ARG(0), TK_ARG(3), TK_SCRATCH(0), TK_NONE, TK_NONE, TK_NONE, // nn.matmul
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(1), TK_ARG(4), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @dgelu(%dy: tensor<16x32xf32>, %w: tensor<32x24xf32>, %pre: tensor<16x24xf32>,
+                 %w2: tensor<32x20xf32>, %pre2: tensor<16x20xf32>) -> (tensor<16x24xf32>, tensor<16x20xf32>) {
+  %g = nn.matmul %dy, %w : tensor<16x32xf32>, tensor<32x24xf32> -> tensor<16x24xf32>
+  %dx = nn.gelu_grad %pre, %g : tensor<16x24xf32>
+  %g2 = nn.matmul %dy, %w2 : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
+  %dx2 = nn.gelu_grad %pre2, %g2 : tensor<16x20xf32>
+  return %dx, %dx2 : tensor<16x24xf32>, tensor<16x20xf32>
+}

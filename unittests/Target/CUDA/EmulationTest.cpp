@@ -98,6 +98,18 @@ std::vector<Case> cases(const std::string &t) {
   unary("silu", Bound::Relative, 8, {-8.0, 8.0, 4});
   unary("rsqrt", Bound::Relative, 2, positive());
   unary("gelu", Bound::AbsoluteByInput, 12, {-8.0, 8.0, 4});
+  // GELU's gradient, x and dy in [-2, 2]: gelu'(x) (at most 1.13) within 45
+  // units absolute (see gemm_dgelu below), times |dy| <= 2, and the
+  // product's rounding.
+  {
+    Case g = {"gelu_grad", "", Bound::AbsoluteByResult, 96, {-2.0, 2.0, 4}};
+    g.function = llvm::formatv("(%x: {0}, %d: {0}) -> {0} {{\n"
+                               "  %y = nn.gelu_grad %x, %d : {0}\n"
+                               "  return %y : {0}\n}\n",
+                               x)
+                     .str();
+    all.push_back(g);
+  }
   all.push_back({"pow3", "%y = nn.pow %x, 3.0 : " + x, Bound::Relative, 2});
   all.push_back({"pow_general", "%y = nn.pow %x, 2.5 : " + x, Bound::Relative,
                  16, positive()});
@@ -431,6 +443,24 @@ std::vector<Case> cases(const std::string &t) {
   epilogue("gemm_bias_residual", ", %r: " + eo,
            "  %s = nn.add %r, %z : " + eo + ", " + eo + " -> " + eo + "\n",
            "%s", 84, 23 + 2 * narrow);
+  // DGELU: the product times GELU's derivative at %p (in [-2, 2], the
+  // forward's value before GELU), no bias. gelu' (at most 1.13) is within
+  // 45 units absolute (tanh's 6 and its argument's 3 units of 2.1, through
+  // t, 1 - t^2 and the products), so the result is within 1.13 times the
+  // product's 22 units of 82, plus 80 · 45 / 82 and the final rounding; in
+  // bf16 and f16 the product's skipped rounding, 1.13 times.
+  {
+    Case c = {"gemm_dgelu", "", Bound::Absolute, 1.13 * (22 + narrow) + 46,
+              {},           eo};
+    c.scale = 82;
+    c.function = llvm::formatv("(%x: {0}, %w: {1}, %p: {2}) -> {2} {{\n"
+                               "  %y = nn.matmul %x, %w : {0}, {1} -> {2}\n"
+                               "  %g = nn.gelu_grad %p, %y : {2}\n"
+                               "  return %g : {2}\n}\n",
+                               el, ew, eo)
+                     .str();
+    all.push_back(c);
+  }
   // Fused attention (AttentionPrelude.h), heads of hd = 8, inputs in
   // [-1, 1], scale 1/sqrt(8); errors in units of 2^-24 absolute (every
   // magnitude is at most 1), docs/cuda-backend.md "Attention":

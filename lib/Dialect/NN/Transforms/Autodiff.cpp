@@ -139,6 +139,9 @@ tandem::nn::nonDifferentiableOps() {
       {RMSNormGradOp::getOperationName().str(),
        "a gradient op itself: second-order differentiation through the fused "
        "RMS norm gradient is not supported"},
+      {GeluGradOp::getOperationName().str(),
+       "a gradient op itself: second-order differentiation through the fused "
+       "GELU gradient is not supported"},
       {CrossEntropyGradOp::getOperationName().str(),
        "a gradient op itself: second-order differentiation through the fused "
        "cross-entropy gradient is not supported"},
@@ -377,7 +380,7 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
       return op->emitError()
              << "nn-autodiff: no gradient rule for '" << op->getName() << "'";
     Operation *before = ret->getPrevNode();
-    GradBuilder gb{b, op->getLoc(), !decomposeNorms};
+    GradBuilder gb{b, op->getLoc(), !decomposeNorms, !decomposeGelu};
     SmallVector<Value> resultCots;
     for (Value r : op->getResults()) {
       if (auto it = cot.find(r); it != cot.end())

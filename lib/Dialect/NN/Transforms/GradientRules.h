@@ -25,6 +25,8 @@ struct GradBuilder {
   /// nn.rms_norm_grad (nn-autodiff{decompose-norms=false}), not as
   /// elementwise ops and reductions.
   bool fusedNorms = false;
+  /// GELU's gradient as nn.gelu_grad (nn-autodiff{decompose-gelu=false}).
+  bool fusedGelu = false;
 
   /// A rank-0 constant of `elementType` (broadcasts against any tensor).
   mlir::Value scalar(mlir::Type elementType, double value);

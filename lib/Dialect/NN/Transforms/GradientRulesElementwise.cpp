@@ -75,6 +75,10 @@ LogicalResult reluRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
 // gelu(x) = 0.5 x (1 + t), t = tanh(u), u = c (x + a x^3):
 // gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2).
 LogicalResult geluRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
+  if (gb.fusedGelu) {
+    out.push_back(GeluGradOp::create(gb.b, gb.loc, op->getOperand(0), cots[0]));
+    return success();
+  }
   return unary(gb, op, cots, out, [&](Value x, Value) {
     const double c = std::sqrt(2.0 / M_PI), a = 0.044715;
     Value x2 = gb.mul(x, x);

@@ -49,3 +49,10 @@ func.func @norm_grads(%x: tensor<2x4x8xbf16>, %w: tensor<8xbf16>, %dy: tensor<2x
   %rx, %rhat = nn.rms_norm_grad %x, %w, %dy {epsilon = 1.0e-06 : f64} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<2x4x8xbf16>
   return %dx, %rhat : tensor<2x4x8xbf16>, tensor<2x4x8xbf16>
 }
+
+// CHECK-LABEL: func.func @gelu_grad(
+// CHECK: nn.gelu_grad %{{.*}}, %{{.*}} : tensor<2x4x8xbf16>
+func.func @gelu_grad(%x: tensor<2x4x8xbf16>, %dy: tensor<2x4x8xbf16>) -> tensor<2x4x8xbf16> {
+  %dx = nn.gelu_grad %x, %dy : tensor<2x4x8xbf16>
+  return %dx : tensor<2x4x8xbf16>
+}

@@ -130,6 +130,28 @@ def NN_SiluOp : NN_UnaryOp<"silu", "SiLU", "x·sigmoid(x)">;
 def NN_SinOp : NN_UnaryOp<"sin", "sine", "sin(x)">;
 def NN_CosOp : NN_UnaryOp<"cos", "cosine", "cos(x)">;
 
+def NN_GeluGradOp : NN_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
+                                         InferTypeOpInterface,
+                                         NN_Elementwise]> {
+  let summary = "GELU's input gradient";
+  let description = [{
+    For the input `x` of an `nn.gelu` and the cotangent `dy` of its result
+    (both of one type), returns `dy · gelu'(x)`, the derivative of the tanh
+    form: with t = tanh(√(2/π)·(x + 0.044715·x³)),
+    gelu'(x) = 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²).
+    `nn-autodiff{decompose-gelu=false}` writes it for a target that lowers
+    it (the CUDA target runs it in a GEMM's epilogue, cuBLASLt's DGELU);
+    otherwise the gradient is elementwise ops.
+
+    ```mlir
+    %dx = nn.gelu_grad %x, %dy : tensor<8x16x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$cotangent);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cotangent attr-dict `:` type($result)";
+}
+
 def NN_PowOp : NN_Op<"pow", [Pure, SameOperandsAndResultType,
                              InferTypeOpInterface, NN_Elementwise]> {
   let summary = "Raises every element to a constant power";

@@ -45,6 +45,9 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
            "gradients as nn.layer_norm_grad and nn.rms_norm_grad (targets "
            "with fused row kernels), the weight gradients still as ops of "
            "their own">,
+    Option<"decomposeGelu", "decompose-gelu", "bool", /*default=*/"true",
+           "Write the gradient of nn.gelu as elementwise ops; false writes "
+           "nn.gelu_grad (targets that run it in a GEMM's epilogue)">,
   ];
   let dependentDialects = ["::tandem::nn::NNDialect",
                            "::mlir::func::FuncDialect"];
