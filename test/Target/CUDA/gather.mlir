@@ -13,8 +13,20 @@
 // CHECK-LABEL: // nn.embedding_grad: positions per id
 // CHECK: c += tk_load(i0, p) == v;
 // CHECK: o0[v + 1] = c;
+// The scan by one block: a chunk of ids per thread (37 ids: one each, the
+// others none), the chunks' starts by thread 0, each chunk's running sums.
 // CHECK-LABEL: // nn.embedding_grad: where each id's positions start
-// CHECK: o0[v + 1] += o0[v];
+// CHECK-NEXT: TK_SHARED(int64_t, tk_sums, 256);
+// CHECK: for (int64_t v = TK_THREAD * 1; v < ((TK_THREAD + 1) * 1 < 37 ? (TK_THREAD + 1) * 1 : 37); ++v)
+// CHECK-NEXT: tk_sum += o0[v + 1];
+// CHECK-NEXT: tk_sums[TK_THREAD] = tk_sum;
+// CHECK: if (TK_THREAD == 0) {
+// CHECK: tk_sums[t] = tk_run;
+// CHECK-NEXT: tk_run += tk_sum;
+// CHECK: o0[0] = 0;
+// CHECK: int64_t tk_run = tk_sums[TK_THREAD];
+// CHECK: tk_run += o0[v + 1];
+// CHECK-NEXT: o0[v + 1] = tk_run;
 // CHECK-LABEL: // nn.embedding_grad: positions in order
 // CHECK: o0[k++] = p;
 // CHECK-LABEL: // nn.embedding_grad: each id's rows summed

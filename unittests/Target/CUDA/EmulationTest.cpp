@@ -354,6 +354,21 @@ std::vector<Case> cases(const std::string &t) {
                     table, rows)
           .str();
   all.push_back(scatter);
+  // A vocabulary of 600 ids: the scan of the counts gives each of the
+  // block's 256 threads a chunk of 3 ids (the last threads none); 40
+  // positions, at most 40 rows per id: 42 units.
+  Case wide = {"embedding_grad_wide",  "",
+               Bound::SumOfMagnitudes, 42,
+               {-2.0, 2.0, 600},       "tensor<600x8x" + t + ">"};
+  wide.function =
+      llvm::formatv("(%x: tensor<5x8x8x{0}>, %t: tensor<5x8xi32>) -> "
+                    "tensor<600x8x{0}> {{\n"
+                    "  %y = nn.embedding_grad %x, %t : tensor<5x8x8x{0}>, "
+                    "tensor<5x8xi32> -> tensor<600x8x{0}>\n"
+                    "  return %y : tensor<600x8x{0}>\n}\n",
+                    t)
+          .str();
+  all.push_back(wide);
   // GEMMs: each output a dot product of k terms summed in f32 in some
   // order, within k units of 2^-24 of the sum of the terms' magnitudes
   // (Higham's gamma_k; f32 products of bf16 and f16 values are exact),
