@@ -242,8 +242,46 @@ struct Former {
           llvm::ArrayRef<int64_t>(k.shape) != shapeOf(matmul.getResult()))
         continue;
       if (policy.acceptsGemmEpilogue && !policy.acceptsGemmEpilogue(matmul, k))
+        splitAcceptedPrefix(matmul, it->second);
+      else
+        kernels[it->second].kernel.gemm = matmul;
+    }
+  }
+
+  /// When the policy takes a prefix of kernel `index` but not all of it
+  /// (ops that joined after what the GEMM library runs, such as a cast of
+  /// the epilogue's result), the prefix becomes the matmul's epilogue and
+  /// the rest a kernel of its own, which reads the prefix's result from
+  /// memory. The decision then does not depend on which later ops share
+  /// the fragment: a schedule that moves a reader elsewhere (ZB-H1's W
+  /// work) would otherwise change which ops joined, and with them the
+  /// bits of an epilogue that skips a rounding.
+  void splitAcceptedPrefix(nn::MatmulOp matmul, int index) {
+    llvm::SmallVector<Operation *> members = kernels[index].kernel.members;
+    for (size_t length = members.size() - 1; length > 0; --length) {
+      llvm::ArrayRef<Operation *> prefix(members.data(), length);
+      // The rest may read only the prefix's last value, which the GEMM
+      // stores; the prefix's other values never reach memory.
+      bool readable = llvm::all_of(prefix.drop_back(), [&](Operation *op) {
+        return llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return llvm::is_contained(prefix, user);
+        });
+      });
+      if (!readable || prefix.back()->getNumResults() != 1)
         continue;
-      k.gemm = matmul;
+      Kernel candidate = kernels[index].kernel;
+      candidate.members.assign(prefix.begin(), prefix.end());
+      if (!policy.acceptsGemmEpilogue(matmul, candidate))
+        continue;
+      int rest = newKernel(kernels[index].kernel.shape);
+      for (Operation *op :
+           llvm::ArrayRef<Operation *>(members).drop_front(length)) {
+        kernels[rest].kernel.members.push_back(op);
+        kernelOf[op] = rest;
+      }
+      kernels[index].kernel.members.assign(prefix.begin(), prefix.end());
+      kernels[index].kernel.gemm = matmul;
+      return;
     }
   }
 

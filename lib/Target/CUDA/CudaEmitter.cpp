@@ -304,15 +304,19 @@ struct GemmEpilogue {
   /// DGELU: the product times GELU's derivative at this buffer (the
   /// forward's value before GELU), no bias.
   Value dgelu;
+  /// The product widened to f32 first (a bf16 or f16 GEMM under mixed
+  /// precision): the GEMM writes f32, and what follows works on f32.
+  Value widened;
   /// What the kernel computes last: the GEMM's output buffer.
   Value output;
 };
 
 /// The epilogue `kernel` is for `matmul` when cuBLASLt can run it: one GEMM
 /// call (a weight shared by untransposed rows, no empty dimension), then
-/// exactly `+ bias`, optionally followed by GELU or by `+ residual`, or
-/// exactly nn.gelu_grad of the product (DGELU), every value of the matmul's
-/// type; else nullopt.
+/// optionally a cast of a bf16 or f16 product to f32 (the GEMM then
+/// writes f32), then nothing more, or exactly `+ bias` optionally followed
+/// by GELU or by `+ residual`, or exactly nn.gelu_grad of the product
+/// (DGELU), every later value of one type; else nullopt.
 std::optional<GemmEpilogue>
 gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
   auto matmul = dyn_cast<nn::MatmulOp>(op);
@@ -322,12 +326,34 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
       tensorOf(matmul.getRhs()).getNumElements() == 0 ||
       tensorOf(matmul.getResult()).getNumElements() == 0)
     return std::nullopt;
+  GemmEpilogue epilogue;
   Value product = matmul.getResult();
+  llvm::ArrayRef<Operation *> members = kernel.members;
+  if (members.empty())
+    return std::nullopt;
+  // A widening cast first: the GEMM accumulates in f32 and writes it (the
+  // product's rounding to bf16 or f16 skipped); nothing else may read the
+  // narrow product or, unless it is the result, the widened one.
+  if (auto cast = dyn_cast<nn::CastOp>(members.front())) {
+    Type from = tensorOf(product).getElementType();
+    if (cast.getInput() != product || !(from.isBF16() || from.isF16()) ||
+        !tensorOf(cast.getResult()).getElementType().isF32() ||
+        (members.size() > 1 &&
+         llvm::any_of(cast.getResult().getUsers(), [&](Operation *user) {
+           return !llvm::is_contained(members, user);
+         })))
+      return std::nullopt;
+    epilogue.widened = cast.getResult();
+    product = cast.getResult();
+    members = members.drop_front();
+    if (members.empty()) {
+      epilogue.output = product;
+      return epilogue;
+    }
+  }
   Type type = product.getType();
   int64_t n = tensorOf(product).getShape().back();
-  llvm::ArrayRef<Operation *> members = kernel.members;
-  if (members.empty() || members.size() > 2 ||
-      llvm::any_of(members, [&](Operation *member) {
+  if (members.size() > 2 || llvm::any_of(members, [&](Operation *member) {
         return member->getNumResults() != 1 ||
                member->getResult(0).getType() != type;
       }))
@@ -350,7 +376,6 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
                tensorOf(product).getElementType() &&
            tensorOf(value).getShape() == shape;
   };
-  GemmEpilogue epilogue;
   // DGELU: the product is the cotangent; GELU's input an m×n buffer whose
   // leading dimension, like the aux output's, is a multiple of 8.
   if (auto grad = dyn_cast<nn::GeluGradOp>(members[0])) {
@@ -1597,18 +1622,20 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
   std::string shape;
   llvm::raw_string_ostream b(shape);
   b << "{" << transA << ", " << transB << ", " << gemmType(op.getLhs()) << ", "
-    << gemmType(op.getResult()) << ", " << m << ", " << n << ", " << k << ", "
-    << lda << ", " << ldb << ", " << n << ", " << batches << ", " << strideA
-    << ", " << strideB << ", " << strideC << ", 1.0f, "
-    << (epilogue && epilogue->residual ? "1.0f" : "0.0f") << "}";
+    << gemmType(epilogue ? epilogue->output : op.getResult()) << ", " << m
+    << ", " << n << ", " << k << ", " << lda << ", " << ldb << ", " << n << ", "
+    << batches << ", " << strideA << ", " << strideB << ", " << strideC
+    << ", 1.0f, " << (epilogue && epilogue->residual ? "1.0f" : "0.0f") << "}";
   std::string title = op->getName().getStringRef().str();
+  if (epilogue && epilogue->widened)
+    title += " to f32";
   std::string kind = "TK_EPILOGUE_NONE", bias = "TK_NONE", residual = "TK_NONE",
               aux = "TK_NONE";
   if (epilogue && epilogue->dgelu) {
     title += " * gelu_grad";
     kind = "TK_EPILOGUE_DGELU";
     aux = pointers.lookup(epilogue->dgelu);
-  } else if (epilogue) {
+  } else if (epilogue && epilogue->bias) {
     title += epilogue->gelu       ? " + bias, gelu"
              : epilogue->residual ? " + bias, residual"
                                   : " + bias";

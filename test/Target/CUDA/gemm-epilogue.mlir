@@ -24,6 +24,8 @@
 // CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 20, 32, 32, 20, 20, 1, 512, 0, 320, 1.0f, 0.0f},
 // CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 24, 32, 32, 24, 24, 1, 512, 0, 384, 1.0f, 1.0f},
 // CHECK-NEXT: {0, 0, TK_GEMM_F32, TK_GEMM_F32, 16, 20, 32, 32, 20, 20, 2, 512, 640, 320, 1.0f, 0.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_BF16, TK_GEMM_F32, 51, 16, 20, 20, 16, 16, 1, 1020, 0, 816, 1.0f, 0.0f},
+// CHECK-NEXT: {0, 0, TK_GEMM_BF16, TK_GEMM_BF16, 51, 16, 20, 20, 16, 16, 1, 1020, 0, 816, 1.0f, 0.0f},
 // CHECK-NEXT: };
 
 // IR-LABEL: func.func @bias(
@@ -72,17 +74,43 @@ func.func @residual(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24x
   return %s : tensor<16x24xf32>
 }
 
-// Not cuBLASLt's: a scale after the bias, a bias over rows, a batched
+// Not all cuBLASLt's: a scale after the bias, a bias over rows, a batched
 // GEMM, an aux of 20 columns, a value before the residual read elsewhere.
-// Each is a plain GEMM and a kernel.
+// Where a prefix of the kernel is (the bias before the scale, the GELU and
+// the residual), the GEMM takes the prefix and the rest is a kernel of its
+// own reading the GEMM's output; the others are a plain GEMM and a kernel.
 // IR-LABEL: func.func @unfused(
+// IR: nn.matmul {{.*}}nn.kernel_gemm = [[K0:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K0]]
+// IR-NEXT: nn.mul
+// IR-NOT: nn.kernel = [[K0]]
+// IR-NEXT: nn.matmul
 // IR-NOT: nn.kernel_gemm
-// IR: return
+// IR-NEXT: nn.add
+// IR-NEXT: nn.matmul
+// IR-NOT: nn.kernel_gemm
+// IR-NEXT: nn.add
+// IR-NEXT: nn.matmul {{.*}}nn.kernel_gemm = [[K3:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K3]]
+// IR-NEXT: nn.gelu
+// IR-NOT: nn.kernel = [[K3]]
+// IR-NEXT: nn.matmul {{.*}}nn.kernel_gemm = [[K4:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[K4]]
+// IR-NEXT: nn.add
+// IR-NOT: nn.kernel = [[K4]]
+// IR-NEXT: return
 // CHECK-LABEL: static const int64_t tandem_unfused_program[] = {
-// CHECK-COUNT-5: TK_OP_GEMM, {{[0-9]+}}, TK_EPILOGUE_NONE, {{.*}}
-// CHECK-NEXT: TK_OP_LAUNCH,
-// CHECK-NOT: TK_EPILOGUE_{{BIAS|GELU}}
-// CHECK: TK_OP_END};
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_BIAS, TK_ARG(0), TK_ARG(1), TK_SCRATCH(0), TK_ARG(2), TK_NONE, TK_NONE, // nn.matmul + bias
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_NONE, TK_ARG(0), TK_ARG(1), TK_SCRATCH(0), TK_NONE, TK_NONE, TK_NONE, // nn.matmul
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(1), TK_SCRATCH(0), TK_ARG(3),
+// CHECK-NEXT: TK_OP_GEMM, 4, TK_EPILOGUE_NONE, TK_ARG(4), TK_ARG(5), TK_SCRATCH(0), TK_NONE, TK_NONE, TK_NONE, // nn.matmul
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 3, 256, TK_RESULT(2), TK_SCRATCH(0), TK_ARG(2),
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_BIAS, TK_ARG(0), TK_ARG(1), TK_RESULT(4), TK_ARG(2), TK_NONE, TK_NONE, // nn.matmul + bias
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(3), TK_RESULT(4),
+// CHECK-NEXT: TK_OP_GEMM, 2, TK_EPILOGUE_BIAS, TK_ARG(0), TK_ARG(1), TK_RESULT(6), TK_ARG(2), TK_NONE, TK_NONE, // nn.matmul + bias
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(5), TK_ARG(6), TK_RESULT(6),
+// CHECK-NEXT: TK_OP_END};
 func.func @unfused(%x: tensor<16x32xf32>, %w: tensor<32x20xf32>, %b: tensor<20xf32>, %c: tensor<16x1xf32>,
                    %bx: tensor<2x16x32xf32>, %bw: tensor<2x32x20xf32>, %r: tensor<16x20xf32>)
     -> (tensor<16x20xf32>, tensor<16x20xf32>, tensor<2x16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>, tensor<16x20xf32>) {
@@ -126,4 +154,56 @@ func.func @dgelu(%dy: tensor<16x32xf32>, %w: tensor<32x24xf32>, %pre: tensor<16x
   %g2 = nn.matmul %dy, %w2 : tensor<16x32xf32>, tensor<32x20xf32> -> tensor<16x20xf32>
   %dx2 = nn.gelu_grad %pre2, %g2 : tensor<16x20xf32>
   return %dx, %dx2 : tensor<16x24xf32>, tensor<16x20xf32>
+}
+
+// Mixed precision: a bf16 product widened to f32 before its epilogue (the
+// f32 bias, GELU and its aux, the backward's f32 cotangent). The GEMM takes
+// bf16 operands and writes f32 (the shape's result type), skipping the
+// product's rounding to bf16. A product that something else also reads in
+// bf16 stays a plain GEMM and a cast kernel.
+// CHECK-LABEL: static const int64_t tandem_widened_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, [[W:[0-9]+]], TK_EPILOGUE_GELU, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_ARG(2), TK_NONE, TK_RESULT(1), // nn.matmul to f32 + bias, gelu
+// CHECK-NEXT: TK_OP_GEMM, [[W]], TK_EPILOGUE_DGELU, TK_ARG(0), TK_ARG(1), TK_RESULT(2), TK_NONE, TK_NONE, TK_ARG(3), // nn.matmul to f32 * gelu_grad
+// CHECK-NEXT: TK_OP_GEMM, [[W]], TK_EPILOGUE_NONE, TK_ARG(0), TK_ARG(1), TK_RESULT(3), TK_NONE, TK_NONE, TK_NONE, // nn.matmul to f32
+// CHECK-NEXT: TK_OP_GEMM, {{[0-9]+}}, TK_EPILOGUE_NONE, TK_ARG(0), TK_ARG(1), TK_RESULT(5), TK_NONE, TK_NONE, TK_NONE, // nn.matmul
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(4), TK_RESULT(5),
+// CHECK-NEXT: TK_OP_END};
+func.func @widened(%x: tensor<3x17x20xbf16>, %w: tensor<20x16xbf16>, %b: tensor<16xf32>, %p: tensor<3x17x16xf32>)
+    -> (tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xbf16>) {
+  %y = nn.matmul %x, %w : tensor<3x17x20xbf16>, tensor<20x16xbf16> -> tensor<3x17x16xbf16>
+  %f = nn.cast %y : tensor<3x17x16xbf16> to tensor<3x17x16xf32>
+  %z = nn.add %f, %b : tensor<3x17x16xf32>, tensor<16xf32> -> tensor<3x17x16xf32>
+  %g = nn.gelu %z : tensor<3x17x16xf32>
+  %y2 = nn.matmul %x, %w : tensor<3x17x20xbf16>, tensor<20x16xbf16> -> tensor<3x17x16xbf16>
+  %f2 = nn.cast %y2 : tensor<3x17x16xbf16> to tensor<3x17x16xf32>
+  %d = nn.gelu_grad %p, %f2 : tensor<3x17x16xf32>
+  %y3 = nn.matmul %x, %w : tensor<3x17x20xbf16>, tensor<20x16xbf16> -> tensor<3x17x16xbf16>
+  %f3 = nn.cast %y3 : tensor<3x17x16xbf16> to tensor<3x17x16xf32>
+  %y4 = nn.matmul %x, %w : tensor<3x17x20xbf16>, tensor<20x16xbf16> -> tensor<3x17x16xbf16>
+  %f4 = nn.cast %y4 : tensor<3x17x16xbf16> to tensor<3x17x16xf32>
+  return %g, %z, %d, %f3, %f4, %y4 : tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xf32>, tensor<3x17x16xbf16>
+}
+
+// A kernel cuBLASLt can run only a prefix of (here a cast of the DGELU
+// result joined it, as in ZB-H1's B work, whose W reader of %g sits in
+// another fragment): the prefix becomes the epilogue and the rest a kernel
+// reading the GEMM's output, so the decision and its bits do not depend on
+// where the other readers of %g are.
+// IR-LABEL: func.func @split(
+// IR: nn.matmul {{.*}}nn.kernel_gemm = [[K:[0-9]+]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[K]]
+// IR-NEXT: nn.gelu_grad {{.*}}nn.kernel = [[K]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[R:[0-9]+]]
+// IR-NOT: nn.kernel = [[K]]
+// IR: return
+// CHECK-LABEL: static const int64_t tandem_split_program[] = {
+// CHECK-NEXT: TK_OP_GEMM, {{[0-9]+}}, TK_EPILOGUE_DGELU, TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_NONE, TK_NONE, TK_ARG(2), // nn.matmul to f32 * gelu_grad
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(1), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @split(%x: tensor<3x17x20xbf16>, %w: tensor<20x16xbf16>, %p: tensor<3x17x16xf32>) -> (tensor<3x17x16xf32>, tensor<3x17x16xbf16>) {
+  %y = nn.matmul %x, %w : tensor<3x17x20xbf16>, tensor<20x16xbf16> -> tensor<3x17x16xbf16>
+  %f = nn.cast %y : tensor<3x17x16xbf16> to tensor<3x17x16xf32>
+  %g = nn.gelu_grad %p, %f : tensor<3x17x16xf32>
+  %h = nn.cast %g : tensor<3x17x16xf32> to tensor<3x17x16xbf16>
+  return %g, %h : tensor<3x17x16xf32>, tensor<3x17x16xbf16>
 }

@@ -476,6 +476,38 @@ std::vector<Case> cases(const std::string &t) {
                      .str();
     all.push_back(c);
   }
+  // Mixed precision: a bf16 or f16 product widened to f32 before its
+  // epilogue (f32 bias, aux and cotangent): the GEMM writes f32, so the
+  // product's rounding to the narrow type is skipped (narrow units, as
+  // above), and the epilogue's values are f32.
+  if (t != "f32") {
+    std::string fo = "tensor<3x17x16xf32>", fb = "tensor<16xf32>";
+    auto widened = [&](const std::string &name, const std::string &extra,
+                       const std::string &body, const std::string &results,
+                       double units) {
+      Case c = {name, "", Bound::Absolute, units, {}, fo};
+      c.scale = 82;
+      c.function =
+          llvm::formatv("(%x: {0}, %w: {1}{2}) -> ({3}) {{\n"
+                        "  %y = nn.matmul %x, %w : {0}, {1} -> {4}\n"
+                        "  %f = nn.cast %y : {4} to {5}\n"
+                        "{6}  return {7} : {3}\n}\n",
+                        el, ew, extra,
+                        results.find(',') == std::string::npos ? fo
+                                                               : fo + ", " + fo,
+                        eo, fo, body, results)
+              .str();
+      all.push_back(c);
+    };
+    widened("gemm_widened", "", "", "%f", 22 + narrow);
+    widened("gemm_widened_bias_gelu_aux", ", %b: " + fb,
+            "  %z = nn.add %f, %b : " + fo + ", " + fb + " -> " + fo +
+                "\n  %g = nn.gelu %z : " + fo + "\n",
+            "%g, %z", 1.13 * (23 + narrow) + 13);
+    widened("gemm_widened_dgelu", ", %p: " + fo,
+            "  %g = nn.gelu_grad %p, %f : " + fo + "\n", "%g",
+            1.13 * (22 + narrow) + 46);
+  }
   // Fused attention (AttentionPrelude.h), heads of hd = 8, inputs in
   // [-1, 1], scale 1/sqrt(8); errors in units of 2^-24 absolute (every
   // magnitude is at most 1), docs/cuda-backend.md "Attention":
