@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace tandem::lowering;
@@ -51,6 +52,21 @@ bool inKernel(const llvm::DenseMap<Operation *, int> &kernelOf, Operation *op,
               int index) {
   auto it = op ? kernelOf.find(op) : kernelOf.end();
   return it != kernelOf.end() && it->second == index;
+}
+
+/// Whether kernel `index` (kernelOf maps members to kernels) reads,
+/// besides its own values and `row`'s results, only values defined before
+/// `row`: a row epilogue runs inside the row op's kernel, at the op.
+bool readsOnlyBefore(const Kernel &k, Operation *row, int index,
+                     const llvm::DenseMap<Operation *, int> &kernelOf,
+                     const llvm::DenseMap<Operation *, unsigned> &position) {
+  return llvm::all_of(k.members, [&](Operation *member) {
+    return llvm::all_of(member->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return !def || def == row || inKernel(kernelOf, def, index) ||
+             position.lookup(def) < position.lookup(row);
+    });
+  });
 }
 
 /// Kernels under construction: a kernel is sealed once a value of it is
@@ -203,23 +219,11 @@ struct Former {
       Kernel &k = kernels[it->second].kernel;
       if (k.reduction || k.gemm || k.row ||
           llvm::ArrayRef<int64_t>(k.shape) != shapeOf(result) ||
-          !readsOnlyBefore(k, &op, it->second))
+          !readsOnlyBefore(k, &op, it->second, kernelOf, position))
         continue;
       if (policy.acceptsRowEpilogue(&op, k))
         k.row = &op;
     }
-  }
-
-  /// Whether kernel `index` reads, besides its own values and `row`'s
-  /// results, only values defined before `row`.
-  bool readsOnlyBefore(const Kernel &k, Operation *row, int index) {
-    return llvm::all_of(k.members, [&](Operation *member) {
-      return llvm::all_of(member->getOperands(), [&](Value operand) {
-        Operation *def = operand.getDefiningOp();
-        return !def || def == row || inKernel(kernelOf, def, index) ||
-               position[def] < position[row];
-      });
-    });
   }
 
   /// A matmul whose result is read by one elementwise op only, in a kernel
@@ -466,20 +470,17 @@ tandem::lowering::readKernels(Operation *function) {
     k.members.push_back(&op);
     kernelOf[&op] = static_cast<int>(id);
   }
-  for (auto [id, gemm] : gemms) {
-    if (static_cast<size_t>(id) >= plan.kernels.size() ||
-        plan.kernels[id].members.empty())
-      return gemm->emitError() << "'" << kGemmAttr << "' names kernel " << id
+  // The ops whose epilogues kernels are: each names a kernel with members.
+  for (auto [ops, attr, field] :
+       {std::make_tuple(&gemms, kGemmAttr, &Kernel::gemm),
+        std::make_tuple(&rows, kRowAttr, &Kernel::row)})
+    for (auto [id, op] : *ops) {
+      if (static_cast<size_t>(id) >= plan.kernels.size() ||
+          plan.kernels[id].members.empty())
+        return op->emitError() << "'" << attr << "' names kernel " << id
                                << ", which has no members";
-    plan.kernels[id].gemm = gemm;
-  }
-  for (auto [id, row] : rows) {
-    if (static_cast<size_t>(id) >= plan.kernels.size() ||
-        plan.kernels[id].members.empty())
-      return row->emitError() << "'" << kRowAttr << "' names kernel " << id
-                              << ", which has no members";
-    plan.kernels[id].row = row;
-  }
+      plan.kernels[id].*field = op;
+    }
 
   // What formKernels guarantees, checked: one iteration shape (the
   // prologue iterates over the reduction's input), no member reading a
@@ -524,17 +525,9 @@ tandem::lowering::readKernels(Operation *function) {
     }
     if (k.row) {
       Value first = k.row->getResult(0);
-      // The kernel runs inside the row op's kernel, at the op: it reads the
-      // op's first result, which nothing else reads, and otherwise only
-      // values defined before the op.
-      bool before = llvm::all_of(k.members, [&](Operation *member) {
-        return llvm::all_of(member->getOperands(), [&](Value operand) {
-          Operation *def = operand.getDefiningOp();
-          return !def || def == k.row ||
-                 inKernel(kernelOf, def, static_cast<int>(id)) ||
-                 position[def] < position[k.row];
-        });
-      });
+      // It reads the op's first result, which nothing else reads.
+      bool before =
+          readsOnlyBefore(k, k.row, static_cast<int>(id), kernelOf, position);
       if (k.reduction || k.gemm || shapeOf(first) != shape ||
           first.use_empty() || !llvm::all_equal(first.getUsers()) ||
           !inKernel(kernelOf, *first.getUsers().begin(),
