@@ -259,21 +259,23 @@ KernelResult targetOutOfRange(const KernelCall &call, double target,
 
 KernelResult crossEntropyKernel(const KernelCall &call) {
   const Tensor &logits = *call.operands[0], &targets = *call.operands[1];
+  // Rows of `vocab` columns, of which the first `classes` are classes.
   int64_t vocab = logits.shape.back();
+  int64_t classes = llvm::cast<nn::CrossEntropyOp>(call.op).getClassCount();
   int64_t positions = targets.numElements();
   if (positions * vocab != logits.numElements())
     return opError(call.op, "targets do not match the logits' positions");
   double total = 0.0;
   for (int64_t p = 0; p < positions; ++p) {
     double target = targets.data[p];
-    if (!(target >= 0 && target < static_cast<double>(vocab)))
-      return targetOutOfRange(call, target, p, vocab);
+    if (!(target >= 0 && target < static_cast<double>(classes)))
+      return targetOutOfRange(call, target, p, classes);
     const double *row = &logits.data[p * vocab];
     double max = -std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < vocab; ++j)
+    for (int64_t j = 0; j < classes; ++j)
       max = std::fmax(max, row[j]);
     double sum = 0.0;
-    for (int64_t j = 0; j < vocab; ++j)
+    for (int64_t j = 0; j < classes; ++j)
       sum += tandem_math::exp(row[j] - max);
     total += max + std::log(sum) - row[static_cast<int64_t>(target)];
   }
@@ -307,23 +309,25 @@ KernelResult embeddingGradKernel(const KernelCall &call) {
 KernelResult crossEntropyGradKernel(const KernelCall &call) {
   const Tensor &logits = *call.operands[0], &targets = *call.operands[1];
   double g = call.operands[2]->data[0];
+  // The padding columns past `classes` keep the result's zeros.
   int64_t vocab = logits.shape.back();
+  int64_t classes = llvm::cast<nn::CrossEntropyGradOp>(call.op).getClassCount();
   int64_t positions = targets.numElements();
   Tensor result = resultTensor(call.op);
   double factor = g / static_cast<double>(positions);
   for (int64_t p = 0; p < positions; ++p) {
     double target = targets.data[p];
-    if (!(target >= 0 && target < static_cast<double>(vocab)))
-      return targetOutOfRange(call, target, p, vocab);
+    if (!(target >= 0 && target < static_cast<double>(classes)))
+      return targetOutOfRange(call, target, p, classes);
     const double *row = &logits.data[p * vocab];
     double *out = &result.data[p * vocab];
     double max = -std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < vocab; ++j)
+    for (int64_t j = 0; j < classes; ++j)
       max = std::fmax(max, row[j]);
     double sum = 0.0;
-    for (int64_t j = 0; j < vocab; ++j)
+    for (int64_t j = 0; j < classes; ++j)
       sum += tandem_math::exp(row[j] - max);
-    for (int64_t j = 0; j < vocab; ++j) {
+    for (int64_t j = 0; j < classes; ++j) {
       double prob = tandem_math::exp(row[j] - max) / sum;
       double onehot = j == static_cast<int64_t>(target) ? 1.0 : 0.0;
       out[j] = (prob - onehot) * factor;

@@ -44,6 +44,11 @@ llvm::Expected<ParameterMap> tandem::eval::initializeParameters(ModuleOp module,
   for (auto parameter : module.getOps<nn::ParameterOp>()) {
     Tensor tensor(parameter.getTensorType());
     tandem::rng::InitSpec spec = specOf(parameter.getInit());
+    // The verifier checked what setPadding needs.
+    tandem::rng::setPadding(
+        spec, std::vector<int64_t>(tensor.shape.begin(), tensor.shape.end()),
+        std::vector<int64_t>(parameter.getDrawnShape().begin(),
+                             parameter.getDrawnShape().end()));
     uint64_t stream = tandem::rng::parameterStream(parameter.getSymName());
     size_t count = tensor.data.size();
     if (tensor.elementType.isF32()) {

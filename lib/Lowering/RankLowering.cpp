@@ -362,7 +362,7 @@ void RankLowering::noteInputUses(BlockArgument argument, int64_t input) {
     } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
       if (loss.getTargets() == argument) {
         roles |= kTargetsRole;
-        vocabulary(loss.getLogits().getType().getShape().back());
+        vocabulary(loss.getClassCount());
       }
     }
   }
@@ -631,6 +631,12 @@ rt::Manifest RankLowering::buildManifest(StringRef library, StringRef source,
     p.init.kind = initKindOf(init.getKind());
     p.init.a = init.getAValue();
     p.init.b = init.getBValue();
+    if (auto logical = parameter.getLogicalShapeAttr()) {
+      // The verifier checked what setPadding needs.
+      p.logicalShape.assign(logical.asArrayRef().begin(),
+                            logical.asArrayRef().end());
+      tandem::rng::setPadding(p.init, p.shape, p.logicalShape);
+    }
     p.updated = updated.contains(parameter.getSymName());
     p.space = space;
     m.parameters.push_back(std::move(p));

@@ -73,7 +73,8 @@ public:
           mb.param("lm_head.weight", {d, config.vocab}, mb.normal(kInitStd));
       logits = nn::MatmulOp::create(b, mb.loc("lm_head"), x, w);
     }
-    return nn::CrossEntropyOp::create(b, mb.loc("loss"), logits, targets);
+    return nn::CrossEntropyOp::create(b, mb.loc("loss"), logits, targets,
+                                      /*classes=*/nullptr);
   }
 
 private:

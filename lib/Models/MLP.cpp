@@ -55,7 +55,8 @@ tandem::models::buildMLP(MLIRContext &context, const MLPConfig &config) {
   }
   Value logits = linear(mb, x, "head", width, config.classes);
   Value loss =
-      nn::CrossEntropyOp::create(b, mb.loc("loss"), logits, mb.argument(1));
+      nn::CrossEntropyOp::create(b, mb.loc("loss"), logits, mb.argument(1),
+                                 /*classes=*/nullptr);
   return mb.finish(loss);
 }
 

@@ -16,8 +16,44 @@ uint64_t tandem::rng::parameterStream(std::string_view name) {
   return hash;
 }
 
+bool tandem::rng::setPadding(InitSpec &spec, const std::vector<int64_t> &stored,
+                             const std::vector<int64_t> &logical) {
+  if (stored.size() != logical.size())
+    return false;
+  size_t padded = stored.size();
+  for (size_t d = 0; d < stored.size(); ++d) {
+    if (logical[d] < 1 || logical[d] > stored[d])
+      return false;
+    if (logical[d] == stored[d])
+      continue;
+    if (padded != stored.size())
+      return false;
+    padded = d;
+  }
+  InitSpec result = spec;
+  result.padInner = 1;
+  result.padKept = result.padStored = 0;
+  if (padded != stored.size()) {
+    for (size_t d = padded + 1; d < stored.size(); ++d)
+      result.padInner *= static_cast<uint64_t>(stored[d]);
+    result.padKept = static_cast<uint64_t>(logical[padded]);
+    result.padStored = static_cast<uint64_t>(stored[padded]);
+  }
+  spec = result;
+  return true;
+}
+
 double tandem::rng::initValue(const InitSpec &spec, uint64_t seed,
                               uint64_t stream, uint64_t index) {
+  if (spec.padStored) {
+    // The drawn tensor's element at this index's position, or padding.
+    uint64_t slab = spec.padStored * spec.padInner;
+    uint64_t outer = index / slab, rest = index % slab;
+    uint64_t along = rest / spec.padInner, inner = rest % spec.padInner;
+    if (along >= spec.padKept)
+      return 0.0;
+    index = (outer * spec.padKept + along) * spec.padInner + inner;
+  }
   switch (spec.kind) {
   case InitKind::Zeros:
     return 0.0;

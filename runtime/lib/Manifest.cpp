@@ -340,6 +340,13 @@ Manifest parse(const json &root, const Reader &r) {
                               "init kind");
     info.init.a = r.number(init, where + ": init", "a");
     info.init.b = r.number(init, where + ": init", "b");
+    if (p.contains("logical_shape")) {
+      info.logicalShape = r.shape(p, where, "logical_shape");
+      if (!tandem::rng::setPadding(info.init, info.shape, info.logicalShape))
+        r.fail(where, "logical_shape must have the shape's rank, sizes in "
+                      "[1, the shape's], and differ from it in at most one "
+                      "dimension");
+    }
     info.updated = r.boolean(p, where, "updated");
     info.space = r.space(p, where);
     m.parameters.push_back(std::move(info));

@@ -62,6 +62,10 @@ void writeParameter(JsonWriter &j, const ParameterInfo &p) {
   j.oneLine().beginObject();
   j.field("name", p.name);
   writeTensor(j, p.dtype, p.shape, p.bytes);
+  if (!p.logicalShape.empty()) {
+    j.key("logical_shape");
+    j.integers(p.logicalShape);
+  }
   j.key("init");
   j.beginObject();
   j.field("kind", names::nameOf(names::kInitKinds, p.init.kind));

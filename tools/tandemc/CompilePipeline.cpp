@@ -63,6 +63,9 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
   if (o.chunks < 0)
     return invalid("--chunks must be at least 0 (0: one per stage), found " +
                    Twine(o.chunks));
+  if (o.classMultiple < 1)
+    return invalid("--pad-classes must be at least 1 (1: no padding), found " +
+                   Twine(o.classMultiple));
   if (o.precision != "f32" && o.precision != "bf16" && o.precision != "fp16")
     return invalid("--precision must be f32, bf16 or fp16, found '" +
                    o.precision + "'");
@@ -103,7 +106,10 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
     partition = o.partitioner + "," + partition;
 
   std::vector<PhasePipeline> phases = {
-      {Phase::NN, ""},
+      {Phase::NN,
+       o.classMultiple == 1
+           ? ""
+           : passes("nn-pad-classes{multiple=" + Twine(o.classMultiple) + "}")},
       {Phase::Precision,
        o.precision == "f32"
            ? ""

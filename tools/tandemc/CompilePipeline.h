@@ -64,6 +64,9 @@ struct CompileOptions {
   bool fusedNorms = false;
   /// The target lowers nn.gelu_grad (nn-autodiff{decompose-gelu=false}).
   bool fusedGelu = false;
+  /// Pad a loss's vocabulary to a multiple of this (nn-pad-classes) before
+  /// anything else; 1: leave it.
+  int64_t classMultiple = 1;
   /// Report each rank's peak memory (mpmd-memory) after verification.
   bool memory = false;
   /// Where tandemc writes rank<N>.mlir (Phase::Split).

@@ -60,7 +60,8 @@ static cl::opt<std::string>
 static cl::opt<Phase> emitPhase(
     "emit", cl::desc("Stop after this phase and print the program"),
     cl::values(
-        TANDEMC_PHASE(NN, "the parsed and verified model (nn dialect)"),
+        TANDEMC_PHASE(NN, "the parsed and verified model (nn dialect), "
+                          "its vocabulary padded (--pad-classes)"),
         TANDEMC_PHASE(Precision, "after nn-mixed-precision"),
         TANDEMC_PHASE(Grad, "after nn-autodiff: @<function>_grad"),
         TANDEMC_PHASE(Train, "after nn-optimizer: @train_step"),
@@ -127,6 +128,13 @@ static cl::opt<std::string>
                     "docs/cpu-backend.md), cuda (CUDA C++ for nvcc, or the "
                     "host emulation; docs/cuda-backend.md)"),
            cl::init("none"), cl::cat(tandemcCategory));
+static cl::opt<int64_t> padClasses(
+    "pad-classes",
+    cl::desc("Pad a loss's vocabulary to a multiple of N by storing the LM "
+             "head's weight padded, the padding masked out of the loss "
+             "(nn-pad-classes); 1: no padding. Default: the target's "
+             "multiple (cuda 128, cpu 1)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(tandemcCategory));
 static cl::opt<bool>
     memory("memory",
            cl::desc("Report every rank's peak memory by category "
@@ -229,7 +237,10 @@ static int compile(const mlir::DialectRegistry &registry,
     options.fusedNorms = llvm::is_contained(lowered, "nn.layer_norm_grad") &&
                          llvm::is_contained(lowered, "nn.rms_norm_grad");
     options.fusedGelu = llvm::is_contained(lowered, "nn.gelu_grad");
+    options.classMultiple = (*backend)->classMultiple();
   }
+  if (padClasses.getNumOccurrences())
+    options.classMultiple = padClasses;
   auto phases = tandem::tandemc::buildPhases(options, last);
   if (!phases)
     return fail(toString(phases.takeError()));

@@ -95,3 +95,56 @@ TEST(Init, StreamIsFnv1a) {
   EXPECT_EQ(parameterStream(""), 0xcbf29ce484222325ull);
   EXPECT_EQ(parameterStream("a"), 0xaf63dc4c8601ec8cull);
 }
+
+// A padded parameter holds the drawn tensor at the same multi-indices, and
+// zeros (even for `ones`) in the padding: rows, columns, or a middle
+// dimension.
+TEST(Init, PaddingKeepsTheDrawnValuesInPlace) {
+  struct Case {
+    std::vector<int64_t> stored, logical;
+  };
+  for (const Case &c : {Case{{8, 3}, {5, 3}}, Case{{3, 8}, {3, 5}},
+                        Case{{2, 6, 3}, {2, 4, 3}}, Case{{4, 4}, {4, 4}}}) {
+    for (InitKind kind : {InitKind::Normal, InitKind::Ones}) {
+      InitSpec plain{kind, 0.5, 0.0};
+      InitSpec padded = plain;
+      ASSERT_TRUE(setPadding(padded, c.stored, c.logical));
+      size_t storedCount = 1, logicalCount = 1;
+      for (size_t d = 0; d < c.stored.size(); ++d) {
+        storedCount *= c.stored[d];
+        logicalCount *= c.logical[d];
+      }
+      std::vector<float> drawn = draw(plain, "wte", logicalCount);
+      std::vector<float> stored = draw(padded, "wte", storedCount);
+      size_t next = 0;
+      for (size_t i = 0; i < storedCount; ++i) {
+        // The multi-index of element i, inside the logical shape or not.
+        size_t rest = i;
+        bool inside = true;
+        for (size_t d = c.stored.size(); d-- > 0;) {
+          inside = inside && static_cast<int64_t>(rest % c.stored[d]) <
+                                 c.logical[d];
+          rest /= c.stored[d];
+        }
+        if (inside)
+          EXPECT_EQ(stored[i], drawn[next++]) << "element " << i;
+        else
+          EXPECT_EQ(stored[i], 0.0f) << "element " << i;
+      }
+      EXPECT_EQ(next, logicalCount);
+    }
+  }
+}
+
+TEST(Init, PaddingNeedsOneSmallerDimension) {
+  InitSpec spec{InitKind::Normal, 0.5, 0.0};
+  EXPECT_FALSE(setPadding(spec, {8, 3}, {5}));
+  EXPECT_FALSE(setPadding(spec, {8, 3}, {9, 3}));
+  EXPECT_FALSE(setPadding(spec, {8, 3}, {0, 3}));
+  EXPECT_FALSE(setPadding(spec, {8, 3}, {5, 2}));
+  EXPECT_EQ(spec.padStored, 0u);
+  EXPECT_TRUE(setPadding(spec, {8, 3}, {5, 3}));
+  EXPECT_EQ(spec.padStored, 8u);
+  EXPECT_EQ(spec.padKept, 5u);
+  EXPECT_EQ(spec.padInner, 3u);
+}

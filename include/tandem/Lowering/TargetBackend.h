@@ -96,6 +96,9 @@ public:
   virtual FusionPolicy fusionPolicy() const { return {}; }
   /// The nn ops the target writes code for, sorted ("nn.add", ...).
   virtual std::vector<std::string> supportedOps() const = 0;
+  /// The multiple its GEMMs want a vocabulary padded to (nn-pad-classes);
+  /// 1: none.
+  virtual int64_t classMultiple() const { return 1; }
 
   /// File name extensions of a rank's source and library (".cpp", ".so"):
   /// rank N's files are rank<N><extension>.

@@ -488,7 +488,11 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         bool grad = isa<nn::CrossEntropyGradOp>(op);
         Value logits = op->getOperand(0), targets = op->getOperand(1),
               result = op->getResult(0);
+        // Rows of `vocab` columns; the first `classes` are classes.
         int64_t vocab = tensorType(logits).getShape().back();
+        int64_t classes = grad
+                              ? cast<nn::CrossEntropyGradOp>(op).getClassCount()
+                              : cast<nn::CrossEntropyOp>(op).getClassCount();
         int64_t positions = numElements(targets);
         std::string l = ptr(logits);
         os << "  {\n";
@@ -501,23 +505,28 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         os << "    for (int64_t p = 0; p < " << positions << "; ++p) {\n";
         os << "      const int64_t target = (int64_t)" << ptr(targets)
            << "[p];\n";
-        os << "      if (target < 0 || target >= " << vocab
+        os << "      if (target < 0 || target >= " << classes
            << ")\n        return " << kIndexOutOfRange << ";\n";
         os << "      const " << cTypeOf(logits) << " *row = " << l << " + p * "
            << vocab << ";\n";
         os << "      double mx = -(double)INFINITY;\n";
-        os << "      for (int64_t j = 0; j < " << vocab
+        os << "      for (int64_t j = 0; j < " << classes
            << "; ++j)\n        mx = std::fmax(mx, (double)row[j]);\n";
         os << "      double sum = 0.0;\n";
-        writeBlockedExpSum(os, vocab, "(double)row[j] - mx", "      ");
+        writeBlockedExpSum(os, classes, "(double)row[j] - mx", "      ");
         if (grad) {
-          os << "      for (int64_t j = 0; j < " << vocab << "; ++j) {\n";
+          os << "      for (int64_t j = 0; j < " << classes << "; ++j) {\n";
           os << "        const double prob = tandem_math::exp((double)row[j] "
                 "- mx) / sum;\n";
           os << "        " << ptr(result) << "[p * " << vocab << " + j] = ("
              << cTypeOf(result)
              << ")((prob - (j == target ? 1.0 : 0.0)) * factor);\n";
-          os << "      }\n    }\n  }\n";
+          os << "      }\n";
+          if (classes < vocab)
+            os << "      for (int64_t j = " << classes << "; j < " << vocab
+               << "; ++j)\n        " << ptr(result) << "[p * " << vocab
+               << " + j] = 0;\n";
+          os << "    }\n  }\n";
         } else {
           os << "      total += mx + std::log(sum) - (double)row[target];\n";
           os << "    }\n    " << ptr(result) << "[0] = (" << cTypeOf(result)

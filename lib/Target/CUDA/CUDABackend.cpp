@@ -272,6 +272,11 @@ public:
     return ops;
   }
 
+  /// 128 elements: 256 bytes of bf16 per row, whole cuBLASLt tiles (as
+  /// llm.c and Megatron's make-vocab-size-divisible-by pad GPT-2's 50257
+  /// to 50304).
+  int64_t classMultiple() const override { return 128; }
+
   llvm::StringRef sourceExtension() const override { return ".cu"; }
   llvm::StringRef libraryExtension() const override { return ".so"; }
 

@@ -460,6 +460,9 @@ struct RowKernel {
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputType, outputPointer;
   int64_t rows = 0, n = 0;
+  /// The passes read the first `reduced` of the n columns (all when 0): a
+  /// padded vocabulary's padding is no class.
+  int64_t reduced = 0;
   std::vector<RowPass> passes;
   /// An expression of x (the row's element j), the statistics s<k> and the
   /// loaded values p<i>: written for every element, or with `perRow` once
@@ -1055,7 +1058,7 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
     b << "    TK_PHASE\n";
     statistics(s, pass.term);
     b << "    float tk_acc = " << pass.init << ";\n"
-      << "    for (int64_t j = TK_THREAD; j < " << k.n
+      << "    for (int64_t j = TK_THREAD; j < " << (k.reduced ? k.reduced : k.n)
       << "; j += TK_BLOCK_DIM) {\n"
       << loadsFor(pass.term) << "      tk_acc = " << pass.combine
       << "::apply(tk_acc, " << pass.term << ");\n"
@@ -1168,19 +1171,26 @@ void FunctionEmitter::emitRowKernel(Operation *op,
 void FunctionEmitter::emitCrossEntropy(Operation *op) {
   Value logits = op->getOperand(0), targets = op->getOperand(1);
   Value result = op->getResult(0);
+  // Rows of `vocab` columns; the first `classes` are classes.
   int64_t vocab = tensorOf(logits).getShape().back();
+  auto grad = dyn_cast<nn::CrossEntropyGradOp>(op);
+  int64_t classes = grad ? grad.getClassCount()
+                         : cast<nn::CrossEntropyOp>(op).getClassCount();
   int64_t positions = tensorOf(targets).getNumElements();
   std::string n = std::to_string(vocab);
+  std::string c = std::to_string(classes);
   RowKernel k;
   k.title = op->getName().getStringRef().str();
   k.rows = positions;
   k.n = vocab;
+  k.reduced = classes;
   k.inputs = {{storageOf(logits).str(), pointers.lookup(logits)},
               {storageOf(targets).str(), pointers.lookup(targets)}};
   k.passes = {kRowMax, kRowSumExp};
   k.loads = {{1, "row"}};
-  if (isa<nn::CrossEntropyGradOp>(op)) {
-    // The cotangent's share of each position, in f32.
+  if (grad) {
+    // The cotangent's share of each position, in f32; the padding's
+    // gradient is 0.
     Value cotangent = op->getOperand(2);
     k.inputs.push_back(
         {storageOf(cotangent).str(), pointers.lookup(cotangent)});
@@ -1189,6 +1199,8 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
     k.outputPointer = outputBuffer(result);
     k.output = "(tk_exp(x - s0) / s1 - (j == p1 ? 1.0f : 0.0f)) * (p2 / " +
                floatLiteral(static_cast<float>(positions)) + ")";
+    if (classes < vocab)
+      k.output = "j < " + c + " ? " + k.output + " : 0.0f";
     emitRows(k);
     return;
   }
@@ -1198,7 +1210,7 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
   k.perRow = true;
   k.outputType = "float";
   k.outputPointer = allocateTemporary(positions * 4);
-  k.output = "p1 >= 0 && p1 < " + n +
+  k.output = "p1 >= 0 && p1 < " + c +
              " ? s0 + tk_log(s1) - tk_load(i0, row * " + n + " + p1) : NAN";
   emitRows(k);
   RowKernel mean;

@@ -68,3 +68,12 @@ func.func @grad_kind(%x: tensor<4xf32>) {
   %0 = nn.neg %x {nn.grad = #nn.grad<X, of = 3>} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_grad_classes(%l: tensor<2x5xf32>, %t: tensor<2xi32>, %g: tensor<f32>) {
+  // expected-error@+2 {{'nn.cross_entropy_grad' op expected classes in [1, 5] (the logits' last dimension), found -1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = nn.cross_entropy_grad %l, %t, %g {classes = -1 : i64} : tensor<2x5xf32>, tensor<2xi32>, tensor<f32> -> tensor<2x5xf32>
+  return
+}

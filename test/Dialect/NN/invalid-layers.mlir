@@ -515,3 +515,21 @@ func.func @layer_norm_grad_epsilon(%x: tensor<4x32xf32>, %w: tensor<32xf32>) {
   %0:2 = nn.layer_norm_grad %x, %w, %x {epsilon = -1.0 : f64} : tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_classes_zero(%l: tensor<8x384xf32>, %t: tensor<8xi32>) {
+  // expected-error@+2 {{'nn.cross_entropy' op expected classes in [1, 384] (the logits' last dimension), found 0}}
+  // expected-error@+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %l, %t {classes = 0 : i64} : tensor<8x384xf32>, tensor<8xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_classes_too_many(%l: tensor<8x384xf32>, %t: tensor<8xi32>) {
+  // expected-error@+2 {{'nn.cross_entropy' op expected classes in [1, 384] (the logits' last dimension), found 385}}
+  // expected-error@+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %l, %t {classes = 385 : i64} : tensor<8x384xf32>, tensor<8xi32> -> tensor<f32>
+  return
+}

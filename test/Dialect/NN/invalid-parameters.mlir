@@ -161,3 +161,23 @@ func.func @f() {
   %0 = "nn.param"() : () -> tensor<4xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op expected a logical_shape of rank 2 (the type's), found rank 1}}
+nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300>}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op expected logical_shape dimension 0 in [1, 384] (the stored size), found 400}}
+nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 400, 32>}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op expected logical_shape dimension 1 in [1, 32] (the stored size), found 0}}
+nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300, 0>}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op expected a logical_shape that differs from the type in at most one dimension, found 2}}
+nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300, 30>}

@@ -63,7 +63,28 @@ LogicalResult tandem::nn::verifyTensorSizes(Operation *op) {
 }
 
 LogicalResult ParameterOp::verify() {
-  return verifyTensorSize(*this, getType(), "the parameter");
+  if (failed(verifyTensorSize(*this, getType(), "the parameter")))
+    return failure();
+  auto logical = getLogicalShapeAttr();
+  if (!logical)
+    return success();
+  ArrayRef<int64_t> stored = getTensorType().getShape();
+  if (logical.size() != static_cast<int64_t>(stored.size()))
+    return emitOpError() << "expected a logical_shape of rank " << stored.size()
+                         << " (the type's), found rank " << logical.size();
+  unsigned padded = 0;
+  for (auto [dim, size] : llvm::enumerate(logical.asArrayRef())) {
+    if (size < 1 || size > stored[dim])
+      return emitOpError() << "expected logical_shape dimension " << dim
+                           << " in [1, " << stored[dim]
+                           << "] (the stored size), found " << size;
+    padded += size != stored[dim];
+  }
+  if (padded > 1)
+    return emitOpError() << "expected a logical_shape that differs from the "
+                            "type in at most one dimension, found "
+                         << padded;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -597,6 +618,20 @@ double AttentionGradOp::getEffectiveScale() {
   return effectiveAttentionScale(getScale(), getQuery(), getHeads());
 }
 
+/// `classes`, when present, must be in [1, V] for logits of V columns.
+static LogicalResult checkClasses(std::optional<Location> loc, StringRef name,
+                                  IntegerAttr classes,
+                                  RankedTensorType logits) {
+  if (!classes)
+    return success();
+  int64_t columns = logits.getShape().back();
+  int64_t count = classes.getInt();
+  if (count < 1 || count > columns)
+    return inferError(loc, name, "expected classes in [1, ", columns,
+                      "] (the logits' last dimension), found ", count);
+  return success();
+}
+
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                                                std::optional<Location> loc,
                                                Adaptor adaptor,
@@ -619,6 +654,8 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                       ShapeStr{lt->getShape().drop_back()},
                       " (the logits without the class dimension), found ",
                       ShapeStr{tt->getShape()});
+  if (failed(checkClasses(loc, name, adaptor.getClassesAttr(), *lt)))
+    return failure();
   results.push_back(RankedTensorType::get({}, lt->getElementType()));
   return success();
 }
@@ -668,6 +705,8 @@ CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     return inferError(loc, name, "expected a rank-0 cotangent, found shape ",
                       ShapeStr{ct->getShape()});
   if (failed(checkSameElementType(loc, name, "logits and cotangent", *lt, *ct)))
+    return failure();
+  if (failed(checkClasses(loc, name, adaptor.getClassesAttr(), *lt)))
     return failure();
   results.push_back(*lt);
   return success();

@@ -164,7 +164,8 @@ LogicalResult crossEntropyRule(GradBuilder &gb, Operation *op, Cots cots,
                                Out &out) {
   auto ce = cast<CrossEntropyOp>(op);
   out.push_back(CrossEntropyGradOp::create(gb.b, gb.loc, ce.getLogits(),
-                                           ce.getTargets(), cots[0]));
+                                           ce.getTargets(), cots[0],
+                                           ce.getClassesAttr()));
   out.push_back(Value());
   return success();
 }

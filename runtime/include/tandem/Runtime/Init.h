@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace tandem::rng {
 
@@ -25,9 +26,15 @@ struct InitSpec {
   double a = 0.0;
   /// High bound (uniform).
   double b = 0.0;
+  /// Padding along one dimension (a vocabulary padded for the GEMMs): the
+  /// parameter, seen as [outer, padStored, padInner], holds the drawn
+  /// tensor [outer, padKept, padInner] at the same indices and zeros
+  /// elsewhere. padStored = 0: no padding.
+  uint64_t padInner = 1, padKept = 0, padStored = 0;
 
   bool operator==(const InitSpec &o) const {
-    return kind == o.kind && a == o.a && b == o.b;
+    return kind == o.kind && a == o.a && b == o.b && padInner == o.padInner &&
+           padKept == o.padKept && padStored == o.padStored;
   }
   bool operator!=(const InitSpec &o) const { return !(*this == o); }
 };
@@ -35,6 +42,13 @@ struct InitSpec {
 /// The random stream of a parameter: FNV-1a of its name. Keyed by name, not
 /// by position, so reordering or partitioning parameters changes nothing.
 uint64_t parameterStream(std::string_view name);
+
+/// Sets `spec`'s padding for a parameter of shape `stored` that draws the
+/// values of a tensor of shape `logical` (same rank, no larger, differing in
+/// at most one dimension); false, with `spec` unchanged, when the shapes do
+/// not fit that. Equal shapes mean no padding.
+bool setPadding(InitSpec &spec, const std::vector<int64_t> &stored,
+                const std::vector<int64_t> &logical);
 
 /// Element `index` of a parameter initialized by `spec` (computed in double).
 double initValue(const InitSpec &spec, uint64_t seed, uint64_t stream,

@@ -82,12 +82,16 @@ struct ParameterInfo {
   ElementType dtype = ElementType::F32;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;
+  /// The shape the initializer draws when the parameter is stored padded
+  /// (init's padding says where); empty when it is not.
+  std::vector<int64_t> logicalShape;
   rng::InitSpec init;
   bool updated = false;
   MemorySpace space = MemorySpace::Host;
 
   auto tie() const {
-    return std::tie(name, dtype, shape, bytes, init, updated, space);
+    return std::tie(name, dtype, shape, bytes, logicalShape, init, updated,
+                    space);
   }
 };
 

@@ -25,13 +25,32 @@ def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::M
     nn.parameter @wte : tensor<256x32xf32> = normal(0.02)
     nn.parameter @ln_f.bias : tensor<32xf32> = zeros
     ```
+
+    With `logical_shape`, the parameter is stored padded along one
+    dimension (`nn-pad-classes` pads a vocabulary to a GEMM-friendly size):
+    the initializer draws the values of a tensor of the logical shape, in
+    its row-major order, each at the same multi-index of the stored tensor,
+    and the padding is zero. The logical shape has the type's rank and
+    differs from it in at most one dimension, where it is smaller.
+
+    ```mlir
+    nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300, 32>}
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<NN_FloatTensor>:$type,
-                       NN_InitializerAttr:$init);
+                       NN_InitializerAttr:$init,
+                       OptionalAttr<DenseI64ArrayAttr>:$logical_shape);
   let assemblyFormat = [{
     $sym_name `:` $type `=` custom<Initializer>($init) attr-dict
   }];
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$sym_name, "::mlir::Type":$type,
+                   "InitializerAttr":$init), [{
+      build($_builder, $_state, $_builder.getStringAttr(sym_name),
+            ::mlir::TypeAttr::get(type), init, /*logical_shape=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
@@ -39,6 +58,12 @@ def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::M
     }
     /// Number of scalar elements in this parameter.
     int64_t getNumElements() { return getTensorType().getNumElements(); }
+    /// The shape its initializer draws: `logical_shape`, or the type's.
+    ::llvm::ArrayRef<int64_t> getDrawnShape() {
+      if (auto logical = getLogicalShapeAttr())
+        return logical.asArrayRef();
+      return getTensorType().getShape();
+    }
   }];
 }
 
@@ -488,15 +513,30 @@ def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
     `-log_softmax(logits)[target]` as a rank-0 tensor of the logits' element
     type.
 
+    With `classes` = C (1 ≤ C ≤ V), only the first C columns are classes:
+    the softmax runs over them, targets must lie in [0, C), and the other
+    V − C columns are padding that nothing reads (`nn-pad-classes` writes
+    it when it pads the vocabulary).
+
     ```mlir
     %loss = nn.cross_entropy %logits, %targets : tensor<8x16x256xf32>, tensor<8x16xi32> -> tensor<f32>
+    %padded = nn.cross_entropy %logits, %targets {classes = 250 : i64} : tensor<8x16x256xf32>, tensor<8x16xi32> -> tensor<f32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$logits, NN_IntTensor:$targets);
+  let arguments = (ins NN_FloatTensor:$logits, NN_IntTensor:$targets,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->`
     type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The number of classes: `classes`, or the logits' last dimension.
+    int64_t getClassCount() {
+      if (auto classes = getClassesAttr())
+        return classes.getInt();
+      return getLogits().getType().getShape().back();
+    }
   }];
 }
 
@@ -530,18 +570,28 @@ def NN_CrossEntropyGradOp : NN_Op<"cross_entropy_grad",
     cotangent `g` of the mean cross-entropy, returns
     `(softmax(logits) - onehot(targets)) · g / N` (N the number of
     positions), computed with the stable softmax that subtracts each row's
-    maximum.
+    maximum. With `classes` = C, as for `nn.cross_entropy`: the softmax runs
+    over the first C columns and the gradient of the padding columns is 0.
 
     ```mlir
     %dl = nn.cross_entropy_grad %logits, %targets, %g : tensor<8x16x256xf32>, tensor<8x16xi32>, tensor<f32> -> tensor<8x16x256xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$logits, NN_IntTensor:$targets,
-                       NN_FloatTensor:$cotangent);
+                       NN_FloatTensor:$cotangent,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $targets `,` $cotangent attr-dict `:` type($logits) `,`
     type($targets) `,` type($cotangent) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The number of classes: `classes`, or the logits' last dimension.
+    int64_t getClassCount() {
+      if (auto classes = getClassesAttr())
+        return classes.getInt();
+      return getLogits().getType().getShape().back();
+    }
   }];
 }
 

@@ -20,6 +20,35 @@ def NNDecomposeAttention : Pass<"nn-decompose-attention"> {
   let dependentDialects = ["::tandem::nn::NNDialect"];
 }
 
+def NNPadClasses : Pass<"nn-pad-classes", "::mlir::ModuleOp"> {
+  let summary = "Pads a vocabulary to a multiple for the GEMMs, masked out of "
+                "the loss";
+  let description = [{
+    A GPT's LM head is a GEMM with one dimension the vocabulary: 50257 for
+    GPT-2, odd, so its rows are misaligned for 16-byte loads and the GEMM
+    falls back to slow kernels. For every `nn.cross_entropy` whose class
+    count V is not a multiple of `multiple`, whose logits are an
+    `nn.matmul` used only by it, with a rank-2 parameter as the right-hand
+    side whose vocabulary dimension is V, the pass stores that parameter
+    padded to Vp = V rounded up to `multiple` along the vocabulary
+    dimension (`logical_shape` keeps V: the initializer draws the same
+    values, the padding is zero), widens the logits to Vp columns and
+    marks the loss `classes = V`, so the padding is no class: the softmax
+    skips it, and its logits' gradient, and thus the padding's gradient
+    and update, are zero.
+
+    The parameter may also be an `nn.embedding` table (a tied LM head, the
+    vocabulary its rows). A parameter read any other way, logits with
+    other users, and a loss that already has `classes` are left alone:
+    they train unpadded, as before.
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", /*default=*/"128",
+           "Pad the vocabulary to a multiple of this (1: leave it)">,
+  ];
+  let dependentDialects = ["::tandem::nn::NNDialect"];
+}
+
 def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let summary = "Derives a function returning the loss and every parameter's "
                 "gradient (reverse mode)";

@@ -1,0 +1,90 @@
+"""Checks a run with a padded vocabulary against the same run unpadded, for
+nn-pad-classes' lit tests:
+
+    check_padded.py UNPADDED.json PADDED.json UNPADDED.st PADDED.st NAME=DIM ...
+
+The two --log-json files must hold bitwise the same per-step losses. In the
+two --save-params files every tensor must be bitwise the same, except each
+NAME=DIM, padded along dimension DIM: its leading slice must be bitwise the
+unpadded tensor and the rest exactly zero (+0.0). Exits 1 on a mismatch.
+"""
+
+import json
+import struct
+import sys
+
+SIZES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + size])
+    body = data[8 + size :]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        tensors[name] = (entry["dtype"], entry["shape"], body[begin:end])
+    return tensors
+
+
+def unpad(tensor, shape, dim):
+    """The leading `shape` slice of a padded row-major tensor, and whether
+    every padding byte is zero."""
+    dtype, padded_shape, data = tensor
+    width = SIZES[dtype]
+    inner = width
+    for size in padded_shape[dim + 1 :]:
+        inner *= size
+    outer = 1
+    for size in padded_shape[:dim]:
+        outer *= size
+    kept, stored = shape[dim] * inner, padded_shape[dim] * inner
+    sliced, zero = bytearray(), True
+    for o in range(outer):
+        slab = data[o * stored : (o + 1) * stored]
+        sliced += slab[:kept]
+        zero = zero and not any(slab[kept:])
+    return bytes(sliced), zero
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 4:
+        sys.exit(__doc__)
+    failed = False
+    losses = [[s["loss"] for s in json.load(open(p))["steps"]] for p in args[:2]]
+    if losses[0] != losses[1] or not losses[0]:
+        print("losses differ: %s vs %s" % (losses[0], losses[1]))
+        failed = True
+    else:
+        print("%d losses bitwise equal" % len(losses[0]))
+    plain, padded = read(args[2]), read(args[3])
+    dims = dict((spec.split("=")[0], int(spec.split("=")[1])) for spec in args[4:])
+    if sorted(plain) != sorted(padded):
+        sys.exit("tensor names differ: %s vs %s" % (sorted(plain), sorted(padded)))
+    for name in sorted(plain):
+        a, b = plain[name], padded[name]
+        if name in dims:
+            if b[1][dims[name]] <= a[1][dims[name]]:
+                print("%s: not padded (%s vs %s)" % (name, a[1], b[1]))
+                failed = True
+                continue
+            data, zero = unpad(b, a[1], dims[name])
+            if data != a[2] or not zero:
+                print("%s: padded %s differs (slice equal: %s, padding zero: %s)"
+                      % (name, b[1], data == a[2], zero))
+                failed = True
+            else:
+                print("%s: %s -> %s, slice bitwise equal, padding zero" % (name, a[1], b[1]))
+        elif a != b:
+            print("%s differs" % name)
+            failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
