@@ -332,6 +332,31 @@ std::vector<Case> cases(const std::string &t) {
                     x, ty)
           .str();
   all.push_back(gradOne);
+  // A padded vocabulary: the first 300 of the 333 columns are classes, the
+  // rest no class (the softmax skips them, their gradient is 0; the
+  // evaluator's 0 is what the bound compares to). The bounds above hold.
+  InputRange classTargets = {-4.0, 4.0, 300};
+  Case padded = {
+      "cross_entropy_classes", "", Bound::Absolute, 48, classTargets, ty};
+  padded.scale = 16;
+  padded.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4xi32>) -> {1} {{\n"
+                    "  %y = nn.cross_entropy %x, %t {{classes = 300 : i64} "
+                    ": {0}, tensor<4xi32> -> {1}\n  return %y : {1}\n}\n",
+                    x, ty)
+          .str();
+  all.push_back(padded);
+  Case paddedGrad = {
+      "cross_entropy_grad_classes", "", Bound::Absolute, 48, classTargets, x};
+  paddedGrad.scale = 0.5;
+  paddedGrad.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4xi32>, %g: {1}) -> {0} {{\n"
+                    "  %y = nn.cross_entropy_grad %x, %t, %g {{classes = 300 "
+                    ": i64} : {0}, tensor<4xi32>, {1} -> {0}\n"
+                    "  return %y : {0}\n}\n",
+                    x, ty)
+          .str();
+  all.push_back(paddedGrad);
   // Embeddings: a gather (exact) and its gradient, each output the sum of
   // at most 36 rows in position order (f32): 38 units of the cotangent's
   // magnitudes.
