@@ -122,8 +122,8 @@ TEST(Init, PaddingKeepsTheDrawnValuesInPlace) {
         size_t rest = i;
         bool inside = true;
         for (size_t d = c.stored.size(); d-- > 0;) {
-          inside = inside && static_cast<int64_t>(rest % c.stored[d]) <
-                                 c.logical[d];
+          inside =
+              inside && static_cast<int64_t>(rest % c.stored[d]) < c.logical[d];
           rest /= c.stored[d];
         }
         if (inside)

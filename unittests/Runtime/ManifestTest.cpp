@@ -378,11 +378,11 @@ TEST(Manifest, FieldsAreChecked) {
   Manifest m = base();
   EXPECT_EQ(errorAfter(m, "\"dtype\":\"bf16\"", "\"dtype\":\"f4\""),
             "rank0.json: parameters[1]: unknown element type 'f4'");
-  EXPECT_EQ(errorAfter(m, "\"logical_shape\":[13,4]",
-                       "\"logical_shape\":[13,3]"),
-            "rank0.json: parameters[1]: logical_shape must have the shape's "
-            "rank, sizes in [1, the shape's], and differ from it in at most "
-            "one dimension");
+  EXPECT_EQ(
+      errorAfter(m, "\"logical_shape\":[13,4]", "\"logical_shape\":[13,3]"),
+      "rank0.json: parameters[1]: logical_shape must have the shape's "
+      "rank, sizes in [1, the shape's], and differ from it in at most "
+      "one dimension");
   EXPECT_EQ(errorAfter(m, "\"kind\": \"cpu\"", "\"kind\": \"tpu\""),
             "rank0.json: target: unknown target kind 'tpu'");
   EXPECT_EQ(errorAfter(m, "\"space\":\"device\"", "\"space\":\"disk\""),
