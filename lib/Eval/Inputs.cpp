@@ -21,10 +21,10 @@ std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
   for (Operation *user : argument.getUsers()) {
     if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
       if (embedding.getIds() == argument)
-        consider(embedding.getTable().getType().getShape()[0]);
+        consider(embedding.getRowCount());
     } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
       if (loss.getTargets() == argument)
-        consider(loss.getLogits().getType().getShape().back());
+        consider(loss.getClassCount());
     }
   }
   return bound;

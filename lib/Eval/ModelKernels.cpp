@@ -101,7 +101,8 @@ KernelResult embeddingKernel(const KernelCall &call) {
   const Tensor &table = *call.operands[0], &ids = *call.operands[1];
   if (table.rank() != 2)
     return opError(call.op, "table must be 2-D");
-  int64_t vocab = table.shape[0], dim = table.shape[1];
+  int64_t vocab = llvm::cast<nn::EmbeddingOp>(call.op).getRowCount();
+  int64_t dim = table.shape[1];
   Tensor result = resultTensor(call.op);
   for (int64_t i = 0; i < ids.numElements(); ++i) {
     double id = ids.data[i];
@@ -289,7 +290,8 @@ KernelResult crossEntropyKernel(const KernelCall &call) {
 KernelResult embeddingGradKernel(const KernelCall &call) {
   const Tensor &cotangent = *call.operands[0], &ids = *call.operands[1];
   Tensor result = resultTensor(call.op);
-  int64_t vocab = result.shape[0], dim = result.shape[1];
+  int64_t vocab = llvm::cast<nn::EmbeddingGradOp>(call.op).getRowCount();
+  int64_t dim = result.shape[1];
   for (int64_t i = 0; i < ids.numElements(); ++i) {
     double id = ids.data[i];
     if (!(id >= 0 && id < static_cast<double>(vocab)))

@@ -357,7 +357,7 @@ void RankLowering::noteInputUses(BlockArgument argument, int64_t input) {
     if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
       if (embedding.getIds() == argument) {
         roles |= kTokensRole;
-        vocabulary(embedding.getTable().getType().getShape()[0]);
+        vocabulary(embedding.getRowCount());
       }
     } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
       if (loss.getTargets() == argument) {

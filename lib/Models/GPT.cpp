@@ -34,7 +34,8 @@ public:
 
   Value embed(Value tokens) {
     Value wte = mb.param("wte", {config.vocab, d}, mb.normal(kInitStd));
-    Value tok = nn::EmbeddingOp::create(b, mb.loc("wte"), wte, tokens);
+    Value tok = nn::EmbeddingOp::create(b, mb.loc("wte"), wte, tokens,
+                                        /*rows=*/nullptr);
     // wpe has exactly `seq` rows, one per position, so it is added whole,
     // broadcasting over the batch.
     Value wpe = mb.param("wpe", {config.seq, d}, mb.normal(kInitStd));

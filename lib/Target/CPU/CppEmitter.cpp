@@ -449,7 +449,7 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
       })
       .Case([&](nn::EmbeddingOp embedding) {
         Value table = embedding.getTable(), ids = embedding.getIds();
-        int64_t vocab = tensorType(table).getShape()[0];
+        int64_t vocab = embedding.getRowCount();
         int64_t dim = tensorType(table).getShape()[1];
         os << "  for (int64_t i = 0; i < " << numElements(ids) << "; ++i) {\n";
         os << "    const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
@@ -464,7 +464,7 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
       .Case([&](nn::EmbeddingGradOp grad) {
         Value cot = grad.getCotangent(), ids = grad.getIds(),
               result = grad.getResult();
-        int64_t vocab = tensorType(result).getShape()[0];
+        int64_t vocab = grad.getRowCount();
         int64_t dim = tensorType(result).getShape()[1];
         // Sums in double in increasing position order, as the evaluator.
         os << "  {\n    double *acc = (double *)"

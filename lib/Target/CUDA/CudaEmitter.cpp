@@ -1311,7 +1311,7 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
   if (auto embedding = dyn_cast<nn::EmbeddingOp>(op)) {
     Value table = embedding->getOperand(0), ids = embedding->getOperand(1);
     Value result = embedding->getResult(0);
-    int64_t vocab = tensorOf(table).getShape()[0];
+    int64_t vocab = embedding.getRowCount();
     int64_t dim = tensorOf(table).getShape()[1];
     int64_t count = tensorOf(result).getNumElements();
     // A row per id; an id outside the vocabulary gives a row of NaN (the
@@ -1337,24 +1337,28 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
   // increasing order (a count, an exclusive scan and a fill, all
   // deterministic), then each output element sums its positions' rows in
   // that order, as the evaluator does. Ids outside the vocabulary add
-  // nothing.
-  Value cotangent = op->getOperand(0), ids = op->getOperand(1);
-  Value result = op->getResult(0);
+  // nothing; rows from `rows` on (a padded table's) list no positions.
+  auto grad = cast<nn::EmbeddingGradOp>(op);
+  Value cotangent = grad.getCotangent(), ids = grad.getIds();
+  Value result = grad.getResult();
   int64_t vocab = tensorOf(result).getShape()[0];
   int64_t dim = tensorOf(result).getShape()[1];
   int64_t positions = tensorOf(ids).getNumElements();
+  std::string scanned = std::to_string(positions);
+  if (grad.getRowCount() < vocab)
+    scanned = "(v < " + std::to_string(grad.getRowCount()) + " ? " + scanned +
+              " : 0)";
   std::string idType = storageOf(ids).str();
   std::string counts = allocateTemporary(8 * (vocab + 1));
   std::string list = allocateTemporary(8 * std::max<int64_t>(positions, 1));
   std::string head = "(TK_KERNEL_ARGS int64_t *__restrict__ o0, const " +
                      idType + " *__restrict__ i0) {\n";
   std::string loop = "  TK_PHASE\n" + gridStrideLoop("v", vocab);
-  std::string countText = head + "  // nn.embedding_grad: positions per id\n" +
-                          loop +
-                          "    int64_t c = 0;\n    for (int64_t p = 0; p < " +
-                          std::to_string(positions) +
-                          "; ++p)\n      c += tk_load(i0, p) == v;\n"
-                          "    o0[v + 1] = c;\n  }\n  TK_END_PHASE\n}\n";
+  std::string countText =
+      head + "  // nn.embedding_grad: positions per id\n" + loop +
+      "    int64_t c = 0;\n    for (int64_t p = 0; p < " + scanned +
+      "; ++p)\n      c += tk_load(i0, p) == v;\n"
+      "    o0[v + 1] = c;\n  }\n  TK_END_PHASE\n}\n";
   launchElements(addKernel(countText), vocab, {counts, pointers.lookup(ids)});
   // An exclusive scan of the counts by one block: each thread sums its
   // chunk of ids, thread 0 turns the chunks' sums into their starts, each
@@ -1392,8 +1396,7 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
       "i0, const " +
       idType +
       " *__restrict__ i1) {\n  // nn.embedding_grad: positions in order\n" +
-      loop + "    int64_t k = i0[v];\n    for (int64_t p = 0; p < " +
-      std::to_string(positions) +
+      loop + "    int64_t k = i0[v];\n    for (int64_t p = 0; p < " + scanned +
       "; ++p)\n      if (tk_load(i1, p) == v)\n        o0[k++] = p;\n  }\n"
       "  TK_END_PHASE\n}\n";
   launchElements(addKernel(fillText), vocab,

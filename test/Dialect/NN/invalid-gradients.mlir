@@ -77,3 +77,11 @@ func.func @cross_entropy_grad_classes(%l: tensor<2x5xf32>, %t: tensor<2xi32>, %g
   %0 = nn.cross_entropy_grad %l, %t, %g {classes = -1 : i64} : tensor<2x5xf32>, tensor<2xi32>, tensor<f32> -> tensor<2x5xf32>
   return
 }
+
+// -----
+
+func.func @embedding_grad_rows(%c: tensor<2x4xf32>, %ids: tensor<2xi32>) {
+  // expected-error@+1 {{'nn.embedding_grad' op expected rows in [1, 10] (the result's first dimension), found 11}}
+  %0 = nn.embedding_grad %c, %ids {rows = 11 : i64} : tensor<2x4xf32>, tensor<2xi32> -> tensor<10x4xf32>
+  return
+}

@@ -256,6 +256,24 @@ func.func @embedding_wrong_result(%t: tensor<256x32xf32>, %ids: tensor<8x16xi32>
 
 // -----
 
+func.func @embedding_rows_zero(%t: tensor<256x32xf32>, %ids: tensor<8xi32>) {
+  // expected-error@+2 {{'nn.embedding' op expected rows in [1, 256] (the table's first dimension), found 0}}
+  // expected-error@+1 {{'nn.embedding' op failed to infer returned types}}
+  %0 = nn.embedding %t, %ids {rows = 0 : i64} : tensor<256x32xf32>, tensor<8xi32> -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_rows_too_many(%t: tensor<256x32xf32>, %ids: tensor<8xi32>) {
+  // expected-error@+2 {{'nn.embedding' op expected rows in [1, 256] (the table's first dimension), found 257}}
+  // expected-error@+1 {{'nn.embedding' op failed to infer returned types}}
+  %0 = nn.embedding %t, %ids {rows = 257 : i64} : tensor<256x32xf32>, tensor<8xi32> -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
 // Integer ids are an operand constraint, checked before inference.
 func.func @embedding_float_ids(%t: tensor<256x32xf32>, %ids: tensor<8xf32>) {
   // expected-error@+1 {{'nn.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}

@@ -12,17 +12,18 @@
 // CHECK: nn.parameter @wte : tensor<384x8xf32> = normal(2.000000e-02) {logical_shape = array<i64: 300, 8>}
 // CHECK: func.func @forward
 // CHECK: %[[E:.*]] = nn.param @wte : tensor<384x8xf32>
-// CHECK: nn.embedding %[[E]], %{{.*}} : tensor<384x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+// CHECK: nn.embedding %[[E]], %{{.*}} {rows = 300 : i64} : tensor<384x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
 // CHECK: %[[H:.*]] = nn.param @wte : tensor<384x8xf32>
 // CHECK: %[[L:.*]] = nn.matmul %{{.*}}, %[[H]] {transpose_rhs} : tensor<2x4x8xf32>, tensor<384x8xf32> -> tensor<2x4x384xf32>
 // CHECK: nn.cross_entropy %[[L]], %{{.*}} {classes = 300 : i64} : tensor<2x4x384xf32>, tensor<2x4xi32> -> tensor<f32>
 // ONE-LABEL: module
 // ONE: nn.parameter @wte : tensor<300x8xf32> = normal(2.000000e-02){{$}}
+// ONE: nn.embedding %{{.*}}, %{{.*}} : tensor<300x8xf32>
 // ONE: nn.cross_entropy %{{.*}}, %{{.*}} : tensor<2x4x300xf32>
 // The gradient keeps the class count.
 // GRAD-LABEL: module
 // GRAD: nn.cross_entropy_grad %{{.*}} {classes = 300 : i64{{.*}}} : tensor<2x4x384xf32>, tensor<2x4xi32>, tensor<f32> -> tensor<2x4x384xf32>
-// GRAD: nn.embedding_grad {{.*}} -> tensor<384x8xf32>
+// GRAD: nn.embedding_grad {{.*}}rows = 300 : i64} : {{.*}} -> tensor<384x8xf32>
 // ZERO: error: nn-pad-classes: multiple must be at least 1, found 0
 module {
   nn.parameter @wte : tensor<300x8xf32> = normal(0.02)

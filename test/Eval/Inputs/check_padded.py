@@ -2,11 +2,14 @@
 nn-pad-classes' lit tests:
 
     check_padded.py UNPADDED.json PADDED.json UNPADDED.st PADDED.st NAME=DIM ...
+    check_padded.py --padding PADDED.st NAME=DIM:KEPT ...
 
 The two --log-json files must hold bitwise the same per-step losses. In the
 two --save-params files every tensor must be bitwise the same, except each
 NAME=DIM, padded along dimension DIM: its leading slice must be bitwise the
-unpadded tensor and the rest exactly zero (+0.0). Exits 1 on a mismatch.
+unpadded tensor and the rest exactly zero (+0.0). With --padding, only
+that: each NAME, padded along DIM, holds exactly zero past its first KEPT
+entries there. Exits 1 on a mismatch.
 """
 
 import json
@@ -51,8 +54,29 @@ def unpad(tensor, shape, dim):
     return bytes(sliced), zero
 
 
+def check_padding(path, specs):
+    """The --padding mode: the padding of each NAME=DIM:KEPT is zero."""
+    tensors = read(path)
+    failed = False
+    for spec in specs:
+        name, rest = spec.split("=")
+        dim, kept = (int(word) for word in rest.split(":"))
+        if name not in tensors:
+            sys.exit("%s: no tensor %s" % (path, name))
+        shape = list(tensors[name][1])
+        if not 0 <= dim < len(shape) or not 0 < kept < shape[dim]:
+            sys.exit("%s: %s %s is not padded past %d along %d" % (path, name, shape, kept, dim))
+        logical = shape[:dim] + [kept] + shape[dim + 1 :]
+        _, zero = unpad(tensors[name], logical, dim)
+        print("%s: padding %s" % (name, "zero" if zero else "NOT zero"))
+        failed = failed or not zero
+    sys.exit(1 if failed else 0)
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--padding"] and len(args) >= 3:
+        check_padding(args[1], args[2:])
     if len(args) < 4:
         sys.exit(__doc__)
     failed = False

@@ -35,6 +35,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -379,6 +380,26 @@ std::vector<Case> cases(const std::string &t) {
                     table, rows)
           .str();
   all.push_back(scatter);
+  // The same over a padded table: 30 of its 37 rows are the vocabulary
+  // (the ids are drawn in [0, 30); the gradient's last 7 rows are zero).
+  Case paddedGather = {"embedding_rows", "",  Bound::Exact, 0,
+                       {-2.0, 2.0, 30},  rows};
+  paddedGather.function =
+      llvm::formatv("(%x: {0}, %t: tensor<4x9xi32>) -> {1} {{\n"
+                    "  %y = nn.embedding %x, %t {{rows = 30 : i64} : {0}, "
+                    "tensor<4x9xi32> -> {1}\n  return %y : {1}\n}\n",
+                    table, rows)
+          .str();
+  all.push_back(paddedGather);
+  Case paddedScatter = {"embedding_grad_rows", "",   Bound::SumOfMagnitudes, 38,
+                        {-2.0, 2.0, 30},       table};
+  paddedScatter.function =
+      llvm::formatv("(%x: {1}, %t: tensor<4x9xi32>) -> {0} {{\n"
+                    "  %y = nn.embedding_grad %x, %t {{rows = 30 : i64} : "
+                    "{1}, tensor<4x9xi32> -> {0}\n  return %y : {0}\n}\n",
+                    table, rows)
+          .str();
+  all.push_back(paddedScatter);
   // A vocabulary of 600 ids: the scan of the counts gives each of the
   // block's 256 threads a chunk of 3 ids (the last threads none); 40
   // positions, at most 40 rows per id: 42 units.
@@ -685,6 +706,31 @@ double halfUlp(double value, mlir::Type type) {
   return std::ldexp(0.5, exponent - precision + 1);
 }
 
+/// Runs function `name` of `loaded` on `inputs` (packed arguments, then
+/// parameters) into `results` (sized by the caller); the entry's status.
+int runEmulated(cpu::testing::Library &loaded, const std::string &name,
+                std::vector<std::vector<char>> &inputs,
+                std::vector<std::vector<char>> &results) {
+  std::string symbol = lowering::entrySymbol(name);
+  auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
+  auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
+      loaded.lookup(symbol + "_scratch_bytes"));
+  if (!entry || !scratchBytes) {
+    ADD_FAILURE() << "no entry point " << symbol;
+    return -1;
+  }
+  std::vector<const void *> argPointers;
+  for (auto &bytes : inputs)
+    argPointers.push_back(bytes.data());
+  std::vector<void *> resultPointers;
+  for (auto &bytes : results)
+    resultPointers.push_back(bytes.data());
+  std::vector<char> scratch(scratchBytes() + 1);
+  tandem_fragment_context ctx = {};
+  ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
+  return entry(&ctx, argPointers.data(), resultPointers.data(), scratch.data());
+}
+
 class EmulationTest : public ::testing::TestWithParam<std::string> {};
 
 // Every op the emitter claims is run by a case (nn.cast by the bf16 and
@@ -740,30 +786,15 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     ASSERT_TRUE(static_cast<bool>(expected))
         << llvm::toString(expected.takeError());
 
-    std::string symbol = lowering::entrySymbol(c.name);
-    auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
-    auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
-        loaded.lookup(symbol + "_scratch_bytes"));
-    ASSERT_TRUE(entry && scratchBytes);
     std::vector<std::vector<char>> inputs;
-    std::vector<const void *> argPointers;
     for (const eval::Tensor &arg : args)
       inputs.push_back(pack(arg));
     for (const auto &[name, type] : c.parameters)
       inputs.push_back(pack(parameters[name]));
-    for (auto &bytes : inputs)
-      argPointers.push_back(bytes.data());
     std::vector<std::vector<char>> resultBytes;
-    std::vector<void *> results;
     for (const eval::Tensor &want : *expected)
       resultBytes.push_back(std::vector<char>(pack(want).size()));
-    for (auto &bytes : resultBytes)
-      results.push_back(bytes.data());
-    std::vector<char> scratch(scratchBytes() + 1);
-    tandem_fragment_context ctx = {};
-    ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
-    ASSERT_EQ(entry(&ctx, argPointers.data(), results.data(), scratch.data()),
-              0);
+    ASSERT_EQ(runEmulated(loaded, c.name, inputs, resultBytes), 0);
 
     double magnitudes = 0;
     for (double v : args[0].data)
@@ -806,3 +837,55 @@ INSTANTIATE_TEST_SUITE_P(Types, EmulationTest,
                          ::testing::Values("f32", "bf16", "f16"));
 
 } // namespace
+
+// Ids in a padded table's rows are outside the vocabulary (rows = 3 of 5):
+// the gather gives them NaN rows, and the gradient adds nothing for them,
+// so the padding's gradient is exactly zero and the real rows sum only
+// their own positions.
+TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
+  const char *text =
+      "func.func @gather(%x: tensor<5x2xf32>, %t: tensor<4xi32>) -> "
+      "tensor<4x2xf32> {\n"
+      "  %y = nn.embedding %x, %t {rows = 3 : i64} : tensor<5x2xf32>, "
+      "tensor<4xi32> -> tensor<4x2xf32>\n  return %y : tensor<4x2xf32>\n}\n"
+      "func.func @scatter(%x: tensor<4x2xf32>, %t: tensor<4xi32>) -> "
+      "tensor<5x2xf32> {\n"
+      "  %y = nn.embedding_grad %x, %t {rows = 3 : i64} : tensor<4x2xf32>, "
+      "tensor<4xi32> -> tensor<5x2xf32>\n  return %y : tensor<5x2xf32>\n}\n";
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  auto bytesOf = [](auto values) {
+    std::vector<char> bytes(sizeof(values));
+    std::memcpy(bytes.data(), &values, sizeof(values));
+    return bytes;
+  };
+  auto floatsOf = [](const std::vector<char> &bytes) {
+    std::vector<float> values(bytes.size() / 4);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  };
+  // Ids 1 and 2 are words; 3 and 4 are padding rows.
+  std::array<int32_t, 4> ids = {2, 3, 1, 4};
+  std::array<float, 10> table = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  std::vector<std::vector<char>> inputs = {bytesOf(table), bytesOf(ids)};
+  std::vector<std::vector<char>> gathered = {std::vector<char>(4 * 2 * 4)};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "gather", inputs, gathered), 0);
+  std::vector<float> rows = floatsOf(gathered[0]);
+  EXPECT_EQ(rows[0], 5.0f);
+  EXPECT_EQ(rows[1], 6.0f);
+  EXPECT_TRUE(std::isnan(rows[2]) && std::isnan(rows[3]));
+  EXPECT_EQ(rows[4], 3.0f);
+  EXPECT_TRUE(std::isnan(rows[6]) && std::isnan(rows[7]));
+
+  std::array<float, 8> cotangent = {1, 2, 10, 20, 100, 200, 1000, 2000};
+  inputs = {bytesOf(cotangent), bytesOf(ids)};
+  std::vector<std::vector<char>> scattered = {std::vector<char>(5 * 2 * 4)};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "scatter", inputs, scattered),
+            0);
+  EXPECT_EQ(floatsOf(scattered[0]),
+            (std::vector<float>{0, 0, 100, 200, 1, 2, 0, 0, 0, 0}));
+}

@@ -509,6 +509,10 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   if (!it->getElementType().isSignlessInteger())
     return inferError(loc, name, "expected integer ids, found element type ",
                       it->getElementType());
+  if (auto rows = adaptor.getRowsAttr();
+      rows && (rows.getInt() < 1 || rows.getInt() > tt->getShape()[0]))
+    return inferError(loc, name, "expected rows in [1, ", tt->getShape()[0],
+                      "] (the table's first dimension), found ", rows.getInt());
   SmallVector<int64_t> shape(it->getShape());
   shape.push_back(tt->getShape()[1]);
   results.push_back(RankedTensorType::get(shape, tt->getElementType()));
@@ -680,6 +684,11 @@ LogicalResult EmbeddingGradOp::verify() {
                          << " (the ids' shape and the table's dimension), "
                             "found "
                          << ShapeStr{ct.getShape()};
+  if (auto rows = getRowsAttr();
+      rows && (rows.getInt() < 1 || rows.getInt() > rt.getShape()[0]))
+    return emitOpError() << "expected rows in [1, " << rt.getShape()[0]
+                         << "] (the result's first dimension), found "
+                         << rows.getInt();
   return success();
 }
 

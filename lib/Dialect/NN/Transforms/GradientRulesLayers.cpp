@@ -154,7 +154,8 @@ LogicalResult embeddingRule(GradBuilder &gb, Operation *op, Cots cots,
                             Out &out) {
   auto emb = cast<EmbeddingOp>(op);
   out.push_back(EmbeddingGradOp::create(gb.b, gb.loc, emb.getTable().getType(),
-                                        cots[0], emb.getIds()));
+                                        cots[0], emb.getIds(),
+                                        emb.getRowsAttr()));
   out.push_back(Value());
   return success();
 }
@@ -175,7 +176,8 @@ LogicalResult crossEntropyRule(GradBuilder &gb, Operation *op, Cots cots,
 LogicalResult embeddingGradRule(GradBuilder &gb, Operation *op, Cots cots,
                                 Out &out) {
   auto eg = cast<EmbeddingGradOp>(op);
-  out.push_back(EmbeddingOp::create(gb.b, gb.loc, cots[0], eg.getIds()));
+  out.push_back(EmbeddingOp::create(gb.b, gb.loc, cots[0], eg.getIds(),
+                                    eg.getRowsAttr()));
   out.push_back(Value());
   return success();
 }

@@ -32,6 +32,7 @@ struct Padding {
   /// class count (the parameter's size there).
   int64_t dim = -1, classes = 0;
   SmallVector<ParamOp> reads;
+  SmallVector<EmbeddingOp> embeddings;
   SmallVector<MatmulOp> products;
   SmallVector<CrossEntropyOp> losses;
   /// A use that padding would change the meaning of.
@@ -61,8 +62,10 @@ void classify(ParamOp read, Padding &padding) {
     Operation *user = use.getOwner();
     if (auto embedding = dyn_cast<EmbeddingOp>(user);
         embedding && use.getOperandNumber() == 0) {
-      // Ids index the rows; the padded rows are never read.
+      // Ids index the rows; told the vocabulary, the embedding rejects
+      // ids of the padded rows.
       agree(0);
+      padding.embeddings.push_back(embedding);
       continue;
     }
     auto product = dyn_cast<MatmulOp>(user);
@@ -145,6 +148,9 @@ struct PadClassesPass : tandem::nn::impl::NNPadClassesBase<PadClassesPass> {
           RankedTensorType::get(logits, product.getType().getElementType()));
       loss.setClasses(classes);
     }
+    for (EmbeddingOp embedding : padding.embeddings)
+      if (!embedding.getRows())
+        embedding.setRows(classes);
     return success();
   }
 };

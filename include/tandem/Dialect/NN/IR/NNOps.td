@@ -432,14 +432,29 @@ def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
     rows `table[ids]` with shape S×D. Ids outside [0, V) are an error at run
     time.
 
+    With `rows` = R (1 ≤ R ≤ V), only the first R rows are the vocabulary:
+    ids must lie in [0, R), and the other V − R rows are padding that no id
+    reads (`nn-pad-classes` writes it when it pads a table that is also an
+    LM head).
+
     ```mlir
     %x = nn.embedding %wte, %tokens : tensor<256x32xf32>, tensor<8x16xi32> -> tensor<8x16x32xf32>
+    %y = nn.embedding %padded, %tokens {rows = 250 : i64} : tensor<256x32xf32>, tensor<8x16xi32> -> tensor<8x16x32xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$table, NN_IntTensor:$ids);
+  let arguments = (ins NN_FloatTensor:$table, NN_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$rows);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The vocabulary: `rows`, or the table's first dimension.
+    int64_t getRowCount() {
+      if (auto rows = getRowsAttr())
+        return rows.getInt();
+      return getTable().getType().getShape()[0];
+    }
   }];
 }
 
@@ -548,16 +563,27 @@ def NN_EmbeddingGradOp : NN_Op<"embedding_grad", [Pure]> {
     table (V from the result type) whose row v is the sum of the cotangent
     rows at the positions where `ids` equals v, added in increasing
     row-major position order. Ids outside [0, V) are an error at run time.
+    With `rows` = R, as for `nn.embedding`: ids must lie in [0, R) and the
+    rows from R on are zero.
 
     ```mlir
     %dw = nn.embedding_grad %dx, %tokens : tensor<8x16x32xf32>, tensor<8x16xi32> -> tensor<256x32xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$cotangent, NN_IntTensor:$ids);
+  let arguments = (ins NN_FloatTensor:$cotangent, NN_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$rows);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $cotangent `,` $ids attr-dict `:` type($cotangent) `,` type($ids) `->`
     type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The vocabulary: `rows`, or the result's first dimension.
+    int64_t getRowCount() {
+      if (auto rows = getRowsAttr())
+        return rows.getInt();
+      return getType().getShape()[0];
+    }
   }];
   let hasVerifier = 1;
 }

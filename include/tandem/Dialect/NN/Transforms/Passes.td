@@ -38,7 +38,8 @@ def NNPadClasses : Pass<"nn-pad-classes", "::mlir::ModuleOp"> {
     and update, are zero.
 
     The parameter may also be an `nn.embedding` table (a tied LM head, the
-    vocabulary its rows). A parameter read any other way, logits with
+    vocabulary its rows); the pass marks the embedding `rows = V`, so an id
+    in the padding is an error, as it was before. A parameter read any other way, logits with
     other users, and a loss that already has `classes` are left alone:
     they train unpadded, as before.
   }];
