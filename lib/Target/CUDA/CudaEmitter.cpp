@@ -55,6 +55,19 @@ constexpr uint64_t kScratchAlignment = 256;
 /// Enough blocks to fill any GPU the target supports; the grid-stride loop
 /// covers larger tensors.
 constexpr int64_t kMaxBlocks = 8192;
+/// A reduction whose outputs alone would not fill the GPU splits its
+/// reduced range into chunks reduced in parallel, then sums each output's
+/// chunk partials in order (FunctionEmitter::emitReduction): rows of at
+/// least kSplitRowLength elements when fewer than kSplitRowsBelow rows (a
+/// row is one block), columns of more than 2 · kColumnChunk terms when
+/// fewer than kSplitColumnsBelow outputs (a column is one thread).
+constexpr int64_t kSplitRowsBelow = 64;
+constexpr int64_t kSplitRowLength = 32768;
+/// Elements of a row per block of the first pass.
+constexpr int64_t kRowChunk = 8192;
+constexpr int64_t kSplitColumnsBelow = 16384;
+/// Terms of a column per thread of the first pass.
+constexpr int64_t kColumnChunk = 64;
 /// The attention kernels keep a head's row in registers (AttentionPrelude.h).
 constexpr int64_t kMaxAttentionHeadDim = 256;
 
@@ -536,6 +549,10 @@ private:
   /// A reduction alone: one block per row when it reduces the trailing
   /// dimensions, else one thread per output combining in row-major order.
   void emitReduction(Operation *op);
+  /// A row reduction of few long rows in two passes (kSplitRowsBelow).
+  void emitSplitRows(Operation *op, int64_t rows, int64_t n,
+                     const std::string &combine, const std::string &init,
+                     const std::string &finish);
   /// One block per row: the passes' statistics, then `output` (an
   /// expression of x, the statistics s<k> and the per-column operands p<i>)
   /// for every element, or with `perRow` once per row.
@@ -981,28 +998,48 @@ void FunctionEmitter::emitReduction(Operation *op) {
                           llvm::seq<int64_t>(rank - reducedDims.size(), rank));
   std::string finish =
       mean ? "tk_acc / " + floatLiteral(static_cast<float>(reduced)) : "tk_acc";
-  if (rows) {
+  if (rows && !(outputs < kSplitRowsBelow && reduced >= kSplitRowLength)) {
     emitRowKernel(op, {{combine, init, "x", finish}}, "s0", /*perRow=*/true);
     return;
   }
+  if (rows) {
+    emitSplitRows(op, outputs, reduced, combine, init, finish);
+    return;
+  }
+  // Columns: one thread per output (and chunk of the reduced range, when
+  // split), its inputs in row-major order; adjacent threads read adjacent
+  // elements.
+  bool split = outputs < kSplitColumnsBelow && reduced > 2 * kColumnChunk;
+  int64_t chunks = split ? (reduced + kColumnChunk - 1) / kColumnChunk : 1;
+  int64_t chunk = split ? kColumnChunk : reduced;
+  std::string partials =
+      split ? allocateTemporary(4 * static_cast<uint64_t>(outputs * chunks))
+            : "";
   llvm::SmallVector<int64_t> strides = tandem::lowering::rowMajorStrides(shape);
   std::string text;
   llvm::raw_string_ostream b(text);
-  b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
-    << storageOf(input) << " *__restrict__ i0) {\n";
+  b << "(TK_KERNEL_ARGS "
+    << (split ? std::string("float") : storageOf(result).str())
+    << " *__restrict__ o0, const " << storageOf(input)
+    << " *__restrict__ i0) {\n";
   b << "  // " << op->getName() << ": " << outputs << " outputs of " << reduced
-    << " strided inputs\n";
-  // One thread per output, its inputs in row-major order; adjacent threads
-  // read adjacent elements.
-  b << "  TK_PHASE\n"
-    << gridStrideLoop("o", outputs) << "    int64_t tk_r = o, tk_base = 0;\n";
+    << " strided inputs";
+  if (split)
+    b << ", partials of " << chunks << " chunks";
+  b << "\n  TK_PHASE\n"
+    << gridStrideLoop("tk_g", outputs * chunks)
+    << "    const int64_t o = tk_g % " << outputs << ", tk_first = (tk_g / "
+    << outputs << ") * " << chunk << ";\n"
+    << "    const int64_t tk_end = tk_first + " << chunk << " < " << reduced
+    << " ? tk_first + " << chunk << " : " << reduced << ";\n"
+    << "    int64_t tk_r = o, tk_base = 0;\n";
   for (int64_t k = static_cast<int64_t>(keptDims.size()) - 1; k >= 0; --k) {
     int64_t d = keptDims[k];
     b << "    tk_base += (tk_r % " << shape[d] << ") * " << strides[d]
       << ";\n    tk_r /= " << shape[d] << ";\n";
   }
   b << "    float tk_acc = " << init << ";\n"
-    << "    for (int64_t j = 0; j < " << reduced << "; ++j) {\n"
+    << "    for (int64_t j = tk_first; j < tk_end; ++j) {\n"
     << "      int64_t tk_q = j, tk_offset = tk_base;\n";
   for (int64_t k = static_cast<int64_t>(reducedDims.size()) - 1; k >= 0; --k) {
     int64_t d = reducedDims[k];
@@ -1011,11 +1048,95 @@ void FunctionEmitter::emitReduction(Operation *op) {
   }
   b << "      tk_acc = " << combine
     << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
+    << "    }\n";
+  if (split)
+    b << "    o0[tk_g] = tk_acc;\n";
+  else
+    b << "    tk_store(o0, tk_g, " << finish << ");\n";
+  b << "  }\n  TK_END_PHASE\n}\n";
+  launchElements(
+      addKernel(text), outputs * chunks,
+      {split ? partials : outputBuffer(result), pointers.lookup(input)});
+  if (!split)
+    return;
+  // Each output's partials, chunk by chunk.
+  std::string sum;
+  llvm::raw_string_ostream c(sum);
+  c << "(TK_KERNEL_ARGS " << storageOf(result)
+    << " *__restrict__ o0, const float *__restrict__ i0) {\n"
+    << "  // " << op->getName() << ": " << outputs << " outputs of " << chunks
+    << " partials\n  TK_PHASE\n"
+    << gridStrideLoop("o", outputs) << "    float tk_acc = " << init << ";\n"
+    << "    for (int64_t p = 0; p < " << chunks << "; ++p)\n"
+    << "      tk_acc = " << combine << "::apply(tk_acc, i0[p * " << outputs
+    << " + o]);\n"
+    << "    tk_store(o0, o, " << finish << ");\n  }\n  TK_END_PHASE\n}\n";
+  launchElements(addKernel(sum), outputs, {outputBuffer(result), partials});
+}
+
+void FunctionEmitter::emitSplitRows(Operation *op, int64_t rows, int64_t n,
+                                    const std::string &combine,
+                                    const std::string &init,
+                                    const std::string &finish) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  int64_t chunks = (n + kRowChunk - 1) / kRowChunk;
+  std::string partials =
+      allocateTemporary(4 * static_cast<uint64_t>(rows * chunks));
+  // First pass: a block per chunk of kRowChunk elements of a row, reduced
+  // as a row kernel reduces its row (a strided partial per thread, the
+  // warp butterfly, thread 0 over the warps in order).
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  b << "(TK_KERNEL_ARGS float *__restrict__ o0, const " << storageOf(input)
+    << " *__restrict__ i0) {\n"
+    << "  // " << op->getName() << ": " << rows << " rows of " << n << ", "
+    << chunks << " chunks each\n"
+    << "  TK_LOCAL(float, tk_v);\n"
+    << "  TK_SHARED(float, tk_warps, " << tandem::cuda::kBlockSize / 32
+    << ");\n"
+    << "  for (int64_t tk_b = TK_BLOCK; tk_b < " << rows * chunks
+    << "; tk_b += TK_GRID_DIM) {\n"
+    << "    const int64_t row = tk_b / " << chunks << ", tk_first = (tk_b % "
+    << chunks << ") * " << kRowChunk << ";\n"
+    << "    const int64_t tk_end = tk_first + " << kRowChunk << " < " << n
+    << " ? tk_first + " << kRowChunk << " : " << n << ";\n"
+    << "    TK_PHASE\n"
+    << "    float tk_acc = " << init << ";\n"
+    << "    for (int64_t j = tk_first + TK_THREAD; j < tk_end; j += "
+       "TK_BLOCK_DIM)\n"
+    << "      tk_acc = " << combine << "::apply(tk_acc, tk_load(i0, row * " << n
+    << " + j));\n"
+    << "    TK_AT(tk_v) = tk_acc;\n"
+    << "    TK_END_PHASE\n"
+    << "    TK_WARP_REDUCE(tk_v, " << combine << ");\n"
+    << "    TK_PHASE\n"
+    << "    if (TK_THREAD % 32 == 0)\n"
+    << "      tk_warps[TK_THREAD / 32] = TK_AT(tk_v);\n"
+    << "    TK_END_PHASE\n"
+    << "    TK_PHASE\n"
+    << "    if (TK_THREAD == 0) {\n"
+    << "      float tk_acc = tk_warps[0];\n"
+    << "      for (int64_t w = 1; w < TK_BLOCK_DIM / 32; ++w)\n"
+    << "        tk_acc = " << combine << "::apply(tk_acc, tk_warps[w]);\n"
+    << "      o0[tk_b] = tk_acc;\n"
     << "    }\n"
-    << "    tk_store(o0, o, " << finish << ");\n"
-    << "  }\n  TK_END_PHASE\n}\n";
-  std::string name = addKernel(text);
-  launchElements(name, outputs, {outputBuffer(result), pointers.lookup(input)});
+    << "    TK_END_PHASE\n"
+    << "  }\n}\n";
+  launch(addKernel(text), std::min<int64_t>(rows * chunks, kMaxBlocks),
+         {partials, pointers.lookup(input)});
+  // Second pass: each row's partials as a row of their own, the reduction
+  // finished there (a mean divides by n).
+  RowKernel k;
+  k.title = op->getName().getStringRef().str() + " partials";
+  k.inputs.push_back({"float", partials});
+  k.rows = rows;
+  k.n = chunks;
+  k.passes.push_back({combine, init, "x", finish});
+  k.output = "s0";
+  k.perRow = true;
+  k.outputType = storageOf(result).str();
+  k.outputPointer = outputBuffer(result);
+  emitRows(k);
 }
 
 void FunctionEmitter::emitRows(const RowKernel &k) {

@@ -168,6 +168,32 @@ std::vector<Case> cases(const std::string &t) {
   reduce("reduce_mean", "0, 1", "tensor<1x1x" + t + ">", 20, 1332, true);
   reduce("reduce_max", "1", col, 0, 1);
   reduce("reduce_max", "0", row, 0, 1);
+  // Split reductions (two passes): 3 rows of 40000 take 5 chunks of 8192
+  // per row, each a row kernel's tree (32 + 5 + 7), then the partials'
+  // (1 + 5 + 7): 57 (+2). 24 columns of 1000 terms take 16 chunks of 64
+  // terms, then the 16 partials: 80 (+2).
+  auto split = [&](const char *op, const std::string &from, const char *axes,
+                   const std::string &to, double units, int64_t terms) {
+    Case c = {std::string(op) + "_split_" + (axes[0] == '1' ? "rows" : "cols"),
+              "",
+              units == 0 ? Bound::Exact : Bound::SumOfMagnitudes,
+              units,
+              {},
+              to,
+              terms};
+    c.function = llvm::formatv("(%x: {0}) -> {1} {{\n"
+                               "  %y = nn.{2} %x [{3}] : {0} -> {1}\n"
+                               "  return %y : {1}\n}\n",
+                               from, to, op, axes)
+                     .str();
+    all.push_back(c);
+  };
+  std::string longRows = "tensor<3x40000x" + t + ">",
+              manyTerms = "tensor<1000x24x" + t + ">";
+  split("reduce_sum", longRows, "1", "tensor<3x" + t + ">", 59, 1);
+  split("reduce_max", longRows, "1", "tensor<3x" + t + ">", 0, 1);
+  split("reduce_mean", manyTerms, "0", "tensor<24x" + t + ">", 82, 1000);
+  split("reduce_max", manyTerms, "0", "tensor<24x" + t + ">", 0, 1);
   // Row kernels along the last dimension (rows of 333: a combining tree of
   // depth d = 2 + 5 + 7 = 14 per pass). softmax e^{x-m}/s for x in [-4, 4]:
   // x - m rounds with at most 8 units absolute, so e^{x-m} carries 8 + 4
