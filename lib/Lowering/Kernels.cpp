@@ -30,6 +30,7 @@ constexpr llvm::StringLiteral kKernelAttr = "nn.kernel";
 constexpr llvm::StringLiteral kGemmAttr = "nn.kernel_gemm";
 constexpr llvm::StringLiteral kRowAttr = "nn.kernel_row";
 constexpr llvm::StringLiteral kInPlaceAttr = "nn.in_place";
+constexpr llvm::StringLiteral kAccumulatedAttr = "nn.accumulated";
 
 bool isElementwise(Operation *op) {
   return op->hasTrait<nn::ElementwiseKernel>();
@@ -575,4 +576,37 @@ tandem::lowering::readKernels(Operation *function) {
            << "'" << kInPlaceAttr << "' must be an array<i64>";
   }
   return std::optional<KernelPlan>(std::move(plan));
+}
+
+void tandem::lowering::recordAccumulated(Operation *function,
+                                         llvm::ArrayRef<int64_t> results) {
+  if (results.empty()) {
+    function->removeAttr(kAccumulatedAttr);
+    return;
+  }
+  function->setAttr(kAccumulatedAttr,
+                    DenseI64ArrayAttr::get(function->getContext(), results));
+}
+
+FailureOr<llvm::SmallVector<int64_t>>
+tandem::lowering::readAccumulated(Operation *function) {
+  llvm::SmallVector<int64_t> results;
+  Attribute attr = function->getAttr(kAccumulatedAttr);
+  if (!attr)
+    return results;
+  auto indices = dyn_cast<DenseI64ArrayAttr>(attr);
+  auto callable = dyn_cast<FunctionOpInterface>(function);
+  if (!indices || !callable)
+    return function->emitError()
+           << kAccumulatedAttr << " must be an array of result indices";
+  int64_t count = static_cast<int64_t>(callable.getResultTypes().size());
+  for (int64_t index : indices.asArrayRef()) {
+    if (index < 0 || index >= count ||
+        (!results.empty() && index <= results.back()))
+      return function->emitError()
+             << kAccumulatedAttr << " holds " << index
+             << ", which is no result of the function or out of order";
+    results.push_back(index);
+  }
+  return results;
 }

@@ -243,6 +243,10 @@ public:
   RankLowering(RankUnit unit) : unit(unit), table(unit.program) {}
 
   LogicalResult analyze();
+  /// With `accumulation` Fragment, chooses the results of per-microbatch
+  /// fragments that add themselves into their microbatch sum, and records
+  /// them in the fragments (lowering::recordAccumulated).
+  void decideAccumulation(rt::Accumulation accumulation);
   /// The rank's manifest, all but its memory plan.
   rt::Manifest buildManifest(StringRef library, StringRef source,
                              const lowering::EmittedSource &emitted,
@@ -294,6 +298,8 @@ private:
   /// The fragments the rank runs, in program order.
   SmallVector<mpmd::FragmentOp> fragments;
   std::map<std::pair<std::string, int64_t>, mpmd::TransferOp> transfers;
+  /// (fragment, result) pairs the fragment accumulates itself.
+  std::set<std::pair<std::string, int64_t>> accumulated;
   /// Parameters bound or updated, in the scope module's order.
   SmallVector<nn::ParameterOp> parameters;
   llvm::StringSet<> updated;
@@ -504,7 +510,13 @@ RankLowering::fragmentInfo(mpmd::FragmentOp fragment,
                : fragment.isPerMicrobatch() ? rt::SlotRule::SameMicrobatch
                                             : rt::SlotRule::SumMicrobatches;
       a.local = producer.getStage() == fragment.getStage();
-      a.accumulatedBy = accumulation;
+      a.accumulatedBy =
+          a.rule == rt::SlotRule::SumMicrobatches &&
+                  accumulated.count(
+                      {transfer.getSrc().str(),
+                       static_cast<int64_t>(transfer.getResult())})
+              ? rt::Accumulation::Fragment
+              : rt::Accumulation::Runtime;
     }
     info.arguments.push_back(std::move(a));
   }
@@ -520,6 +532,69 @@ RankLowering::fragmentInfo(mpmd::FragmentOp fragment,
     info.results.push_back(std::move(r));
   }
   return info;
+}
+
+void RankLowering::decideAccumulation(rt::Accumulation accumulation) {
+  accumulated.clear();
+  if (accumulation != rt::Accumulation::Fragment || !unit.list)
+    return;
+  // Every transfer out of each result.
+  std::map<std::pair<std::string, int64_t>, SmallVector<mpmd::TransferOp>> out;
+  for (auto &[key, transfer] : transfers)
+    out[{transfer.getSrc().str(), static_cast<int64_t>(transfer.getResult())}]
+        .push_back(transfer);
+  // This rank's runs: per fragment, its microbatches in list order, and
+  // the position of its first run.
+  std::map<std::string, SmallVector<int64_t>> runs;
+  std::map<std::string, int64_t> firstRun, lastRun;
+  int64_t position = 0;
+  for (auto run : unit.list.getBodyBlock().getOps<mpmd::RunOp>()) {
+    std::string name = run.getFragment().str();
+    runs[name].push_back(run.getMicrobatch() ? *run.getMicrobatch() : -1);
+    firstRun.insert({name, position});
+    lastRun[name] = position;
+    ++position;
+  }
+  int64_t m = unit.program.getMicrobatches();
+  // A result is summed by its fragment when its one transfer feeds a
+  // once-per-step fragment of the same stage that this rank runs once,
+  // after running the producer for microbatches 0, 1, ..., m - 1 in that
+  // order (so the additions come in the order the runtime's own sums use).
+  // Anything else keeps the runtime's sum.
+  for (mpmd::FragmentOp producer : fragments) {
+    if (!producer.isPerMicrobatch())
+      continue;
+    std::string name = producer.getSymName().str();
+    const SmallVector<int64_t> &order = runs[name];
+    if (!llvm::equal(order, llvm::seq<int64_t>(0, m)))
+      continue;
+    SmallVector<int64_t> results;
+    for (unsigned r = 0; r < producer.getNumResults(); ++r) {
+      auto readers = out.find({name, static_cast<int64_t>(r)});
+      // f32 only: the runtime's own sums take f32 and f64, and a target
+      // accumulating in f32 rounds as they do.
+      auto type = cast<RankedTensorType>(producer.getResultTypes()[r]);
+      if (readers == out.end() || readers->second.size() != 1 ||
+          producer.getUpdateBinding(r) || producer.getOutputBinding(r) ||
+          !type.getElementType().isF32())
+        continue;
+      auto consumer =
+          table.lookup<mpmd::FragmentOp>(readers->second[0].getDst());
+      if (!consumer || consumer.isPerMicrobatch() ||
+          consumer.getStage() != producer.getStage())
+        continue;
+      std::string consumerName = consumer.getSymName().str();
+      auto consumerRuns = runs.find(consumerName);
+      if (consumerRuns == runs.end() || consumerRuns->second.size() != 1)
+        continue;
+      // The producer's runs all come before the sum's run.
+      if (lastRun[name] > firstRun[consumerName])
+        continue;
+      accumulated.insert({name, static_cast<int64_t>(r)});
+      results.push_back(r);
+    }
+    lowering::recordAccumulated(producer, results);
+  }
 }
 
 std::optional<rt::ActionInfo> RankLowering::actionInfo(Operation &action) {
@@ -781,6 +856,7 @@ lowering::lowerRanks(ModuleOp module, TargetBackend &backend,
     RankLowering rank(unit);
     if (failed(rank.analyze()))
       return failure();
+    rank.decideAccumulation(backend.accumulation());
     // What fuses is decided here, in the IR, with the target's policy
     // (Kernels.h); the backend prints what is recorded.
     for (Operation *fragment : rank.fragmentOps())

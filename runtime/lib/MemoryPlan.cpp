@@ -178,6 +178,7 @@ RankDescription tandem::runtime::describeRank(const Manifest &m) {
         a.fragment = arg.slot.fragment;
         a.result = arg.slot.result;
         a.rule = arg.rule;
+        a.accumulatedBy = arg.accumulatedBy;
       }
       planned.arguments.push_back(std::move(a));
     }
@@ -292,6 +293,34 @@ tandem::runtime::computeLiveness(const RankDescription &rank,
     plan.buffers.push_back(buffer);
   };
 
+  // Results the producing fragment accumulates itself: their sum's run
+  // and argument. The sum's buffer is the result of every producer run.
+  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>>
+      accumulatedInto;
+  std::map<std::pair<int64_t, int64_t>, size_t> fragmentSums;
+  for (int64_t i = 0; i < end; ++i) {
+    const PlanAction &action = rank.actions[i];
+    auto found = fragmentIndex.find(action.fragment);
+    if (action.kind != PlanActionKind::Run || found == fragmentIndex.end())
+      continue;
+    const PlanFragment &fragment = rank.fragments[found->second];
+    for (size_t a = 0; a < fragment.arguments.size(); ++a) {
+      const PlanArgument &arg = fragment.arguments[a];
+      if (!arg.isSlot || arg.rule != SlotRule::SumMicrobatches ||
+          arg.accumulatedBy != Accumulation::Fragment)
+        continue;
+      if (!accumulatedInto
+               .insert(
+                   {{arg.fragment, arg.result}, {i, static_cast<int64_t>(a)}})
+               .second) {
+        error = "action " + std::to_string(i) + " sums " + arg.fragment + "[" +
+                std::to_string(arg.result) +
+                "], which another sum accumulates already";
+        return std::nullopt;
+      }
+    }
+  }
+
   for (int64_t i = 0; i < end; ++i) {
     const PlanAction &action = rank.actions[i];
     switch (action.kind) {
@@ -325,6 +354,18 @@ tandem::runtime::computeLiveness(const RankDescription &rank,
             return std::nullopt;
           break;
         case SlotRule::SumMicrobatches: {
+          if (arg.accumulatedBy == Accumulation::Fragment) {
+            // The producer's runs wrote the sum; it lives until this run.
+            auto sum = fragmentSums.find({i, static_cast<int64_t>(a)});
+            if (sum == fragmentSums.end()) {
+              error = "action " + std::to_string(i) + " reads the sum of " +
+                      arg.fragment + "[" + std::to_string(arg.result) +
+                      "], which no earlier action accumulates";
+              return std::nullopt;
+            }
+            plan.buffers[sum->second].last = i;
+            break;
+          }
           // Summed as the slots appear, in microbatch order (the runtime's
           // order, so the same bits): slot k is added right after the
           // action at which both it and slot k - 1's sum are there, and
@@ -356,6 +397,20 @@ tandem::runtime::computeLiveness(const RankDescription &rank,
       for (size_t r = 0; r < fragment.results.size(); ++r) {
         if (fragment.results[r].inPlace)
           continue; // Written over its parameter.
+        auto into =
+            accumulatedInto.find({fragment.name, static_cast<int64_t>(r)});
+        if (into != accumulatedInto.end()) {
+          // Written into its sum, which lives from the first such run.
+          auto [sum, first] =
+              fragmentSums.insert({into->second, plan.buffers.size()});
+          if (first)
+            local(PlanBufferKind::Accumulator, i, into->second.second,
+                  fragment.results[r].bytes);
+          PlanBufferInfo &buffer = plan.buffers[sum->second];
+          buffer.action = into->second.first;
+          buffer.last = std::max(buffer.last, i);
+          continue;
+        }
         if (!define(fragment.name, static_cast<int64_t>(r), mb,
                     fragment.results[r].bytes, i,
                     fragment.results[r].livesToEnd ? end : i, i))
@@ -525,6 +580,40 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
       return m.actions[i].op == ActionKind::Send ||
              m.actions[i].op == ActionKind::Recv;
     };
+    // Results their fragment accumulates into a sum: the sum's run and
+    // argument (its buffer is every producer run's result).
+    std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>>
+        accumulatedInto;
+    for (int64_t i = 0; i < end; ++i) {
+      if (m.actions[i].op != ActionKind::Run)
+        continue;
+      const FragmentInfo &f =
+          m.fragments[m.findFragment(m.actions[i].fragment)];
+      for (size_t a = 0; a < f.arguments.size(); ++a) {
+        const ArgumentInfo &arg = f.arguments[a];
+        if (arg.kind != BindingKind::Slot ||
+            arg.rule != SlotRule::SumMicrobatches ||
+            arg.accumulatedBy != Accumulation::Fragment)
+          continue;
+        int64_t producer = m.findFragment(arg.slot.fragment);
+        if (producer < 0 || !m.fragments[producer].perMicrobatch ||
+            arg.slot.result < 0 ||
+            arg.slot.result >=
+                static_cast<int64_t>(m.fragments[producer].results.size()))
+          fail(at("actions", i),
+               "argument " + std::to_string(a) + " of " + f.name +
+                   " is accumulated by a fragment, but " + arg.slot.fragment +
+                   "[" + std::to_string(arg.slot.result) +
+                   "] is no result of a per-microbatch fragment");
+        if (!accumulatedInto
+                 .insert({{arg.slot.fragment, arg.slot.result},
+                          {i, static_cast<int64_t>(a)}})
+                 .second)
+          fail(at("actions", i), arg.slot.fragment + "[" +
+                                     std::to_string(arg.slot.result) +
+                                     "] is accumulated into a second sum");
+      }
+    }
     for (int64_t i = 0; i < end;) {
       const ActionInfo &action = m.actions[i];
       if (action.op == ActionKind::AllReduce ||
@@ -562,6 +651,11 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
           if (it == accumulators.end())
             missing("sum of argument " + std::to_string(a) + " of " + f.name,
                     i);
+          if (arg.accumulatedBy == Accumulation::Fragment) {
+            // Written by the producer's runs (touched there).
+            touch(it->second, arg.bytes, false, i, i, i);
+            continue;
+          }
           int64_t fold = -1, sumFirst = i;
           for (int64_t k = 0; k < m.grid.microbatches; ++k) {
             SlotRef slot = arg.slot;
@@ -591,6 +685,16 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
         for (size_t k = 0; k < f.results.size(); ++k) {
           if (f.results[k].inPlaceOf)
             continue; // Written over its parameter: no slot buffer.
+          auto into = accumulatedInto.find({f.name, static_cast<int64_t>(k)});
+          if (into != accumulatedInto.end()) {
+            auto it = accumulators.find(into->second);
+            if (it == accumulators.end())
+              missing("sum " + f.name + "[" + std::to_string(k) +
+                          "] accumulates into",
+                      i);
+            touch(it->second, f.results[k].bytes, false, i, i, i);
+            continue;
+          }
           SlotRef slot{f.name, static_cast<int64_t>(k), action.microbatch};
           int64_t index = slotIndex(slot);
           if (index < 0)

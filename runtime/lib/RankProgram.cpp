@@ -147,16 +147,6 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
             "every machine has, e.g. x86-64-v3)";
     return nullptr;
   }
-  for (const FragmentInfo &f : m.fragments)
-    for (const ArgumentInfo &arg : f.arguments)
-      if (arg.rule == SlotRule::SumMicrobatches &&
-          arg.accumulatedBy != Accumulation::Runtime) {
-        error = m.path + ": fragment '" + f.name +
-                "' accumulates its microbatch sums itself "
-                "(accumulated_by: fragment), which this runtime does not "
-                "support yet";
-        return nullptr;
-      }
   for (size_t i = 0; i < m.actions.size(); ++i)
     if (m.actions[i].op == ActionKind::AllReduce ||
         m.actions[i].op == ActionKind::Broadcast) {
@@ -321,7 +311,10 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
           b.argument >= static_cast<int64_t>(f.arguments.size()))
         break; // The step reports the run's missing sum.
       const ArgumentInfo &arg = f.arguments[b.argument];
-      sums.push_back({b.action, i, arg.slot, arg.dtype, arg.bytes, {}});
+      if (arg.accumulatedBy == Accumulation::Fragment)
+        fragmentSums[{arg.slot.fragment, arg.slot.result}] = i;
+      else
+        sums.push_back({b.action, i, arg.slot, arg.dtype, arg.bytes, {}});
       break;
     }
     case PlanBufferKind::Scratch:
@@ -537,6 +530,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   // slot's buffer is free once it is added: after every action, each sum
   // whose run is still to come takes the next slots that are held.
   std::vector<int64_t> folded(sums.size(), 0);
+  // Per plan buffer of a fragment-accumulated sum: microbatches added.
+  std::vector<int64_t> accumulated(m.memory.buffers.size(), 0);
   std::string foldError;
   auto foldSums = [&](int64_t now) {
     for (size_t j = 0; j < sums.size(); ++j) {
@@ -608,6 +603,19 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           break;
         }
         case BindingKind::Slot: {
+          if (arg.rule == SlotRule::SumMicrobatches &&
+              arg.accumulatedBy == Accumulation::Fragment) {
+            size_t buffer =
+                fragmentSums.at({arg.slot.fragment, arg.slot.result});
+            if (accumulated[buffer] != microbatches)
+              return fail(where + ": argument " + std::to_string(a) +
+                          ": the sum of " + arg.slot.fragment + "[" +
+                          std::to_string(arg.slot.result) + "] holds " +
+                          std::to_string(accumulated[buffer]) + " of " +
+                          std::to_string(microbatches) + " microbatches");
+            args.push_back(bufferData[buffer]);
+            break;
+          }
           if (arg.rule == SlotRule::SumMicrobatches) {
             size_t buffer = accumulatorBuffers.at(
                 {static_cast<int64_t>(at), static_cast<int64_t>(a)});
@@ -639,7 +647,26 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       }
       std::vector<void *> results;
       std::vector<size_t> produced;
+      // Results added into their sums: every run but the first of the step
+      // adds, and the runs come in microbatch order (the runtime's own
+      // sums' order, so either way gives the same order of additions).
+      std::vector<size_t> summed;
+      context.flags = 0;
       for (size_t r = 0; r < f.results.size(); ++r) {
+        if (auto sum = fragmentSums.find({f.name, static_cast<int64_t>(r)});
+            sum != fragmentSums.end()) {
+          if (accumulated[sum->second] != mb)
+            return fail(where + ": result " + std::to_string(r) +
+                        " accumulates in microbatch order, but the sum "
+                        "holds " +
+                        std::to_string(accumulated[sum->second]) +
+                        " microbatches");
+          if (mb > 0)
+            context.flags |= TANDEM_FRAGMENT_ACCUMULATE;
+          summed.push_back(sum->second);
+          results.push_back(bufferData[sum->second]);
+          continue;
+        }
         if (f.results[r].inPlaceOf) {
           // The update overwrites its parameter (the argument bound to it
           // points there too).
@@ -693,6 +720,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                     ")");
       for (size_t index : produced)
         held[index] = 1;
+      for (size_t index : summed)
+        ++accumulated[index];
       if (!foldSums(static_cast<int64_t>(at)))
         return fail(foldError);
       if (separateBuffers)

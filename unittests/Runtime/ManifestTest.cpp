@@ -307,6 +307,13 @@ TEST(Manifest, RoundTripKeepsEveryEnumerationValue) {
   flipped.parameters[0].updated = false;
   flipped.fragments[0].perMicrobatch = true;
   flipped.fragments[1].arguments[0].local = false;
+  // The runtime's sum needs a slot per microbatch: a plan of its own.
+  std::string error;
+  std::optional<MemoryPlanInfo> plan =
+      planRankMemory(describeRank(flipped), error);
+  ASSERT_TRUE(plan) << error;
+  flipped.memory = *plan;
+  flipped.memory.space = MemorySpace::Host;
   EXPECT_ROUND_TRIP(flipped);
 }
 

@@ -311,6 +311,51 @@ TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
   EXPECT_LT(plan->arenaBytes, plan->naiveBytes);
 }
 
+/// `rank` with opt's sum accumulated by bwd itself.
+RankDescription accumulatedByFragment(RankDescription rank) {
+  rank.fragments[2].arguments[1].accumulatedBy = Accumulation::Fragment;
+  return rank;
+}
+
+TEST(MemoryPlanLiveness, AFragmentSumHasNoSlots) {
+  // 0 fwd0, 1 send, 2 fwd1, 3 send, 4 recv, 5 bwd0, 6 recv, 7 bwd1, 8 opt:
+  // each bwd run writes the sum's buffer, which lives from the first to opt.
+  RankDescription rank = accumulatedByFragment(gpipe(2));
+  std::string error;
+  std::optional<MemoryPlanInfo> plan = planRankMemory(rank, error);
+  ASSERT_TRUE(plan) << error;
+  EXPECT_EQ(findSlot(*plan, "bwd", 0, 0), nullptr);
+  EXPECT_EQ(findSlot(*plan, "bwd", 0, 1), nullptr);
+  int accumulators = 0;
+  for (const PlanBufferInfo &b : plan->buffers)
+    if (b.kind == PlanBufferKind::Accumulator) {
+      ++accumulators;
+      EXPECT_EQ(b.action, 8);
+      EXPECT_EQ(b.argument, 1);
+      EXPECT_EQ(b.bytes, 512u);
+      EXPECT_EQ(b.first, 5);
+      EXPECT_EQ(b.last, 8);
+    }
+  EXPECT_EQ(accumulators, 1);
+  // Two fewer buffers of 512 bytes than the runtime's sum needs.
+  std::optional<MemoryPlanInfo> slots = planRankMemory(gpipe(2), error);
+  ASSERT_TRUE(slots) << error;
+  EXPECT_EQ(slots->naiveBytes - plan->naiveBytes, 2u * 512u);
+}
+
+TEST(MemoryPlanLiveness, AFragmentSumIsWrittenBeforeItIsRead) {
+  // opt before any bwd run: nothing has accumulated the sum yet.
+  RankDescription early = accumulatedByFragment(stageZero(1));
+  early.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
+  EXPECT_EQ(planError(early), "action 0 reads the sum of bwd[0], which no "
+                              "earlier action accumulates");
+  // A second sum of the same result.
+  RankDescription twice = accumulatedByFragment(gpipe(1));
+  twice.actions.push_back({PlanActionKind::Run, "opt", 0, -1, 0});
+  EXPECT_EQ(planError(twice), "action 5 sums bwd[0], which another sum "
+                              "accumulates already");
+}
+
 TEST(MemoryPlanLiveness, GroupsKeepSendAndRecvBuffersApart) {
   // A send whose slot is read for the last time and a receive posted in the
   // same group are in flight together: they must not share bytes, even

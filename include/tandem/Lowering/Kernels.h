@@ -97,6 +97,18 @@ void recordKernels(mlir::Operation *function, const KernelPlan &plan);
 mlir::FailureOr<std::optional<KernelPlan>>
 readKernels(mlir::Operation *function);
 
+/// Records that `function` adds the results `results` (indices, sorted)
+/// into their buffers when its call has TANDEM_FRAGMENT_ACCUMULATE set
+/// (FragmentABI.h): the rank lowering's choice of the microbatch sums the
+/// fragment accumulates itself, which the target's code follows.
+void recordAccumulated(mlir::Operation *function,
+                       llvm::ArrayRef<int64_t> results);
+
+/// The results recorded by recordAccumulated (none when there is no
+/// record); an index that is no result, or out of order, is an error.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+readAccumulated(mlir::Operation *function);
+
 } // namespace tandem::lowering
 
 #endif // TANDEM_LOWERING_KERNELS_H

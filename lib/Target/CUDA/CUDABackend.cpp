@@ -251,10 +251,12 @@ public:
     return tandem::runtime::MemorySpace::Device;
   }
 
-  // Until the weight-gradient GEMMs accumulate with beta = 1, each
-  // microbatch writes its own slot and the runtime adds them.
+  // A microbatch's weight gradient is added into the sum by its GEMM
+  // (beta = 1, as llm.c and Megatron do), any other summed result by a
+  // kernel at the fragment's end: no slot per microbatch, no sum by the
+  // runtime.
   tandem::runtime::Accumulation accumulation() const override {
-    return tandem::runtime::Accumulation::Runtime;
+    return tandem::runtime::Accumulation::Fragment;
   }
 
   FusionPolicy fusionPolicy() const override {

@@ -324,18 +324,40 @@ struct GemmEpilogue {
   Value output;
 };
 
-/// The epilogue `kernel` is for `matmul` when cuBLASLt can run it: one GEMM
-/// call (a weight shared by untransposed rows, no empty dimension), then
-/// optionally a cast of a bf16 or f16 product to f32 (the GEMM then
-/// writes f32), then nothing more, or exactly `+ bias` optionally followed
-/// by GELU or by `+ residual`, or exactly nn.gelu_grad of the product
+/// `value` is a GEMM's own output that holds nothing but the product: a
+/// matmul without an epilogue, or the f32 widening of a bf16 or f16 one
+/// (Megatron's gradient-accumulation fusion), with no empty operand. Such a
+/// GEMM can add its product into the buffer (beta = 1).
+bool isPlainGemmResult(
+    Value value, const llvm::DenseMap<Operation *, GemmEpilogue> &epilogues) {
+  auto matmul = value.getDefiningOp<nn::MatmulOp>();
+  if (matmul) {
+    if (epilogues.count(matmul))
+      return false;
+  } else if (auto cast = value.getDefiningOp<nn::CastOp>()) {
+    matmul = cast.getInput().getDefiningOp<nn::MatmulOp>();
+    auto epilogue = matmul ? epilogues.find(matmul) : epilogues.end();
+    if (epilogue == epilogues.end() || epilogue->second.widened != value ||
+        epilogue->second.output != value)
+      return false;
+  } else {
+    return false;
+  }
+  return llvm::all_of(matmul->getOperands(), [](Value operand) {
+    return tensorOf(operand).getNumElements() > 0;
+  });
+}
+
+/// The epilogue `kernel` is for `matmul` when cuBLASLt can run it: a GEMM
+/// with no empty dimension, optionally a cast of a bf16 or f16 product to
+/// f32 (the GEMM then writes f32), then nothing more; or, for one GEMM
+/// call (a weight shared by untransposed rows), exactly `+ bias` optionally
+/// followed by GELU or by `+ residual`, or exactly nn.gelu_grad of the product
 /// (DGELU), every later value of one type; else nullopt.
 std::optional<GemmEpilogue>
 gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
   auto matmul = dyn_cast<nn::MatmulOp>(op);
-  if (!matmul || tensorOf(matmul.getRhs()).getRank() != 2 ||
-      matmul.getTransposeLhs() || tensorOf(matmul.getLhs()).getRank() < 2 ||
-      tensorOf(matmul.getLhs()).getNumElements() == 0 ||
+  if (!matmul || tensorOf(matmul.getLhs()).getNumElements() == 0 ||
       tensorOf(matmul.getRhs()).getNumElements() == 0 ||
       tensorOf(matmul.getResult()).getNumElements() == 0)
     return std::nullopt;
@@ -360,10 +382,15 @@ gemmEpilogueOf(Operation *op, const tandem::lowering::Kernel &kernel) {
     product = cast.getResult();
     members = members.drop_front();
     if (members.empty()) {
+      // Any GEMM can write f32: no bias or aux layout to match.
       epilogue.output = product;
       return epilogue;
     }
   }
+  // A bias, residual or aux needs the rows of one call.
+  if (tensorOf(matmul.getRhs()).getRank() != 2 || matmul.getTransposeLhs() ||
+      tensorOf(matmul.getLhs()).getRank() < 2)
+    return std::nullopt;
   Type type = product.getType();
   int64_t n = tensorOf(product).getShape().back();
   if (members.size() > 2 || llvm::any_of(members, [&](Operation *member) {
@@ -621,6 +648,10 @@ private:
   llvm::DenseMap<Value, std::string> arrays;
   /// Values computed straight into result `k`'s buffer.
   llvm::DenseMap<Value, unsigned> resultSlot;
+  /// Results the fragment adds into (lowering::readAccumulated), and the
+  /// values among them a plain GEMM adds into its result itself.
+  llvm::DenseSet<unsigned> accumulatedResults;
+  llvm::DenseSet<Value> gemmAccumulated;
   /// Flat elementwise kernels not launched yet: consecutive independent
   /// ones with the same text share a multi-tensor launch (flushPending).
   std::vector<PendingLaunch> pending;
@@ -1782,6 +1813,16 @@ void FunctionEmitter::emitGemm(nn::MatmulOp op, const GemmEpilogue *epilogue) {
     if (epilogue->aux)
       aux = outputBuffer(epilogue->biased);
   }
+  // Only a plain product, or one widened to f32, adds into its buffer.
+  bool plain = !epilogue || (!epilogue->bias && !epilogue->dgelu);
+  if (plain &&
+      gemmAccumulated.count(epilogue ? epilogue->output : op.getResult())) {
+    addStep("TK_OP_GEMM_ACCUMULATE, " +
+            std::to_string(unit.gemmShapes.of(shape)) + ", " +
+            pointers.lookup(op.getLhs()) + ", " + pointers.lookup(op.getRhs()) +
+            ", " + out + ", // " + title + ", accumulated");
+    return;
+  }
   addStep("TK_OP_GEMM, " + std::to_string(unit.gemmShapes.of(shape)) + ", " +
           kind + ", " + pointers.lookup(op.getLhs()) + ", " +
           pointers.lookup(op.getRhs()) + ", " + out + ", " + bias + ", " +
@@ -1864,6 +1905,28 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
         !isa<nn::ConstantOp, nn::ReshapeOp, nn::StageEndOp, nn::ParamOp>(def) &&
         !resultSlot.count(value))
       resultSlot[value] = k;
+  }
+  // A result accumulated across microbatches: a GEMM whose output is the
+  // result, read nowhere else, and holds the product alone (widened to f32
+  // or not) adds into it itself (beta = 1); anything else is
+  // computed into scratch and added at the end (TK_OP_ACCUMULATE).
+  FailureOr<llvm::SmallVector<int64_t>> accumulated =
+      tandem::lowering::readAccumulated(function);
+  if (failed(accumulated))
+    return failure();
+  for (int64_t k : *accumulated) {
+    Value value = terminator->getOperand(k);
+    if (!tensorOf(value).getElementType().isF32())
+      return terminator->emitError("the cuda target accumulates f32 results "
+                                   "only, result ")
+             << k << " is " << tensorOf(value).getElementType();
+    accumulatedResults.insert(k);
+    auto slot = resultSlot.find(value);
+    bool owned = slot != resultSlot.end() && slot->second == k;
+    if (owned && value.hasOneUse() && isPlainGemmResult(value, epilogues))
+      gemmAccumulated.insert(value);
+    else if (owned)
+      resultSlot.erase(slot);
   }
 
   for (Operation &op : body->getOperations()) {
@@ -1961,6 +2024,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   flushPending();
 
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
+    if (gemmAccumulated.count(value))
+      continue;
     auto slot = resultSlot.find(value);
     if (slot != resultSlot.end() && slot->second == k)
       continue;
@@ -1968,6 +2033,22 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       return terminator->emitError("the cuda target does not return a "
                                    "constant yet (result ")
              << k << ")";
+    if (accumulatedResults.count(k)) {
+      int64_t count = tensorOf(value).getNumElements();
+      if (count == 0)
+        continue;
+      std::string add =
+          "(TK_KERNEL_ARGS float *__restrict__ o0, const float "
+          "*__restrict__ i0) {\n  // a microbatch added to its sum\n"
+          "  TK_PHASE\n" +
+          gridStrideLoop("i", count) +
+          "    o0[i] = o0[i] + i0[i];\n  }\n  TK_END_PHASE\n}\n";
+      addStep("TK_OP_ACCUMULATE, " + std::to_string(bytesOf(value)) + ", " +
+              addKernel(add) + "_id, " + std::to_string(gridFor(count)) + ", " +
+              std::to_string(tandem::cuda::kBlockSize) + ", TK_RESULT(" +
+              std::to_string(k) + "), " + pointers.lookup(value) + ",");
+      continue;
+    }
     if (bytesOf(value))
       addStep("TK_OP_COPY, TK_RESULT(" + std::to_string(k) + "), " +
               pointers.lookup(value) + ", " + std::to_string(bytesOf(value)) +

@@ -16,6 +16,13 @@
 //   TK_OP_GEMM shape epilogue A B C bias residual aux
 //   TK_OP_COPY dst src bytes
 //   TK_OP_ZERO dst bytes
+//   TK_OP_GEMM_ACCUMULATE shape A B C           (a plain GEMM into a result
+//                                                 the fragment accumulates:
+//                                                 C += A·B, beta = 1, when
+//                                                 the call accumulates)
+//   TK_OP_ACCUMULATE bytes kernel grid block dst src   (dst += src by the
+//                                                 kernel when the call
+//                                                 accumulates, else a copy)
 //   TK_OP_END
 // A buffer operand is a reference: its space in the top byte (an argument,
 // a result or the scratch) and its index or byte offset below.
@@ -48,6 +55,8 @@ enum : int64_t {
   TK_OP_GEMM = 2,
   TK_OP_COPY = 3,
   TK_OP_ZERO = 4,
+  TK_OP_GEMM_ACCUMULATE = 5,
+  TK_OP_ACCUMULATE = 6,
 };
 
 // What a step reads its buffers and constants from.
@@ -217,6 +226,28 @@ int tk_run(const tk_unit &unit, const int64_t *program,
       status = tk_zero(e, tk_pointer(e, pc[0]), pc[1]);
       pc += 2;
       break;
+    case TK_OP_GEMM_ACCUMULATE: {
+      // The microbatch's product added to the sum so far (cuBLASLt's C is
+      // D, beta = 1), or the first microbatch's written over it.
+      tk_gemm_shape shape = unit.gemmShapes[pc[0]];
+      if (context->flags & TANDEM_FRAGMENT_ACCUMULATE)
+        shape.beta = 1.0f;
+      status = tk_gemm(context, shape, tk_pointer(e, pc[1]),
+                       tk_pointer(e, pc[2]), tk_pointer(e, pc[3]));
+      pc += 4;
+      break;
+    }
+    case TK_OP_ACCUMULATE: {
+      int64_t bytes = *pc++;
+      if (context->flags & TANDEM_FRAGMENT_ACCUMULATE) {
+        int64_t kernel = *pc++;
+        status = unit.launchers[kernel](e, pc);
+      } else {
+        status = tk_copy(e, tk_pointer(e, pc[3]), tk_pointer(e, pc[4]), bytes);
+        pc += 5;
+      }
+      break;
+    }
     default: // not a program this prelude wrote
       return 2;
     }

@@ -736,7 +736,7 @@ double halfUlp(double value, mlir::Type type) {
 /// parameters) into `results` (sized by the caller); the entry's status.
 int runEmulated(cpu::testing::Library &loaded, const std::string &name,
                 std::vector<std::vector<char>> &inputs,
-                std::vector<std::vector<char>> &results) {
+                std::vector<std::vector<char>> &results, uint32_t flags = 0) {
   std::string symbol = lowering::entrySymbol(name);
   auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
   auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
@@ -754,6 +754,7 @@ int runEmulated(cpu::testing::Library &loaded, const std::string &name,
   std::vector<char> scratch(scratchBytes() + 1);
   tandem_fragment_context ctx = {};
   ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
+  ctx.flags = flags;
   return entry(&ctx, argPointers.data(), resultPointers.data(), scratch.data());
 }
 
@@ -914,4 +915,128 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
             0);
   EXPECT_EQ(floatsOf(scattered[0]),
             (std::vector<float>{0, 0, 100, 200, 1, 2, 0, 0, 0, 0}));
+}
+
+// Results accumulated across microbatches (nn.accumulated): a call with
+// TANDEM_FRAGMENT_ACCUMULATE adds to what the result buffers hold, a call
+// without it writes over them. The weight gradient's plain GEMM adds with
+// beta = 1, the bias gradient (a reduction) through the add at the end,
+// the returned argument (a copy) likewise; the second microbatch's call
+// gives bitwise the f32 sum of the two calls made alone, as the runtime's
+// own sum would.
+TEST(EmulationAccumulation, ASecondCallAddsToTheFirst) {
+  const char *text =
+      "func.func @grads(%x: tensor<8x16xf32>, %dy: tensor<8x12xf32>) -> "
+      "(tensor<16x12xf32>, tensor<12xf32>, tensor<8x12xf32>, "
+      "tensor<8x12xf32>) attributes {nn.accumulated = array<i64: 0, 1, 2>} "
+      "{\n"
+      "  %w = nn.matmul %x, %dy {transpose_lhs} : tensor<8x16xf32>, "
+      "tensor<8x12xf32> -> tensor<16x12xf32>\n"
+      "  %b = nn.reduce_sum %dy [0] : tensor<8x12xf32> -> tensor<12xf32>\n"
+      "  return %w, %b, %dy, %dy : tensor<16x12xf32>, tensor<12xf32>, "
+      "tensor<8x12xf32>, tensor<8x12xf32>\n}\n";
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  EXPECT_NE((*emulation)->source.text.find("TK_OP_GEMM_ACCUMULATE, "),
+            std::string::npos);
+  EXPECT_NE((*emulation)->source.text.find("TK_OP_ACCUMULATE, "),
+            std::string::npos);
+  cpu::testing::Library &loaded = *(*emulation)->library;
+  std::mt19937 rng(20261204);
+  auto random = [&](size_t count) {
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    std::vector<char> bytes(count * 4);
+    for (size_t i = 0; i < count; ++i) {
+      float v = value(rng);
+      std::memcpy(&bytes[i * 4], &v, 4);
+    }
+    return bytes;
+  };
+  auto fresh = [] {
+    return std::vector<std::vector<char>>{
+        std::vector<char>(16 * 12 * 4), std::vector<char>(12 * 4),
+        std::vector<char>(8 * 12 * 4), std::vector<char>(8 * 12 * 4)};
+  };
+  std::vector<std::vector<char>> first = {random(8 * 16), random(8 * 12)};
+  std::vector<std::vector<char>> second = {random(8 * 16), random(8 * 12)};
+  auto alone1 = fresh(), alone2 = fresh(), summed = fresh();
+  ASSERT_EQ(runEmulated(loaded, "grads", first, alone1), 0);
+  ASSERT_EQ(runEmulated(loaded, "grads", second, alone2), 0);
+  // Garbage in the buffers first: the first call must write over it.
+  for (auto &buffer : summed)
+    std::fill(buffer.begin(), buffer.end(), 0x7f);
+  ASSERT_EQ(runEmulated(loaded, "grads", first, summed), 0);
+  ASSERT_EQ(
+      runEmulated(loaded, "grads", second, summed, TANDEM_FRAGMENT_ACCUMULATE),
+      0);
+  for (size_t r = 0; r < 3; ++r) {
+    SCOPED_TRACE("result " + std::to_string(r));
+    for (size_t i = 0; i < summed[r].size() / 4; ++i) {
+      float a, b, got;
+      std::memcpy(&a, &alone1[r][i * 4], 4);
+      std::memcpy(&b, &alone2[r][i * 4], 4);
+      std::memcpy(&got, &summed[r][i * 4], 4);
+      ASSERT_EQ(got, a + b) << "element " << i;
+    }
+  }
+  // Result 3 is not accumulated: the second call's value alone.
+  EXPECT_EQ(summed[3], alone2[3]);
+}
+
+// Under mixed precision the weight gradient is a bf16 GEMM widened to f32
+// (the cast is its epilogue): it too adds into the f32 sum with beta = 1,
+// and no add kernel is left.
+TEST(EmulationAccumulation, AWidenedGemmAddsWithBetaOne) {
+  const char *text =
+      "func.func @grads(%x: tensor<8x16xbf16>, %dy: tensor<8x12xbf16>) -> "
+      "tensor<16x12xf32> attributes {nn.accumulated = array<i64: 0>} {\n"
+      "  %w = nn.matmul %x, %dy {transpose_lhs} : tensor<8x16xbf16>, "
+      "tensor<8x12xbf16> -> tensor<16x12xbf16>\n"
+      "  %f = nn.cast %w : tensor<16x12xbf16> to tensor<16x12xf32>\n"
+      "  return %f : tensor<16x12xf32>\n}\n";
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  const std::string &source = (*emulation)->source.text;
+  EXPECT_NE(source.find("TK_OP_GEMM_ACCUMULATE, "), std::string::npos);
+  EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
+  // bf16 values: the upper halves of random floats.
+  std::mt19937 rng(20261205);
+  auto random = [&](size_t count) {
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    std::vector<char> bytes(count * 2);
+    for (size_t i = 0; i < count; ++i) {
+      float v = value(rng);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      uint16_t high = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(&bytes[i * 2], &high, 2);
+    }
+    return bytes;
+  };
+  std::vector<std::vector<char>> first = {random(8 * 16), random(8 * 12)};
+  std::vector<std::vector<char>> second = {random(8 * 16), random(8 * 12)};
+  std::vector<std::vector<char>> alone1(1, std::vector<char>(16 * 12 * 4)),
+      alone2 = alone1, summed = alone1;
+  cpu::testing::Library &loaded = *(*emulation)->library;
+  ASSERT_EQ(runEmulated(loaded, "grads", first, alone1), 0);
+  ASSERT_EQ(runEmulated(loaded, "grads", second, alone2), 0);
+  ASSERT_EQ(runEmulated(loaded, "grads", first, summed), 0);
+  ASSERT_EQ(
+      runEmulated(loaded, "grads", second, summed, TANDEM_FRAGMENT_ACCUMULATE),
+      0);
+  for (size_t i = 0; i < 16 * 12; ++i) {
+    float a, b, got;
+    std::memcpy(&a, &alone1[0][i * 4], 4);
+    std::memcpy(&b, &alone2[0][i * 4], 4);
+    std::memcpy(&got, &summed[0][i * 4], 4);
+    ASSERT_EQ(got, a + b) << "element " << i;
+  }
 }

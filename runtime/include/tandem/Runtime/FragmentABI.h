@@ -23,6 +23,13 @@
 extern "C" {
 #endif
 
+/* The call adds the results its library accumulates across microbatches
+ * (the manifest's `accumulated_by: fragment` sums: the runtime passes the
+ * sum's buffer as the result of every microbatch's run) to what their
+ * buffers hold, instead of overwriting them: set for every run but a
+ * step's first of that fragment. */
+#define TANDEM_FRAGMENT_ACCUMULATE 1u
+
 /* The words of a GEMM plan's key (its shape, types and alignments). */
 #define TANDEM_PLAN_KEY_WORDS 16
 
@@ -45,7 +52,8 @@ typedef struct tandem_plan_cache {
 typedef struct tandem_fragment_context {
   /* TANDEM_FRAGMENT_ABI_VERSION of the caller. */
   uint32_t abi_version;
-  uint32_t reserved;
+  /* TANDEM_FRAGMENT_* bits for this call. */
+  uint32_t flags;
   /* The stream the fragment's work is ordered on (a cudaStream_t); null
    * on the host, where a call runs to completion before it returns. */
   void *stream;

@@ -80,6 +80,10 @@ struct PlanArgument {
   int64_t result = 0;
   SlotRule rule = SlotRule::SameMicrobatch;
   uint64_t bytes = 0;
+  /// SumMicrobatches: Fragment when the producing fragment adds each
+  /// microbatch into the sum's buffer itself, so the result has no slots
+  /// and the sum lives from the producer's first run to this one.
+  Accumulation accumulatedBy = Accumulation::Runtime;
 };
 
 struct PlanResult {
@@ -129,7 +133,7 @@ RankDescription describeRank(const Manifest &manifest);
 /// and receives is posted as one group, so its receive buffers are live
 /// from the group's first action and its send buffers until its last.
 /// Errors: an unknown fragment, a slot read before it is defined, a slot
-/// defined twice.
+/// defined twice, a result accumulated into two sums.
 std::optional<MemoryPlanInfo> computeLiveness(const RankDescription &rank,
                                               std::string &error);
 

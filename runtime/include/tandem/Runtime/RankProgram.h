@@ -209,6 +209,9 @@ private:
   std::map<int64_t, std::shared_ptr<Buffer>> resultBuffers;
   std::map<std::tuple<std::string, int64_t, int64_t>, size_t> slotBuffers;
   std::map<std::pair<int64_t, int64_t>, size_t> accumulatorBuffers;
+  /// Results their fragment accumulates (`accumulated_by: fragment`): the
+  /// plan buffer of their sum, which every producer run writes.
+  std::map<std::pair<std::string, int64_t>, size_t> fragmentSums;
   /// A sum_microbatches argument: the run at actions[`action`] reads the
   /// sum of `slot`'s microbatches, which accumulates in plan buffer
   /// `buffer` as they appear.
