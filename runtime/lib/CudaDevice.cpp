@@ -1,0 +1,147 @@
+//===- CudaDevice.cpp - a GPU through the CUDA driver API -----------------===//
+
+#include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/Device.h"
+
+#include <cstdio>
+
+using namespace tandem::runtime;
+
+namespace {
+
+using Pointer = CudaDriverApi::Pointer;
+
+Pointer address(const void *pointer) {
+  return static_cast<Pointer>(reinterpret_cast<uintptr_t>(pointer));
+}
+
+class CudaDevice final : public Device {
+public:
+  CudaDevice(const CudaDriver &driver, CudaDeviceInfo info,
+             CudaDriverApi::Device device, CudaDriverApi::Context context)
+      : driver(driver), info(std::move(info)), device(device),
+        context(context) {}
+  ~CudaDevice() override { driver.api().primaryCtxRelease(device); }
+
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  std::string describe() const override {
+    char gib[32];
+    std::snprintf(gib, sizeof(gib), "%.1f",
+                  static_cast<double>(info.totalBytes) / (1ull << 30));
+    return "GPU " + std::to_string(info.ordinal) + " (" + info.name +
+           ", compute capability " + std::to_string(info.major) + "." +
+           std::to_string(info.minor) + ", " + gib + " GiB)";
+  }
+
+  bool copyToDevice(void *dst, const void *src, uint64_t bytes,
+                    std::string &error) override {
+    return !bytes || check("cuMemcpyHtoD",
+                           [&] {
+                             return driver.api().memcpyHtoD(address(dst), src,
+                                                            bytes);
+                           },
+                           error);
+  }
+  bool copyToHost(void *dst, const void *src, uint64_t bytes,
+                  std::string &error) override {
+    return !bytes || check("cuMemcpyDtoH",
+                           [&] {
+                             return driver.api().memcpyDtoH(dst, address(src),
+                                                            bytes);
+                           },
+                           error);
+  }
+  bool copyOnDevice(void *dst, const void *src, uint64_t bytes,
+                    std::string &error) override {
+    return !bytes || check("cuMemcpyDtoD",
+                           [&] {
+                             return driver.api().memcpyDtoD(
+                                 address(dst), address(src), bytes);
+                           },
+                           error);
+  }
+  bool zero(void *dst, uint64_t bytes, std::string &error) override {
+    return !bytes ||
+           check("cuMemsetD8",
+                 [&] { return driver.api().memsetD8(address(dst), 0, bytes); },
+                 error);
+  }
+  bool synchronize(std::string &error) override {
+    return check(
+        "cuCtxSynchronize", [&] { return driver.api().ctxSynchronize(); },
+        error);
+  }
+
+protected:
+  void *allocateBytes(uint64_t bytes, std::string &error) override {
+    // cuMemAlloc refuses 0 bytes; one byte keeps the pointer unique.
+    Pointer pointer = 0;
+    if (!check("cuMemAlloc",
+               [&] {
+                 return driver.api().memAlloc(&pointer, bytes ? bytes : 1);
+               },
+               error)) {
+      // `error` begins with the device's description.
+      error = "cannot allocate " + std::to_string(bytes) + " bytes on " + error;
+      return nullptr;
+    }
+    // Fresh device memory holds whatever was there: zero it, as the
+    // contract (and the host) promise.
+    void *memory = reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
+    if (!zero(memory, bytes, error)) {
+      releaseBytes(memory);
+      return nullptr;
+    }
+    return memory;
+  }
+  void releaseBytes(void *pointer) override {
+    if (driver.api().ctxSetCurrent(context) == 0)
+      driver.api().memFree(address(pointer));
+  }
+
+private:
+  /// Makes the context current on this thread (a rank's thread need not be
+  /// the one that opened the device), then runs `call`.
+  template <typename Call>
+  bool check(const char *what, Call call, std::string &error) {
+    int status = driver.api().ctxSetCurrent(context);
+    if (status) {
+      error = describe() + ": " + driver.failure("cuCtxSetCurrent", status);
+      return false;
+    }
+    status = call();
+    if (status) {
+      error = describe() + ": " + driver.failure(what, status);
+      return false;
+    }
+    return true;
+  }
+
+  const CudaDriver &driver;
+  CudaDeviceInfo info;
+  CudaDriverApi::Device device;
+  CudaDriverApi::Context context;
+};
+
+} // namespace
+
+std::unique_ptr<Device>
+tandem::runtime::openCudaDevice(const CudaDriver &driver, int ordinal,
+                                std::string &error) {
+  CudaDeviceInfo info;
+  if (!driver.describe(ordinal, info, error))
+    return nullptr;
+  const CudaDriverApi &api = driver.api();
+  CudaDriverApi::Device device = 0;
+  CudaDriverApi::Context context = nullptr;
+  int status = api.deviceGet(&device, ordinal);
+  if (!status)
+    status = api.primaryCtxRetain(&context, device);
+  if (status) {
+    error = "GPU " + std::to_string(ordinal) + ": " +
+            driver.failure("cuDevicePrimaryCtxRetain", status);
+    return nullptr;
+  }
+  return std::make_unique<CudaDevice>(driver, std::move(info), device,
+                                      context);
+}

@@ -1,0 +1,231 @@
+//===- DeviceTest.cpp - the device layer on the host and a fake driver ----===//
+//
+// One body of tests over every device this machine can open: the host, and
+// the CUDA device through the real dlopen path with a fake driver
+// (FakeCudaDriver.cpp) standing in for libcuda.so.1. On a GPU machine the
+// same body runs against the real driver (TANDEM_TEST_REAL_CUDA=1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/Device.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+using namespace tandem::runtime;
+
+namespace {
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old, had = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::string saved;
+  bool had = false;
+};
+
+std::unique_ptr<CudaDriver> loadFake(std::string &error) {
+  return CudaDriver::load(TANDEM_FAKE_CUDA_DRIVER, error);
+}
+
+enum class Which { Host, FakeCuda, RealCuda };
+
+class DeviceConformance : public ::testing::TestWithParam<Which> {
+protected:
+  void SetUp() override {
+    std::string error;
+    switch (GetParam()) {
+    case Which::Host:
+      device = makeHostDevice();
+      break;
+    case Which::FakeCuda:
+      driver = loadFake(error);
+      ASSERT_TRUE(driver) << error;
+      device = openCudaDevice(*driver, 0, error);
+      break;
+    case Which::RealCuda:
+      if (!std::getenv("TANDEM_TEST_REAL_CUDA"))
+        GTEST_SKIP() << "TANDEM_TEST_REAL_CUDA is not set";
+      driver = CudaDriver::load("libcuda.so.1", error);
+      ASSERT_TRUE(driver) << error;
+      device = openCudaDevice(*driver, 0, error);
+      break;
+    }
+    ASSERT_TRUE(device) << error;
+  }
+  std::unique_ptr<CudaDriver> driver;
+  std::unique_ptr<Device> device;
+};
+
+TEST_P(DeviceConformance, AllocationsAreAlignedZeroedAndCounted) {
+  std::string error;
+  void *a = device->allocate(1000, error);
+  ASSERT_NE(a, nullptr) << error;
+  void *b = device->allocate(0, error);
+  ASSERT_NE(b, nullptr) << error;
+  EXPECT_NE(a, b);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % kDeviceAlignment, 0u);
+  EXPECT_EQ(device->liveBytes(), 1000u);
+  std::vector<unsigned char> back(1000, 0xff);
+  ASSERT_TRUE(device->copyToHost(back.data(), a, back.size(), error)) << error;
+  EXPECT_EQ(back, std::vector<unsigned char>(1000, 0));
+  device->release(a);
+  device->release(b);
+  device->release(nullptr);
+  EXPECT_EQ(device->liveBytes(), 0u);
+  EXPECT_EQ(device->peakBytes(), 1000u);
+}
+
+TEST_P(DeviceConformance, BytesRoundTripThroughEveryCopy) {
+  std::string error;
+  std::vector<unsigned char> data(777);
+  std::iota(data.begin(), data.end(), 3);
+  void *a = device->allocate(data.size(), error);
+  void *b = device->allocate(data.size(), error);
+  ASSERT_TRUE(a && b) << error;
+  ASSERT_TRUE(device->copyToDevice(a, data.data(), data.size(), error))
+      << error;
+  ASSERT_TRUE(device->copyOnDevice(b, a, data.size(), error)) << error;
+  // Part of the copy zeroed, through an offset pointer.
+  ASSERT_TRUE(device->zero(static_cast<char *>(b) + 100, 50, error)) << error;
+  ASSERT_TRUE(device->synchronize(error)) << error;
+  std::vector<unsigned char> back(data.size());
+  ASSERT_TRUE(device->copyToHost(back.data(), b, back.size(), error)) << error;
+  std::fill(data.begin() + 100, data.begin() + 150, 0);
+  EXPECT_EQ(back, data);
+  device->release(a);
+  device->release(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
+                         ::testing::Values(Which::Host, Which::FakeCuda,
+                                           Which::RealCuda),
+                         [](const ::testing::TestParamInfo<Which> &info) {
+                           switch (info.param) {
+                           case Which::Host:
+                             return "Host";
+                           case Which::FakeCuda:
+                             return "FakeCuda";
+                           default:
+                             return "RealCuda";
+                           }
+                         });
+
+TEST(CudaDriver, DescribesTheGpu) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  EXPECT_EQ(driver->version(), 13000);
+  EXPECT_EQ(CudaDriver::versionName(driver->version()), "13.0");
+  EXPECT_EQ(driver->deviceCount(), 1);
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  EXPECT_EQ(device->kind(), DeviceKind::Cuda);
+  EXPECT_EQ(device->describe(),
+            "GPU 0 (Fake GPU, compute capability 9.0, 1.0 GiB)");
+}
+
+TEST(CudaDriver, NoDriverIsSaidSo) {
+  std::string error;
+  EXPECT_FALSE(CudaDriver::load("libtandem-no-such-driver.so.1", error));
+  EXPECT_NE(error.find("no CUDA driver: cannot load "
+                       "'libtandem-no-such-driver.so.1'"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("TANDEM_CUDA_DRIVER"), std::string::npos) << error;
+}
+
+TEST(CudaDriver, ALibraryThatIsNoDriverIsNamed) {
+  std::string error;
+  EXPECT_FALSE(CudaDriver::load("libm.so.6", error));
+  EXPECT_EQ(error, "CUDA driver 'libm.so.6' has no cuGetErrorName (a driver "
+                   "older than CUDA 13.0?)");
+}
+
+TEST(CudaDriver, AnOldDriverIsTooOld) {
+  ScopedEnv version("TANDEM_FAKE_CUDA_VERSION", "12040");
+  std::string error;
+  EXPECT_FALSE(loadFake(error));
+  EXPECT_EQ(error.rfind("CUDA driver 12.4 ('", 0), 0u) << error;
+  EXPECT_NE(error.find("') is too old: tandemc's CUDA libraries need 13.0 or "
+                       "newer"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CudaDriver, NoDeviceIsNoGpu) {
+  std::string error;
+  {
+    ScopedEnv devices("TANDEM_FAKE_CUDA_DEVICES", "0");
+    EXPECT_FALSE(loadFake(error));
+    EXPECT_EQ(error.rfind("no GPU: the CUDA driver ('", 0), 0u) << error;
+    EXPECT_NE(error.find("', 13.0) finds no device"), std::string::npos)
+        << error;
+  }
+  {
+    // A machine with the driver and no GPU: cuInit says
+    // CUDA_ERROR_NO_DEVICE.
+    ScopedEnv init("TANDEM_FAKE_CUDA_INIT", "100");
+    error.clear();
+    EXPECT_FALSE(loadFake(error));
+    EXPECT_EQ(error.rfind("no GPU: ", 0), 0u) << error;
+  }
+  {
+    ScopedEnv init("TANDEM_FAKE_CUDA_INIT", "999");
+    error.clear();
+    EXPECT_FALSE(loadFake(error));
+    EXPECT_NE(error.find("cuInit: CUDA error (999)"), std::string::npos)
+        << error;
+  }
+}
+
+TEST(CudaDriver, AMissingGpuOrdinalIsNamed) {
+  ScopedEnv devices("TANDEM_FAKE_CUDA_DEVICES", "2");
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  EXPECT_TRUE(openCudaDevice(*driver, 1, error)) << error;
+  EXPECT_FALSE(openCudaDevice(*driver, 2, error));
+  EXPECT_EQ(error, "GPU 2 does not exist: the CUDA driver finds 2 devices");
+}
+
+TEST(CudaDevice, FailuresNameTheGpuAndTheCall) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  // More than the GPU holds.
+  EXPECT_EQ(device->allocate(uint64_t(1) << 40, error), nullptr);
+  EXPECT_EQ(error, "cannot allocate 1099511627776 bytes on GPU 0 (Fake GPU, "
+                   "compute capability 9.0, 1.0 GiB): cuMemAlloc: "
+                   "CUDA_ERROR_OUT_OF_MEMORY (2)");
+  EXPECT_EQ(device->liveBytes(), 0u);
+  // A host address handed over as the device's: the driver refuses it
+  // (the fake checks what a GPU would fault on).
+  std::vector<char> host(64), other(64);
+  EXPECT_FALSE(device->copyToHost(other.data(), host.data(), 64, error));
+  EXPECT_NE(error.find("cuMemcpyDtoH: CUDA_ERROR_INVALID_VALUE (1)"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
