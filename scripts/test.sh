@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs every suite: lit, gtest (through ctest), pytest
 # where Python tests exist, a bounded fuzzing run of the runtime's readers
-# (scripts/fuzz.sh, 2 minutes), and the clang-format check. Exits non-zero
+# (scripts/fuzz.sh, 2 minutes), the runtime built alone without MLIR
+# (scripts/check-runtime-alone.sh), and the clang-format check. Exits non-zero
 # if any suite fails; the last line sums up the test counts.
 #
 #   scripts/test.sh          the suites once, with the machine's own kernels
@@ -154,6 +155,15 @@ if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 40; then
   passed=$((passed + 1))
 else
   echo "fuzz: a target failed (scripts/fuzz.sh; crash inputs in $BUILD_DIR/fuzz)"
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo "== runtime alone (cmake -S runtime, no MLIR)"
+if bash "$ROOT/scripts/check-runtime-alone.sh" "$BUILD_DIR"; then
+  passed=$((passed + 1))
+else
+  echo "runtime alone: failed (scripts/check-runtime-alone.sh)"
   failed=$((failed + 1))
   status=1
 fi

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds the runtime as a project of its own (cmake -S runtime: no MLIR, as
+# on a GPU machine), checks that its tools link nothing of LLVM or MLIR, and
+# trains the tiny GPT (2 stages, 3 steps) with its tandem-run-inproc: the
+# losses must be bitwise those of the main build's tandem-run-inproc.
+#
+#   scripts/check-runtime-alone.sh [BUILD_DIR]    (default: build)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="$(cd "${1:-$ROOT/build}" && pwd)"
+ALONE="$BUILD_DIR/runtime-alone"
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$ROOT/runtime" -B "$ALONE" -G Ninja "${launcher[@]}" >/dev/null
+ninja -C "$ALONE" >/dev/null
+
+for tool in tandem-run-inproc tandem-run; do
+  [[ -x "$ALONE/bin/$tool" ]] || { echo "runtime alone: $tool was not built"; exit 1; }
+  if ldd "$ALONE/bin/$tool" | grep -iE 'llvm|mlir'; then
+    echo "runtime alone: $tool links LLVM or MLIR"
+    exit 1
+  fi
+done
+
+work="$ALONE/check"
+rm -rf "$work"
+mkdir -p "$work"
+if ! "$BUILD_DIR/bin/tandemc" "$ROOT/examples/tiny-gpt.mlir" -o "$work/tiny" \
+  --stages 2 --microbatches 4 --target cpu >"$work/tandemc.log" 2>&1; then
+  cat "$work/tandemc.log"
+  exit 1
+fi
+run() {
+  OMP_NUM_THREADS=1 "$1" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 |
+    grep -oE '^step [0-9]+ loss [^ ]+'
+}
+run "$BUILD_DIR/bin/tandem-run-inproc" >"$work/main.loss"
+run "$ALONE/bin/tandem-run-inproc" >"$work/alone.loss"
+[[ $(wc -l <"$work/main.loss") -eq 3 ]] || { echo "runtime alone: no losses"; cat "$work/main.loss"; exit 1; }
+if ! diff "$work/main.loss" "$work/alone.loss"; then
+  echo "runtime alone: the losses differ from the main build's"
+  exit 1
+fi
+echo "runtime alone: built without MLIR; 3 steps bitwise equal to the main build"
