@@ -40,6 +40,9 @@ llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%tandem_lib_dir", config.tandem_lib_dir))
+# The tests' stand-in for libcuda.so.1 (unittests/Runtime/FakeCudaDriver.cpp).
+config.substitutions.append(("%fake_cuda_driver", os.path.join(
+    config.tandem_obj_root, "unittests", "libTandemFakeCudaDriver.so")))
 
 # The example pass plugin (examples/plugin), built against the build tree's
 # Tandem package: tests that load it say `REQUIRES: plugin`.

@@ -752,10 +752,17 @@ bool tandem::runtime::writeRankCheckpoint(const std::string &dir, uint64_t step,
                                           const CheckpointInfo &info,
                                           std::string &error) {
   std::map<std::string, st::TensorRef> refs;
-  for (const ParameterInfo &p : rank.manifest().parameters)
-    if (const Buffer *value = rank.parameter(p.name))
-      refs[p.name] = {toSafetensorsType(p.dtype), p.shape, value->data(),
-                      value->size()};
+  // On the host device the parameters are written where they are; off it,
+  // from host copies.
+  std::map<std::string, std::vector<uint8_t>> staging;
+  for (const ParameterInfo &p : rank.manifest().parameters) {
+    if (!rank.parameter(p.name))
+      continue;
+    const void *host = rank.hostParameter(p.name, staging[p.name], error);
+    if (!host)
+      return false;
+    refs[p.name] = {toSafetensorsType(p.dtype), p.shape, host, p.bytes};
+  }
   return writeRankFiles(dir, step, rank.manifest(), refs, info, error);
 }
 

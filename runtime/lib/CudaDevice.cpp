@@ -24,6 +24,7 @@ public:
   ~CudaDevice() override { driver.api().primaryCtxRelease(device); }
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
+  bool hostAddressable() const override { return driver.fake(); }
   std::string describe() const override {
     char gib[32];
     std::snprintf(gib, sizeof(gib), "%.1f",
@@ -35,36 +36,40 @@ public:
 
   bool copyToDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &error) override {
-    return !bytes || check("cuMemcpyHtoD",
-                           [&] {
-                             return driver.api().memcpyHtoD(address(dst), src,
-                                                            bytes);
-                           },
-                           error);
+    return !bytes ||
+           check(
+               "cuMemcpyHtoD",
+               [&] {
+                 return driver.api().memcpyHtoD(address(dst), src, bytes);
+               },
+               error);
   }
   bool copyToHost(void *dst, const void *src, uint64_t bytes,
                   std::string &error) override {
-    return !bytes || check("cuMemcpyDtoH",
-                           [&] {
-                             return driver.api().memcpyDtoH(dst, address(src),
-                                                            bytes);
-                           },
-                           error);
+    return !bytes ||
+           check(
+               "cuMemcpyDtoH",
+               [&] {
+                 return driver.api().memcpyDtoH(dst, address(src), bytes);
+               },
+               error);
   }
   bool copyOnDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &error) override {
-    return !bytes || check("cuMemcpyDtoD",
-                           [&] {
-                             return driver.api().memcpyDtoD(
-                                 address(dst), address(src), bytes);
-                           },
-                           error);
+    return !bytes || check(
+                         "cuMemcpyDtoD",
+                         [&] {
+                           return driver.api().memcpyDtoD(address(dst),
+                                                          address(src), bytes);
+                         },
+                         error);
   }
   bool zero(void *dst, uint64_t bytes, std::string &error) override {
     return !bytes ||
-           check("cuMemsetD8",
-                 [&] { return driver.api().memsetD8(address(dst), 0, bytes); },
-                 error);
+           check(
+               "cuMemsetD8",
+               [&] { return driver.api().memsetD8(address(dst), 0, bytes); },
+               error);
   }
   bool synchronize(std::string &error) override {
     return check(
@@ -73,14 +78,15 @@ public:
   }
 
 protected:
-  void *allocateBytes(uint64_t bytes, std::string &error) override {
+  void *allocateBytes(uint64_t bytes, uint64_t, std::string &error) override {
+    // cuMemAlloc's pointers are aligned to 256 bytes, the most allocate()
+    // lets anyone ask for.
     // cuMemAlloc refuses 0 bytes; one byte keeps the pointer unique.
     Pointer pointer = 0;
-    if (!check("cuMemAlloc",
-               [&] {
-                 return driver.api().memAlloc(&pointer, bytes ? bytes : 1);
-               },
-               error)) {
+    if (!check(
+            "cuMemAlloc",
+            [&] { return driver.api().memAlloc(&pointer, bytes ? bytes : 1); },
+            error)) {
       // `error` begins with the device's description.
       error = "cannot allocate " + std::to_string(bytes) + " bytes on " + error;
       return nullptr;
@@ -89,12 +95,12 @@ protected:
     // contract (and the host) promise.
     void *memory = reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
     if (!zero(memory, bytes, error)) {
-      releaseBytes(memory);
+      releaseBytes(memory, bytes);
       return nullptr;
     }
     return memory;
   }
-  void releaseBytes(void *pointer) override {
+  void releaseBytes(void *pointer, uint64_t) override {
     if (driver.api().ctxSetCurrent(context) == 0)
       driver.api().memFree(address(pointer));
   }
@@ -126,7 +132,7 @@ private:
 } // namespace
 
 std::unique_ptr<Device>
-tandem::runtime::openCudaDevice(const CudaDriver &driver, int ordinal,
+tandem::runtime::openCudaDevice(const CudaDriver &driver, int64_t ordinal,
                                 std::string &error) {
   CudaDeviceInfo info;
   if (!driver.describe(ordinal, info, error))
@@ -134,7 +140,8 @@ tandem::runtime::openCudaDevice(const CudaDriver &driver, int ordinal,
   const CudaDriverApi &api = driver.api();
   CudaDriverApi::Device device = 0;
   CudaDriverApi::Context context = nullptr;
-  int status = api.deviceGet(&device, ordinal);
+  // describe() checked the ordinal against the count.
+  int status = api.deviceGet(&device, static_cast<int>(ordinal));
   if (!status)
     status = api.primaryCtxRetain(&context, device);
   if (status) {
@@ -142,6 +149,5 @@ tandem::runtime::openCudaDevice(const CudaDriver &driver, int ordinal,
             driver.failure("cuDevicePrimaryCtxRetain", status);
     return nullptr;
   }
-  return std::make_unique<CudaDevice>(driver, std::move(info), device,
-                                      context);
+  return std::make_unique<CudaDevice>(driver, std::move(info), device, context);
 }

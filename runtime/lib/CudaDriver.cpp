@@ -64,6 +64,10 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
   }
   std::unique_ptr<CudaDriver> driver(new CudaDriver());
   driver->path = library;
+  using HostAddressable = int (*)();
+  auto hostAddressable = reinterpret_cast<HostAddressable>(
+      dlsym(handle, "tandem_fake_cuda_host_addressable"));
+  driver->isFake = hostAddressable && hostAddressable() != 0;
   CudaDriverApi &c = driver->calls;
   if (!resolve(handle, "cuGetErrorName", c.getErrorName, library, error) ||
       !resolve(handle, "cuInit", c.init, library, error) ||
@@ -107,8 +111,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
     error = status == kErrorNoDevice
                 ? "no GPU: the CUDA driver ('" + library + "', " +
                       versionName(driver->driverVersion) + ") finds no device"
-                : "CUDA driver '" + library + "': " +
-                      driver->failure("cuInit", status);
+                : "CUDA driver '" + library +
+                      "': " + driver->failure("cuInit", status);
     return nullptr;
   }
   if (int status = c.deviceGetCount(&driver->count)) {
@@ -135,7 +139,7 @@ const CudaDriver *CudaDriver::open(std::string &error) {
   return opened.get();
 }
 
-bool CudaDriver::describe(int ordinal, CudaDeviceInfo &info,
+bool CudaDriver::describe(int64_t ordinal, CudaDeviceInfo &info,
                           std::string &error) const {
   if (ordinal < 0 || ordinal >= count) {
     error = "GPU " + std::to_string(ordinal) + " does not exist: the CUDA " +
@@ -148,7 +152,7 @@ bool CudaDriver::describe(int ordinal, CudaDeviceInfo &info,
   size_t total = 0;
   int status = 0;
   const char *what = "cuDeviceGet";
-  if (!(status = calls.deviceGet(&device, ordinal))) {
+  if (!(status = calls.deviceGet(&device, static_cast<int>(ordinal)))) {
     what = "cuDeviceGetName";
     if (!(status = calls.deviceGetName(name, sizeof(name) - 1, device))) {
       what = "cuDeviceGetAttribute";
@@ -165,7 +169,7 @@ bool CudaDriver::describe(int ordinal, CudaDeviceInfo &info,
     error = "GPU " + std::to_string(ordinal) + ": " + failure(what, status);
     return false;
   }
-  info.ordinal = ordinal;
+  info.ordinal = static_cast<int>(ordinal);
   info.name = name;
   info.totalBytes = total;
   return true;

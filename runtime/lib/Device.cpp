@@ -3,17 +3,51 @@
 #include "tandem/Runtime/Device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 using namespace tandem::runtime;
 
+namespace {
+std::atomic<uint64_t> liveHostBytes{0}, peakHostBytes{0};
+} // namespace
+
+BufferBytes tandem::runtime::bufferBytes() {
+  return {liveHostBytes.load(), peakHostBytes.load()};
+}
+
+void tandem::runtime::resetBufferPeak() {
+  peakHostBytes.store(liveHostBytes.load());
+}
+
+void tandem::runtime::countHostAllocation(uint64_t bytes) {
+  uint64_t now = liveHostBytes.fetch_add(bytes) + bytes;
+  uint64_t peak = peakHostBytes.load();
+  while (now > peak && !peakHostBytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void tandem::runtime::countHostRelease(uint64_t bytes) {
+  liveHostBytes.fetch_sub(bytes);
+}
+
 Device::~Device() = default;
 
-void *Device::allocate(uint64_t bytes, std::string &error) {
-  void *pointer = allocateBytes(bytes, error);
+void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 ||
+      alignment > kMaxDeviceAlignment) {
+    error = "cannot allocate with an alignment of " +
+            std::to_string(alignment) + " bytes (a power of two up to " +
+            std::to_string(kMaxDeviceAlignment) + ")";
+    return nullptr;
+  }
+  void *pointer = allocateBytes(bytes, alignment, error);
   if (!pointer)
     return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
   sizes[pointer] = bytes;
   live += bytes;
   peak = std::max(peak, live);
@@ -23,19 +57,36 @@ void *Device::allocate(uint64_t bytes, std::string &error) {
 void Device::release(void *pointer) {
   if (!pointer)
     return;
-  auto found = sizes.find(pointer);
-  if (found != sizes.end()) {
-    live -= found->second;
-    sizes.erase(found);
+  uint64_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = sizes.find(pointer);
+    if (found != sizes.end()) {
+      bytes = found->second;
+      live -= bytes;
+      sizes.erase(found);
+    }
   }
-  releaseBytes(pointer);
+  releaseBytes(pointer, bytes);
 }
 
 namespace {
 
+/// The host's alignment: at least a cache line.
+uint64_t hostAlignment(uint64_t alignment) {
+  return std::max<uint64_t>(alignment, 64);
+}
+
+/// What the host allocates for `bytes`: whole alignment units, at least
+/// one.
+uint64_t roundedSize(uint64_t bytes, uint64_t alignment) {
+  return (std::max<uint64_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+}
+
 class HostDevice final : public Device {
 public:
   DeviceKind kind() const override { return DeviceKind::Host; }
+  bool hostAddressable() const override { return true; }
   std::string describe() const override { return "host"; }
 
   bool copyToDevice(void *dst, const void *src, uint64_t bytes,
@@ -65,26 +116,43 @@ public:
   bool synchronize(std::string &) override { return true; }
 
 protected:
-  void *allocateBytes(uint64_t bytes, std::string &error) override {
+  void *allocateBytes(uint64_t bytes, uint64_t alignment,
+                      std::string &error) override {
     // aligned_alloc needs a multiple of the alignment; checked, since the
     // size comes from a manifest.
-    uint64_t rounded = std::max<uint64_t>(bytes, 1);
-    if (rounded > UINT64_MAX - (kDeviceAlignment - 1)) {
+    alignment = hostAlignment(alignment);
+    if (bytes > UINT64_MAX - alignment) {
       error = "cannot allocate " + std::to_string(bytes) + " bytes on the host";
       return nullptr;
     }
-    rounded = (rounded + kDeviceAlignment - 1) / kDeviceAlignment *
-              kDeviceAlignment;
-    void *pointer = std::aligned_alloc(kDeviceAlignment, rounded);
+    uint64_t rounded = roundedSize(bytes, alignment);
+    void *pointer = std::aligned_alloc(alignment, rounded);
     if (!pointer) {
       error = "cannot allocate " + std::to_string(bytes) +
               " bytes on the host: out of memory";
       return nullptr;
     }
     std::memset(pointer, 0, rounded);
+    countHostAllocation(rounded);
+    std::lock_guard<std::mutex> lock(mutex);
+    counted[pointer] = rounded;
     return pointer;
   }
-  void releaseBytes(void *pointer) override { std::free(pointer); }
+  void releaseBytes(void *pointer, uint64_t) override {
+    std::free(pointer);
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = counted.find(pointer);
+    if (found != counted.end()) {
+      countHostRelease(found->second);
+      counted.erase(found);
+    }
+  }
+
+private:
+  /// What bufferBytes() counted for each allocation (rounded as
+  /// allocated).
+  std::mutex mutex;
+  std::map<void *, uint64_t> counted;
 };
 
 } // namespace

@@ -40,11 +40,22 @@ st::Tensor tandem::runtime::tensorOf(ElementType type,
   return tensor;
 }
 
-void tandem::runtime::addParameters(const RankProgram &rank, st::File &file) {
-  for (const ParameterInfo &p : rank.manifest().parameters)
-    if (!file.tensors.count(p.name))
-      if (const Buffer *value = rank.parameter(p.name))
-        file.tensors[p.name] = tensorOf(p.dtype, p.shape, *value);
+bool tandem::runtime::addParameters(const RankProgram &rank, st::File &file,
+                                    std::string &error) {
+  std::vector<uint8_t> staging;
+  for (const ParameterInfo &p : rank.manifest().parameters) {
+    if (file.tensors.count(p.name) || !rank.parameter(p.name))
+      continue;
+    const void *host = rank.hostParameter(p.name, staging, error);
+    if (!host)
+      return false;
+    st::Tensor &tensor = file.tensors[p.name];
+    tensor.dtype = toSafetensorsType(p.dtype);
+    tensor.shape = p.shape;
+    const uint8_t *data = static_cast<const uint8_t *>(host);
+    tensor.data.assign(data, data + p.bytes);
+  }
+  return true;
 }
 
 bool tandem::runtime::loadParameters(RankProgram &rank, const st::File &file,

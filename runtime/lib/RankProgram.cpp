@@ -20,29 +20,11 @@
 
 using namespace tandem::runtime;
 
-namespace {
-std::atomic<uint64_t> liveBufferBytes{0}, peakBufferBytes{0};
-
-void raisePeak(uint64_t now) {
-  uint64_t peak = peakBufferBytes.load();
-  while (now > peak && !peakBufferBytes.compare_exchange_weak(peak, now)) {
-  }
-}
-} // namespace
-
-BufferBytes tandem::runtime::bufferBytes() {
-  return {liveBufferBytes.load(), peakBufferBytes.load()};
-}
-
-void tandem::runtime::resetBufferPeak() {
-  peakBufferBytes.store(liveBufferBytes.load());
-}
-
 void Buffer::Free::operator()(void *p) const {
   if (!owned)
     return;
   std::free(p);
-  liveBufferBytes.fetch_sub(counted);
+  countHostRelease(counted);
 }
 
 /// What a fragment's non-zero status means (FragmentABI.h).
@@ -71,7 +53,7 @@ Buffer::Buffer(uint64_t size) : bytes(size) {
   if (!p)
     throw std::bad_alloc();
   storage = std::unique_ptr<void, Free>(p, Free{rounded, true});
-  raisePeak(liveBufferBytes.fetch_add(rounded) + rounded);
+  countHostAllocation(rounded);
   std::memset(p, 0, rounded);
 }
 
@@ -116,6 +98,21 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
   std::unique_ptr<RankProgram> program(new RankProgram());
   program->info = std::move(manifest);
   const Manifest &m = program->info;
+  program->device = options.device;
+  if (!program->device) {
+    program->ownedDevice = makeHostDevice();
+    program->device = program->ownedDevice.get();
+  }
+  // Every library this runtime runs is host code (CPU ranks, emulated CUDA
+  // ranks): its fragments read and write the memory directly.
+  if (!program->device->hostAddressable()) {
+    error = m.path + ": the rank's library runs on the host (target '" +
+            targetKindName(m.target.kind) + "'" +
+            (m.target.kind == TargetKind::Cuda ? ", emulated" : "") +
+            "), and " + program->device->describe() +
+            " holds memory the host cannot address: run it on the host";
+    return nullptr;
+  }
 
   for (const FragmentInfo &f : m.fragments)
     for (const ResultInfo &r : f.results)
@@ -285,11 +282,12 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
       lastUsedAt[plan.buffers[i].usedLast].push_back(i);
     }
   } else {
-    try {
-      arena = Buffer(plan.arenaBytes);
-    } catch (const std::bad_alloc &) {
+    std::string allocationError;
+    arena = DeviceAllocation(*device, plan.arenaBytes, plan.alignment,
+                             allocationError);
+    if (!arena) {
       error = m.path + ": memory: cannot allocate an arena of " +
-              std::to_string(plan.arenaBytes) + " bytes";
+              std::to_string(plan.arenaBytes) + " bytes: " + allocationError;
       return false;
     }
     allocatedBytes = plan.arenaBytes;
@@ -344,12 +342,13 @@ bool RankProgram::allocateSeparate(int64_t from, int64_t to,
       if (separate[index].data())
         continue;
       uint64_t bytes = info.memory.buffers[index].bytes;
-      try {
-        separate[index] = Buffer(bytes);
-      } catch (const std::bad_alloc &) {
+      std::string allocationError;
+      separate[index] = DeviceAllocation(*device, bytes, info.memory.alignment,
+                                         allocationError);
+      if (!separate[index]) {
         error = "memory: cannot allocate the " + std::to_string(bytes) +
                 " bytes of buffers[" + std::to_string(index) +
-                "] (separate buffers)";
+                "] (separate buffers): " + allocationError;
         return false;
       }
       bindBuffer(index, static_cast<uint8_t *>(separate[index].data()));
@@ -364,50 +363,74 @@ void RankProgram::freeSeparate(int64_t from, int64_t to) {
     for (size_t index : lastUsedAt[a]) {
       if (!separate[index].data())
         continue;
-      separate[index] = Buffer();
+      separate[index].reset();
       bindBuffer(index, nullptr);
       separateLive -= info.memory.buffers[index].bytes;
     }
 }
 
-void RankProgram::allocateParameters() {
+bool RankProgram::allocateParameters(std::string &error) {
   if (parametersShared) {
     // Own memory for every parameter again.
     parameters.clear();
     parametersShared = false;
   }
   if (!parameters.empty())
-    return;
+    return true;
+  // Each at the target's alignment (the CUDA target's vector loads and
+  // cuBLASLt's alignment preferences read it).
+  const uint64_t alignment = info.target.alignment;
+  auto slotOf = [&](uint64_t bytes) {
+    return (bytes + alignment - 1) / alignment * alignment;
+  };
   uint64_t total = 0;
   for (const ParameterInfo &p : info.parameters)
-    total += alignedSize(p.bytes);
-  parameterBlock = Buffer(total);
+    total += slotOf(p.bytes);
+  std::string allocationError;
+  parameterBlock =
+      DeviceAllocation(*device, total, info.target.alignment, allocationError);
+  if (!parameterBlock) {
+    error = info.path + ": memory: cannot allocate the " +
+            std::to_string(total) +
+            " bytes of parameters and optimizer state: " + allocationError;
+    return false;
+  }
   uint64_t offset = 0;
   for (const ParameterInfo &p : info.parameters) {
     parameters[p.name] = Buffer::view(
         static_cast<char *>(parameterBlock.data()) + offset, p.bytes);
-    offset += alignedSize(p.bytes);
+    offset += slotOf(p.bytes);
   }
+  return true;
 }
 
 bool RankProgram::initParameters(uint64_t seed, std::string &error) {
-  allocateParameters();
+  if (!allocateParameters(error))
+    return false;
+  // Filled on the host, then copied (on the host device, in place).
+  std::vector<uint8_t> staging;
   for (const ParameterInfo &p : info.parameters) {
     Buffer &buffer = parameters.at(p.name);
     uint64_t stream = rng::parameterStream(p.name);
     size_t count = p.bytes / elementTypeSize(p.dtype);
+    void *host = buffer.data();
+    if (!direct()) {
+      staging.resize(p.bytes);
+      host = staging.data();
+    }
     if (p.dtype == ElementType::F32)
-      rng::initFill(p.init, seed, stream, 0,
-                    static_cast<float *>(buffer.data()), count);
+      rng::initFill(p.init, seed, stream, 0, static_cast<float *>(host), count);
     else if (p.dtype == ElementType::F64)
-      rng::initFill(p.init, seed, stream, 0,
-                    static_cast<double *>(buffer.data()), count);
+      rng::initFill(p.init, seed, stream, 0, static_cast<double *>(host),
+                    count);
     else {
       error = info.path + ": parameter '" + p.name + "' has type " +
               elementTypeName(p.dtype) +
               "; initialization supports f32 and f64";
       return false;
     }
+    if (!direct() && !device->copyToDevice(buffer.data(), host, p.bytes, error))
+      return false;
   }
   return true;
 }
@@ -432,9 +455,9 @@ bool RankProgram::setParameter(const std::string &name, const void *data,
                                uint64_t bytes, std::string &error) {
   if (!checkParameterSize(name, bytes, error))
     return false;
-  allocateParameters();
-  std::memcpy(parameters.at(name).data(), data, bytes);
-  return true;
+  if (!allocateParameters(error))
+    return false;
+  return device->copyToDevice(parameters.at(name).data(), data, bytes, error);
 }
 
 bool RankProgram::shareParameter(const std::string &name, const void *data,
@@ -451,7 +474,7 @@ bool RankProgram::shareParameter(const std::string &name, const void *data,
   if (!parametersShared) {
     // A program reads either its own block or shared memory for all.
     parameters.clear();
-    parameterBlock = Buffer();
+    parameterBlock.reset();
     parametersShared = true;
   }
   parameters[name] = Buffer::view(const_cast<void *>(data), bytes);
@@ -461,6 +484,22 @@ bool RankProgram::shareParameter(const std::string &name, const void *data,
 const Buffer *RankProgram::parameter(const std::string &name) const {
   auto it = parameters.find(name);
   return it == parameters.end() ? nullptr : &it->second;
+}
+
+const void *RankProgram::hostParameter(const std::string &name,
+                                       std::vector<uint8_t> &staging,
+                                       std::string &error) const {
+  const Buffer *value = parameter(name);
+  if (!value) {
+    error = info.path + ": no parameter '" + name + "'";
+    return nullptr;
+  }
+  if (direct())
+    return value->data();
+  staging.resize(value->size());
+  if (!device->copyToHost(staging.data(), value->data(), value->size(), error))
+    return nullptr;
+  return staging.data();
 }
 
 namespace {
@@ -504,6 +543,26 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       return fail("step input " + std::to_string(in.index) + " has " +
                   std::to_string(it->second->size()) + " bytes, not " +
                   std::to_string(in.microbatchBytes * microbatches));
+  }
+
+  // Where the fragments read the step inputs: the caller's buffers on the
+  // host device, else copies on the device (allocated once).
+  std::map<int64_t, const uint8_t *> inputData;
+  for (const InputInfo &in : m.inputs) {
+    const Buffer *full = inputs.at(in.index);
+    if (direct()) {
+      inputData[in.index] = static_cast<const uint8_t *>(full->data());
+      continue;
+    }
+    std::string copyError;
+    DeviceAllocation &copy = inputCopies[in.index];
+    if (!copy || copy.size() != full->size())
+      copy = DeviceAllocation(*device, full->size(), info.target.alignment,
+                              copyError);
+    if (!copy || !device->copyToDevice(copy.data(), full->data(), full->size(),
+                                       copyError))
+      return fail("step input " + std::to_string(in.index) + ": " + copyError);
+    inputData[in.index] = static_cast<const uint8_t *>(copy.data());
   }
 
   const int64_t end = static_cast<int64_t>(m.actions.size());
@@ -556,6 +615,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           foldError = what() + "slot size mismatch";
           return false;
         }
+        // Host arithmetic: load admits only devices the host can address.
         uint8_t *acc = bufferData[sum.buffer];
         if (folded[j] == 0)
           std::memcpy(acc, bufferData[s], sum.bytes);
@@ -597,9 +657,12 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           if (mb < 0)
             return fail(where + ": a once-per-step fragment cannot bind a "
                                 "step input");
-          const Buffer *full = inputs.at(arg.input);
-          args.push_back(static_cast<const uint8_t *>(full->data()) +
-                         arg.bytes * mb);
+          auto full = inputData.find(arg.input);
+          if (full == inputData.end())
+            return fail(where + ": argument " + std::to_string(a) +
+                        " binds step input " + std::to_string(arg.input) +
+                        ", which the manifest does not list");
+          args.push_back(full->second + arg.bytes * mb);
           break;
         }
         case BindingKind::Slot: {
@@ -680,25 +743,28 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       // The arguments before the call (an in-place update overwrites
       // its parameter), the results after it.
       st::File dump;
+      std::string dumpError;
       auto addDump = [&](const std::string &name, ElementType dtype,
                          const std::vector<int64_t> &shape, const void *data,
                          uint64_t bytes) {
         st::Tensor &t = dump.tensors[name];
         t.dtype = toSafetensorsType(dtype);
         t.shape = shape;
-        const uint8_t *p = static_cast<const uint8_t *>(data);
-        t.data.assign(p, p + bytes);
+        t.data.resize(bytes);
+        return device->copyToHost(t.data.data(), data, bytes, dumpError);
       };
       if (!dumpDirectory.empty())
         for (size_t a = 0; a < f.arguments.size(); ++a)
-          addDump("arg" + std::to_string(a), f.arguments[a].dtype,
-                  f.arguments[a].shape, args[a], f.arguments[a].bytes);
+          if (!addDump("arg" + std::to_string(a), f.arguments[a].dtype,
+                       f.arguments[a].shape, args[a], f.arguments[a].bytes))
+            return fail(where + ": cannot dump the call: " + dumpError);
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
       if (!dumpDirectory.empty() && status == 0) {
         for (size_t r = 0; r < f.results.size(); ++r)
-          addDump("result" + std::to_string(r), f.results[r].dtype,
-                  f.results[r].shape, results[r], f.results[r].bytes);
+          if (!addDump("result" + std::to_string(r), f.results[r].dtype,
+                       f.results[r].shape, results[r], f.results[r].bytes))
+            return fail(where + ": cannot dump the call: " + dumpError);
         uint64_t call = dumpedCalls++;
         dump.metadata = {{"fragment", f.name},
                          {"microbatch", std::to_string(mb)},
@@ -710,7 +776,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         std::string path = dumpDirectory + "/rank" +
                            std::to_string(m.grid.rank) + "-" + number + "-" +
                            f.name + ".safetensors";
-        std::string dumpError;
         if (!st::writeFile(path, dump, dumpError))
           return fail(where + ": cannot dump the call: " + dumpError);
       }
@@ -741,6 +806,11 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       return fail(allocationError);
     std::vector<TransportOp> group;
     std::vector<size_t> received;
+    // Off the host device the transports (host memory) send and receive
+    // host copies: per op, its staging and, for a receive, its buffer.
+    std::vector<std::vector<uint8_t>> staged;
+    std::vector<std::pair<size_t, size_t>> stagedReceives;
+    std::string copyError;
     for (; pc < m.actions.size() && m.actions[pc].op != ActionKind::Run; ++pc) {
       const ActionInfo &a = m.actions[pc];
       TransportOp op;
@@ -760,11 +830,23 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         if (sizeOf(s) != a.bytes)
           return fail(op.description + ": slot size mismatch");
         op.sendData = bufferData[s];
+        if (!direct()) {
+          staged.emplace_back(a.bytes);
+          if (!device->copyToHost(staged.back().data(), bufferData[s], a.bytes,
+                                  copyError))
+            return fail(op.description + ": " + copyError);
+          op.sendData = staged.back().data();
+        }
       } else {
         size_t index = slotBuffers.at(
             SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch});
         op.recvData = bufferData[index];
         received.push_back(index);
+        if (!direct()) {
+          staged.emplace_back(a.bytes);
+          op.recvData = staged.back().data();
+          stagedReceives.push_back({staged.size() - 1, index});
+        }
       }
       group.push_back(std::move(op));
     }
@@ -777,6 +859,10 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       transport.abort(error);
       return false;
     }
+    for (auto [staging, index] : stagedReceives)
+      if (!device->copyToDevice(bufferData[index], staged[staging].data(),
+                                staged[staging].size(), copyError))
+        return fail(copyError);
     for (size_t index : received)
       held[index] = 1;
     if (!foldSums(groupLast))
@@ -808,7 +894,10 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       std::shared_ptr<Buffer> &value = resultBuffers[s];
       if (!value || value.use_count() > 1 || value->size() != sizeOf(s))
         value = std::make_shared<Buffer>(sizeOf(s));
-      std::memcpy(value->data(), bufferData[s], sizeOf(s));
+      std::string copyError;
+      if (!device->copyToHost(value->data(), bufferData[s], sizeOf(s),
+                              copyError))
+        return fail("output " + std::to_string(*res.output) + ": " + copyError);
       step.outputs[*res.output] = value;
     }
   transport.finish(rank);
@@ -816,15 +905,18 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   return true;
 }
 
-void RankProgram::applyUpdates(const StepResult &result) {
+bool RankProgram::applyUpdates(const StepResult &result, std::string &error) {
   // A copy, not a swap: the updates are views of the step buffers.
   for (const auto &[name, value] : result.updates) {
     // The manifest reader checked that every update has its parameter's
     // size.
     Buffer &parameter = parameters.at(name);
-    if (parameter.data() != value->data()) // Not updated in place.
-      std::memcpy(parameter.data(), value->data(), value->size());
+    if (parameter.data() != value->data() && // Not updated in place.
+        !device->copyOnDevice(parameter.data(), value->data(), value->size(),
+                              error))
+      return false;
   }
+  return true;
 }
 
 std::optional<double> tandem::runtime::lossOutput(
@@ -918,7 +1010,10 @@ bool tandem::runtime::runStepInProcess(
       all[index] = value;
     }
   for (size_t r = 0; r < ranks.size(); ++r)
-    ranks[r]->applyUpdates(results[r]);
+    if (!ranks[r]->applyUpdates(results[r], error)) {
+      error = "rank " + std::to_string(r) + ": " + error;
+      return false;
+    }
   outputs = std::move(all);
   return true;
 }

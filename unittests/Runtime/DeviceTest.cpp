@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
@@ -77,12 +77,15 @@ protected:
 
 TEST_P(DeviceConformance, AllocationsAreAlignedZeroedAndCounted) {
   std::string error;
-  void *a = device->allocate(1000, error);
+  void *a = device->allocate(1000, kMaxDeviceAlignment, error);
   ASSERT_NE(a, nullptr) << error;
-  void *b = device->allocate(0, error);
+  void *b = device->allocate(0, 64, error);
   ASSERT_NE(b, nullptr) << error;
   EXPECT_NE(a, b);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % kDeviceAlignment, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % kMaxDeviceAlignment, 0u);
+  EXPECT_EQ(device->allocate(64, 512, error), nullptr);
+  EXPECT_EQ(error, "cannot allocate with an alignment of 512 bytes (a power "
+                   "of two up to 256)");
   EXPECT_EQ(device->liveBytes(), 1000u);
   std::vector<unsigned char> back(1000, 0xff);
   ASSERT_TRUE(device->copyToHost(back.data(), a, back.size(), error)) << error;
@@ -98,8 +101,8 @@ TEST_P(DeviceConformance, BytesRoundTripThroughEveryCopy) {
   std::string error;
   std::vector<unsigned char> data(777);
   std::iota(data.begin(), data.end(), 3);
-  void *a = device->allocate(data.size(), error);
-  void *b = device->allocate(data.size(), error);
+  void *a = device->allocate(data.size(), 64, error);
+  void *b = device->allocate(data.size(), 64, error);
   ASSERT_TRUE(a && b) << error;
   ASSERT_TRUE(device->copyToDevice(a, data.data(), data.size(), error))
       << error;
@@ -214,7 +217,7 @@ TEST(CudaDevice, FailuresNameTheGpuAndTheCall) {
   auto device = openCudaDevice(*driver, 0, error);
   ASSERT_TRUE(device) << error;
   // More than the GPU holds.
-  EXPECT_EQ(device->allocate(uint64_t(1) << 40, error), nullptr);
+  EXPECT_EQ(device->allocate(uint64_t(1) << 40, 256, error), nullptr);
   EXPECT_EQ(error, "cannot allocate 1099511627776 bytes on GPU 0 (Fake GPU, "
                    "compute capability 9.0, 1.0 GiB): cuMemAlloc: "
                    "CUDA_ERROR_OUT_OF_MEMORY (2)");

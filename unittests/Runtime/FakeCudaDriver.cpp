@@ -6,6 +6,7 @@
 //   TANDEM_FAKE_CUDA_VERSION  cuDriverGetVersion's value (default 13000)
 //   TANDEM_FAKE_CUDA_DEVICES  how many GPUs it has (default 1)
 //   TANDEM_FAKE_CUDA_INIT     cuInit's status (default 0)
+//   TANDEM_FAKE_CUDA_OPAQUE   1: say the host cannot address the memory
 // Strict where a real GPU would fault or corrupt silently: a copy's device
 // side must lie inside a live allocation of this driver and its host side
 // must not, and a call without a current context fails.
@@ -65,6 +66,13 @@ int copy(uintptr_t dst, bool dstDevice, uintptr_t src, bool srcDevice,
 } // namespace
 
 extern "C" {
+
+// Tells CudaDriver that host code may address this driver's memory
+// (CudaDriver::fake), unless TANDEM_FAKE_CUDA_OPAQUE=1 has it play a GPU
+// whose memory the host cannot reach.
+int tandem_fake_cuda_host_addressable() {
+  return fromEnvironment("TANDEM_FAKE_CUDA_OPAQUE", 0) ? 0 : 1;
+}
 
 int cuGetErrorName(int status, const char **name) {
   switch (status) {

@@ -3,7 +3,7 @@
 // tandem-run-inproc DIR (--inputs FILE | --data FILE [--steps N]
 //                        [--first-step K] [--held-out-fraction F])
 //                   [--seed N] [--params FILE] [--save-params FILE]
-//                   [--save-outputs FILE]
+//                   [--save-outputs FILE] [--device host|cuda[:N]]
 //
 // Loads DIR/rank<N>.json and their libraries (tandemc --target cpu),
 // initializes parameters from the manifests' init specs with the seed (as
@@ -14,16 +14,20 @@
 // steps K..K+N-1 on batches of token data, exactly the batches and generated
 // inputs tandem-eval --train --program uses (StepInputs.h), printing one line
 // per step. Saves the last step's outputs (`result.<k>`) and the parameters.
-// No MLIR.
+// --device: where the ranks' memory lives (docs/runtime.md, "Devices"): the
+// host, or GPU N through the CUDA driver, all ranks on one device. No MLIR.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/OptionValues.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/StepInputs.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include <cmath>
 #include <cstdio>
@@ -83,6 +87,7 @@ lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
 
 int main(int argc, char **argv) {
   std::string dir, inputsFile, dataFile, paramsFile, saveParams, saveOutputs;
+  std::string deviceName = "host";
   uint64_t seed = 0, steps = 1, firstStep = 0;
   bool stepsGiven = false, firstGiven = false;
   double heldOutFraction = 0.1;
@@ -108,6 +113,9 @@ int main(int argc, char **argv) {
     } else if (arg == "--save-params") {
       if (!value(saveParams))
         return fail("--save-params needs a file");
+    } else if (arg == "--device") {
+      if (!value(deviceName))
+        return fail("--device needs host or cuda[:N]");
     } else if (arg == "--save-outputs") {
       if (!value(saveOutputs))
         return fail("--save-outputs needs a file");
@@ -133,7 +141,8 @@ int main(int argc, char **argv) {
       std::printf("usage: tandem-run-inproc DIR (--inputs FILE | --data FILE "
                   "[--steps N] [--first-step K] [--held-out-fraction F])\n"
                   "                         [--seed N] [--params FILE] "
-                  "[--save-params FILE] [--save-outputs FILE]\n");
+                  "[--save-params FILE] [--save-outputs FILE]\n"
+                  "                         [--device host|cuda[:N]]\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
       return fail("unknown option '" + arg + "'");
@@ -151,8 +160,33 @@ int main(int argc, char **argv) {
   if (!inputsFile.empty() && (stepsGiven || firstGiven))
     return fail("--steps and --first-step need --data");
 
+  // The device first: the ranks allocate on it as they load.
+  std::unique_ptr<Device> device;
+  if (deviceName == "host") {
+    device = makeHostDevice();
+  } else if (deviceName == "cuda" || deviceName.rfind("cuda:", 0) == 0) {
+    uint64_t ordinal = 0;
+    if (deviceName != "cuda" &&
+        !parseCount("--device cuda:", deviceName.substr(5), ordinal, error))
+      return fail(error);
+    const CudaDriver *driver = CudaDriver::open(error);
+    if (!driver)
+      return fail("--device " + deviceName + ": " + error);
+    // A number past any int64 is past the last GPU too.
+    device = openCudaDevice(
+        *driver, static_cast<int64_t>(std::min<uint64_t>(ordinal, INT64_MAX)),
+        error);
+    if (!device)
+      return fail("--device " + deviceName + ": " + error);
+    std::fprintf(stderr, "tandem-run-inproc: device %s\n",
+                 device->describe().c_str());
+  } else {
+    return fail("--device takes host or cuda[:N], not '" + deviceName + "'");
+  }
+  RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
+  loadOptions.device = device.get();
   std::vector<std::unique_ptr<RankProgram>> ranks;
-  if (!loadRanks(dir, ranks, error))
+  if (!loadRanks(dir, ranks, error, loadOptions))
     return fail(error);
 
   std::optional<st::File> params;
@@ -233,7 +267,8 @@ int main(int argc, char **argv) {
 
   st::File paramFile;
   for (auto &rank : ranks)
-    addParameters(*rank, paramFile);
+    if (!addParameters(*rank, paramFile, error))
+      return fail(error);
   if (!saveOutputs.empty() && !st::writeFile(saveOutputs, outFile, error))
     return fail(error);
   if (!saveParams.empty() && !st::writeFile(saveParams, paramFile, error))

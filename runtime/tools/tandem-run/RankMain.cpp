@@ -33,7 +33,8 @@ namespace {
 bool saveParameters(const RankProgram &program, int rank, int size,
                     const std::string &path, std::string &error) {
   st::File mine;
-  addParameters(program, mine);
+  if (!addParameters(program, mine, error))
+    return false;
   std::vector<uint8_t> bytes = st::serialize(mine);
   if (rank != 0) {
     uint64_t length = bytes.size();
@@ -470,7 +471,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     timer.beginStep(step);
     if (!program->runStep(inputs->get(step), timer, result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
-    program->applyUpdates(result);
+    if (!program->applyUpdates(result, error))
+      return abortJob("step " + std::to_string(step) + ": " + error);
     timer.endStep();
     if (o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0) {
       // Each rank writes its part; the checkpoint becomes current only

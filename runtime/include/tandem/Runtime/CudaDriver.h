@@ -83,6 +83,10 @@ public:
   /// cuDriverGetVersion's value, and as "13.0".
   int version() const { return driverVersion; }
   static std::string versionName(int version);
+  /// A stand-in that keeps device memory in host memory (the tests' fake
+  /// driver, whose tandem_fake_cuda_host_addressable() says so): host code
+  /// may address its memory.
+  bool fake() const { return isFake; }
   /// The library the driver was loaded from.
   const std::string &library() const { return path; }
 
@@ -90,7 +94,8 @@ public:
   int deviceCount() const { return count; }
   /// Describes GPU `ordinal`; an ordinal out of range is an error naming
   /// how many there are.
-  bool describe(int ordinal, CudaDeviceInfo &info, std::string &error) const;
+  bool describe(int64_t ordinal, CudaDeviceInfo &info,
+                std::string &error) const;
 
   /// "what: CUDA_ERROR_NAME (status)" for a failed call.
   std::string failure(const char *what, CudaDriverApi::Result status) const;
@@ -101,6 +106,7 @@ private:
   std::string path;
   int driverVersion = 0;
   int count = 0;
+  bool isFake = false;
 };
 
 } // namespace tandem::runtime

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace tandem::runtime {
@@ -22,22 +23,27 @@ class CudaDriver;
 
 enum class DeviceKind { Host, Cuda };
 
-/// Every allocation is aligned to this many bytes: the manifest's largest
-/// alignment (the CUDA target's 256, what cuMemAlloc guarantees).
-constexpr uint64_t kDeviceAlignment = 256;
+/// The largest alignment an allocation may ask for: the CUDA target's 256,
+/// what cuMemAlloc guarantees.
+constexpr uint64_t kMaxDeviceAlignment = 256;
 
 class Device {
 public:
   virtual ~Device();
   virtual DeviceKind kind() const = 0;
+  /// Whether host code may read and write this device's memory directly:
+  /// the host does, a GPU does not (the fake driver of the tests does, so
+  /// host-compiled fragments run on it).
+  virtual bool hostAddressable() const = 0;
   /// "host", or "GPU 0 (NVIDIA H200, compute capability 9.0, 139.8 GiB)".
   virtual std::string describe() const = 0;
 
-  /// `bytes` of zeroed memory aligned to kDeviceAlignment (0 bytes give a
-  /// unique non-null pointer); nullptr with `error` when the device cannot
-  /// hold them. An address on a GPU is not readable by the host: move bytes
-  /// with the copies below.
-  void *allocate(uint64_t bytes, std::string &error);
+  /// `bytes` of zeroed memory aligned to `alignment` (a power of two, at
+  /// most kMaxDeviceAlignment; the host aligns to at least 64), 0 bytes
+  /// giving a unique non-null pointer; nullptr with `error` when the device
+  /// cannot hold them. An address on a GPU is not readable by the host:
+  /// move bytes with the copies below.
+  void *allocate(uint64_t bytes, uint64_t alignment, std::string &error);
   /// Frees what allocate returned (nullptr is ignored).
   void release(void *pointer);
 
@@ -59,23 +65,84 @@ public:
 
 protected:
   Device() = default;
-  virtual void *allocateBytes(uint64_t bytes, std::string &error) = 0;
-  virtual void releaseBytes(void *pointer) = 0;
+  virtual void *allocateBytes(uint64_t bytes, uint64_t alignment,
+                              std::string &error) = 0;
+  virtual void releaseBytes(void *pointer, uint64_t bytes) = 0;
 
 private:
   /// Sizes by pointer, for the counts (allocations are few: an arena, a
   /// parameter block, step inputs).
   std::map<void *, uint64_t> sizes;
+  /// Ranks on threads share a device: the counts are guarded.
+  std::mutex mutex;
   uint64_t live = 0, peak = 0;
 };
+
+/// One allocation of a device, released when destroyed or replaced.
+class DeviceAllocation {
+public:
+  DeviceAllocation() = default;
+  /// `bytes` on `device` (which must outlive the allocation) aligned to
+  /// `alignment`; empty, with `error` set, when the device cannot hold them.
+  DeviceAllocation(Device &device, uint64_t bytes, uint64_t alignment,
+                   std::string &error)
+      : device(&device), pointer(device.allocate(bytes, alignment, error)),
+        bytes(pointer ? bytes : 0) {}
+  DeviceAllocation(DeviceAllocation &&other) noexcept {
+    *this = std::move(other);
+  }
+  DeviceAllocation &operator=(DeviceAllocation &&other) noexcept {
+    if (this != &other) {
+      reset();
+      device = other.device;
+      pointer = other.pointer;
+      bytes = other.bytes;
+      other.pointer = nullptr;
+      other.bytes = 0;
+    }
+    return *this;
+  }
+  DeviceAllocation(const DeviceAllocation &) = delete;
+  DeviceAllocation &operator=(const DeviceAllocation &) = delete;
+  ~DeviceAllocation() { reset(); }
+
+  void *data() const { return pointer; }
+  uint64_t size() const { return bytes; }
+  explicit operator bool() const { return pointer != nullptr; }
+  void reset() {
+    if (pointer)
+      device->release(pointer);
+    pointer = nullptr;
+    bytes = 0;
+  }
+
+private:
+  Device *device = nullptr;
+  void *pointer = nullptr;
+  uint64_t bytes = 0;
+};
+
+/// The host memory the runtime holds (its Buffers and the host device's
+/// allocations, rounded up as allocated): now, and the most held at once
+/// since the last resetBufferPeak(). The runtime's own count, independent
+/// of any memory plan; all ranks of the process together.
+struct BufferBytes {
+  uint64_t live = 0, peak = 0;
+};
+BufferBytes bufferBytes();
+/// Lowers the peak to the bytes live now.
+void resetBufferPeak();
+/// Counts `bytes` of host memory taken / given back.
+void countHostAllocation(uint64_t bytes);
+void countHostRelease(uint64_t bytes);
 
 /// The host: memory from the C++ heap, copies with memcpy.
 std::unique_ptr<Device> makeHostDevice();
 
 /// GPU `ordinal` through `driver` (its primary context, made current on the
 /// calling thread by every call); nullptr with `error` naming the GPU.
-std::unique_ptr<Device> openCudaDevice(const CudaDriver &driver, int ordinal,
-                                       std::string &error);
+std::unique_ptr<Device> openCudaDevice(const CudaDriver &driver,
+                                       int64_t ordinal, std::string &error);
 
 } // namespace tandem::runtime
 

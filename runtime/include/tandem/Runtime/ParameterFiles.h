@@ -25,8 +25,9 @@ st::Tensor tensorOf(ElementType type, const std::vector<int64_t> &shape,
                     const Buffer &buffer);
 
 /// Adds every parameter of `rank` to `file` (a parameter two ranks hold is
-/// written once).
-void addParameters(const RankProgram &rank, st::File &file);
+/// written once), copied from the rank's device; false with `error` when a
+/// copy fails.
+bool addParameters(const RankProgram &rank, st::File &file, std::string &error);
 
 /// Replaces every parameter of `rank` by the tensor of its name in `file`
 /// (`path` names the file in errors); a missing tensor or one of another

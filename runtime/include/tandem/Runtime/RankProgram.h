@@ -17,6 +17,7 @@
 #ifndef TANDEM_RUNTIME_RANKPROGRAM_H
 #define TANDEM_RUNTIME_RANKPROGRAM_H
 
+#include "tandem/Runtime/Device.h"
 #include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/Transport.h"
@@ -31,8 +32,8 @@
 
 namespace tandem::runtime {
 
-/// A 64-byte aligned, zero-initialized byte buffer. Every allocation is
-/// counted in bufferBytes().
+/// A 64-byte aligned, zero-initialized byte buffer in host memory. Every
+/// allocation is counted in bufferBytes() (Device.h).
 class Buffer {
 public:
   Buffer() = default;
@@ -59,22 +60,11 @@ private:
   uint64_t bytes = 0;
 };
 
-/// The bytes held by the process's Buffers (as allocated: rounded up to 64
-/// bytes): now, and the most held at once since the last resetBufferPeak().
-/// The runtime's own count of what it allocates (parameters, step buffers,
-/// step inputs, outputs), independent of any memory plan; buffers of all
-/// ranks of the process together.
-struct BufferBytes {
-  uint64_t live = 0, peak = 0;
-};
-BufferBytes bufferBytes();
-/// Lowers the peak to the bytes live now.
-void resetBufferPeak();
-
 /// What one step produced on a rank.
 struct StepResult {
   /// New parameter values by name (results carrying `update` and not
-  /// written in place): views of the rank's step buffers, valid until the
+  /// written in place): views of the rank's step buffers (device memory),
+  /// valid until the
   /// rank's next runStep, which overwrites them; applyUpdates copies them
   /// into the parameters. (A copy here would hold a second copy of every
   /// updated parameter and its optimizer state for the whole run.) Results
@@ -100,6 +90,14 @@ struct RankProgramOptions {
   /// be compared with its emulation kernel by kernel. Empty: no dumps.
   std::string dumpFragments;
 
+  /// Where the rank's memory lives: its arena, parameters and staged step
+  /// inputs (not owned: it must outlive the program). nullptr: the host.
+  /// A library that runs on the host (target cpu, emulated cuda) needs a
+  /// device whose memory the host can address. On a device other than the
+  /// host every byte crosses through the device's copies (staged through
+  /// host memory for the transport, until the device transports exist).
+  Device *device = nullptr;
+
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from
   /// TANDEM_DUMP_FRAGMENTS.
   static RankProgramOptions fromEnvironment();
@@ -124,6 +122,7 @@ public:
                                            std::string &error);
 
   const Manifest &manifest() const { return info; }
+  Device &memory() const { return *device; }
   /// Bytes allocated for the step's buffers: the arena, or the most bytes
   /// of separate buffers allocated at once in any step so far (0 before the
   /// first).
@@ -138,12 +137,21 @@ public:
                     std::string &error);
   /// Reads parameter `name` from `data` (`bytes`, its size) from now on,
   /// without a copy: a forward-only program reading the training program's
-  /// parameters. The memory must outlive the runs that read it. Refused for
-  /// a parameter this program updates; setParameter and initParameters
-  /// give the parameter memory of its own again.
+  /// parameters. The memory must be on this program's device and outlive
+  /// the runs that read it. Refused for a parameter this program updates;
+  /// setParameter and initParameters give the parameter memory of its own
+  /// again.
   bool shareParameter(const std::string &name, const void *data, uint64_t bytes,
                       std::string &error);
+  /// Where parameter `name` lives: memory of the program's device, which
+  /// the host may not be able to read (use hostParameter).
   const Buffer *parameter(const std::string &name) const;
+  /// Parameter `name`'s bytes where the host can read them: its own memory
+  /// on the host device, else a copy into `staging`; nullptr with `error`
+  /// set for an unknown parameter or a failed copy.
+  const void *hostParameter(const std::string &name,
+                            std::vector<uint8_t> &staging,
+                            std::string &error) const;
 
   /// Runs the action list once. `inputs[index]` holds full step input
   /// `index` (its step_shape). Parameters change only through in-place
@@ -153,8 +161,8 @@ public:
   bool runStep(const std::map<int64_t, const Buffer *> &inputs,
                Transport &transport, StepResult &result, std::string &error);
   /// Replaces parameters by a step's updates (copies: call it before the
-  /// next runStep).
-  void applyUpdates(const StepResult &result);
+  /// next runStep); false with `error` when a device copy fails.
+  bool applyUpdates(const StepResult &result, std::string &error);
 
 private:
   RankProgram() = default;
@@ -169,6 +177,13 @@ private:
   void bindBuffer(size_t index, uint8_t *data);
 
   Manifest info;
+  /// The device the options named, or the host device the program owns.
+  /// Declared before every allocation on it, so destroyed after them.
+  std::unique_ptr<Device> ownedDevice;
+  Device *device = nullptr;
+  /// The host device: pointers into the caller's and the host's buffers
+  /// are used as they are, with no copies.
+  bool direct() const { return device->kind() == DeviceKind::Host; }
   void *handle = nullptr;
   /// What every entry point is called with (fragment ABI v2): on the host,
   /// no stream, BLAS handle, workspace or plan cache.
@@ -182,11 +197,11 @@ private:
   /// Every parameter and optimizer state in one allocation, each at a
   /// 64-byte aligned offset: one block instead of a heap allocation per
   /// tensor (hundreds of small biases scattered over as many pages).
-  Buffer parameterBlock;
+  DeviceAllocation parameterBlock;
   /// The parameters are views of another program's memory
   /// (shareParameter), not of `parameterBlock`.
   bool parametersShared = false;
-  void allocateParameters();
+  bool allocateParameters(std::string &error);
   /// Checks that `name` is a parameter of `bytes` bytes.
   bool checkParameterSize(const std::string &name, uint64_t bytes,
                           std::string &error) const;
@@ -196,10 +211,10 @@ private:
   std::string dumpDirectory;
   uint64_t dumpedCalls = 0;
   uint64_t allocatedBytes = 0;
-  Buffer arena;
+  DeviceAllocation arena;
   /// Separate-buffers mode: per buffer of the plan, its allocation (empty
   /// while not in use); by action, the buffers first and last used there.
-  std::vector<Buffer> separate;
+  std::vector<DeviceAllocation> separate;
   std::vector<std::vector<size_t>> firstUsedAt, lastUsedAt;
   uint64_t separateLive = 0;
   /// Per buffer of the plan: where it lives.
@@ -227,8 +242,12 @@ private:
   std::vector<Sum> sums;
   /// Per action: the scratch pointer of a run.
   std::vector<void *> scratchData;
-  /// The scratch of runs that need none (a valid, aligned pointer).
+  /// The scratch of runs that need none (a valid, aligned pointer, never
+  /// dereferenced).
   Buffer noScratch{0};
+  /// Not the host device: the step inputs copied to the device, by index,
+  /// allocated once.
+  std::map<int64_t, DeviceAllocation> inputCopies;
 };
 
 /// The loss, step output 0, from `outputs` when `manifest`'s rank produces
