@@ -1,9 +1,11 @@
 //===- CudaDevice.cpp - a GPU through the CUDA driver API -----------------===//
 
 #include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/CudaLibraries.h"
 #include "tandem/Runtime/Device.h"
 
 #include <cstdio>
+#include <vector>
 
 using namespace tandem::runtime;
 
@@ -77,6 +79,9 @@ public:
         error);
   }
 
+  std::unique_ptr<FragmentResources>
+  fragmentResources(bool deviceCode, std::string &error) override;
+
 protected:
   void *allocateBytes(uint64_t bytes, uint64_t, std::string &error) override {
     // cuMemAlloc's pointers are aligned to 256 bytes, the most allocate()
@@ -128,6 +133,82 @@ private:
   CudaDriverApi::Device device;
   CudaDriverApi::Context context;
 };
+
+/// A GPU rank's fragment context: its stream (blocking, so the device's
+/// synchronous copies on the legacy stream order after its work), its
+/// cuBLASLt handle, workspace and plan cache.
+class CudaFragmentResources final : public FragmentResources {
+public:
+  /// cuBLASLt's recommended workspace on Hopper, as llm.c uses.
+  static constexpr uint64_t kWorkspaceBytes = 32ull << 20;
+  /// Plans cached per rank: more than the distinct GEMM shapes of any
+  /// model here (gpt2-124m's rank has a few dozen).
+  static constexpr uint64_t kPlanCacheEntries = 1024;
+
+  CudaFragmentResources(Device &device, const CudaDriver &driver,
+                        const CudaLibraries &libraries,
+                        CudaDriverApi::Context context)
+      : device(device), driver(driver), libraries(libraries), context(context) {
+  }
+  ~CudaFragmentResources() override {
+    if (driver.api().ctxSetCurrent(context) != 0)
+      return;
+    libraries.destroyBlasHandle(ctx.blas);
+    if (ctx.stream)
+      driver.api().streamDestroy(ctx.stream);
+  }
+
+  bool create(std::string &error) {
+    int status = driver.api().ctxSetCurrent(context);
+    if (!status)
+      status = driver.api().streamCreate(&ctx.stream, 0);
+    if (status) {
+      error =
+          device.describe() + ": " + driver.failure("cuStreamCreate", status);
+      return false;
+    }
+    ctx.blas = libraries.createBlasHandle(error);
+    if (!ctx.blas) {
+      error = device.describe() + ": " + error;
+      return false;
+    }
+    workspace =
+        DeviceAllocation(device, kWorkspaceBytes, kMaxDeviceAlignment, error);
+    if (!workspace)
+      return false;
+    ctx.workspace = workspace.data();
+    ctx.workspace_bytes = workspace.size();
+    // Host memory: the generated code looks plans up on the host.
+    plans.assign(kPlanCacheEntries, tandem_plan_entry{});
+    cache.capacity = plans.size();
+    cache.entries = plans.data();
+    ctx.plan_cache = &cache;
+    return true;
+  }
+
+private:
+  Device &device;
+  const CudaDriver &driver;
+  const CudaLibraries &libraries;
+  CudaDriverApi::Context context;
+  DeviceAllocation workspace;
+  std::vector<tandem_plan_entry> plans;
+  tandem_plan_cache cache = {0, nullptr};
+};
+
+std::unique_ptr<FragmentResources>
+CudaDevice::fragmentResources(bool deviceCode, std::string &error) {
+  if (!deviceCode)
+    return Device::fragmentResources(false, error);
+  const CudaLibraries *libraries = CudaLibraries::open(error);
+  if (!libraries)
+    return nullptr;
+  auto resources = std::make_unique<CudaFragmentResources>(*this, driver,
+                                                           *libraries, context);
+  if (!resources->create(error))
+    return nullptr;
+  return resources;
+}
 
 } // namespace
 

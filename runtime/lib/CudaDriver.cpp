@@ -91,7 +91,11 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
       !resolve(handle, "cuMemcpyHtoD_v2", c.memcpyHtoD, library, error) ||
       !resolve(handle, "cuMemcpyDtoH_v2", c.memcpyDtoH, library, error) ||
       !resolve(handle, "cuMemcpyDtoD_v2", c.memcpyDtoD, library, error) ||
-      !resolve(handle, "cuMemsetD8_v2", c.memsetD8, library, error))
+      !resolve(handle, "cuMemsetD8_v2", c.memsetD8, library, error) ||
+      !resolve(handle, "cuStreamCreate", c.streamCreate, library, error) ||
+      !resolve(handle, "cuStreamDestroy_v2", c.streamDestroy, library, error) ||
+      !resolve(handle, "cuStreamSynchronize", c.streamSynchronize, library,
+               error))
     return nullptr;
 
   // The version first: an old driver's cuInit may fail for reasons of its

@@ -36,6 +36,17 @@ void tandem::runtime::countHostRelease(uint64_t bytes) {
 
 Device::~Device() = default;
 
+FragmentResources::~FragmentResources() = default;
+
+std::unique_ptr<FragmentResources>
+Device::fragmentResources(bool deviceCode, std::string &error) {
+  if (deviceCode) {
+    error = describe() + " runs no device code";
+    return nullptr;
+  }
+  return std::make_unique<FragmentResources>();
+}
+
 void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0 ||
       alignment > kMaxDeviceAlignment) {
@@ -87,7 +98,7 @@ class HostDevice final : public Device {
 public:
   DeviceKind kind() const override { return DeviceKind::Host; }
   bool hostAddressable() const override { return true; }
-  std::string describe() const override { return "host"; }
+  std::string describe() const override { return "the host"; }
 
   bool copyToDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &) override {

@@ -3,6 +3,7 @@
 #include "tandem/Runtime/RankProgram.h"
 
 #include "tandem/Runtime/CpuFeatures.h"
+#include "tandem/Runtime/CudaLibraries.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/Safetensors.h"
 
@@ -103,16 +104,6 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
     program->ownedDevice = makeHostDevice();
     program->device = program->ownedDevice.get();
   }
-  // Every library this runtime runs is host code (CPU ranks, emulated CUDA
-  // ranks): its fragments read and write the memory directly.
-  if (!program->device->hostAddressable()) {
-    error = m.path + ": the rank's library runs on the host (target '" +
-            targetKindName(m.target.kind) + "'" +
-            (m.target.kind == TargetKind::Cuda ? ", emulated" : "") +
-            "), and " + program->device->describe() +
-            " holds memory the host cannot address: run it on the host";
-    return nullptr;
-  }
 
   for (const FragmentInfo &f : m.fragments)
     for (const ResultInfo &r : f.results)
@@ -165,6 +156,14 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
   std::string library = m.library;
   if (library.empty() || library[0] != '/')
     library = m.directory + "/" + library;
+  // A GPU library needs the CUDA runtime and cuBLASLt, which may sit
+  // outside the loader's path: loaded first, globally.
+  Device &device = *program->device;
+  if (m.target.kind == TargetKind::Cuda && device.kind() == DeviceKind::Cuda &&
+      !CudaLibraries::open(error)) {
+    error = m.path + ": " + error;
+    return nullptr;
+  }
   program->handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!program->handle) {
     const char *message = dlerror();
@@ -188,19 +187,32 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
       return nullptr;
     }
   }
+  // Host code (a CPU rank, an emulated CUDA rank) reads and writes the
+  // memory directly; a GPU library runs on a GPU, its memory and stream.
+  bool hostCode = true;
   if (m.target.kind == TargetKind::Cuda) {
     const char *emulated = static_cast<const char *>(
         dlsym(program->handle, "tandem_cuda_emulated"));
-    if (!emulated || std::strcmp(emulated, "yes") != 0) {
-      error = m.path +
-              ": the rank was compiled for target 'cuda' into a GPU "
-              "library ('" +
-              library +
-              "'), and this runtime runs CPU ranks "
-              "and emulated CUDA ranks (tandemc --target cuda --cuda-emulate) "
-              "only";
-      return nullptr;
-    }
+    hostCode = emulated && std::strcmp(emulated, "yes") == 0;
+  }
+  if (hostCode && !device.hostAddressable()) {
+    error = m.path + ": the rank's library runs on the host (target '" +
+            targetKindName(m.target.kind) + "'" +
+            (m.target.kind == TargetKind::Cuda ? ", emulated" : "") +
+            "), and " + device.describe() +
+            " holds memory the host cannot address: run it on the host";
+    return nullptr;
+  }
+  if (!hostCode &&
+      (device.kind() != DeviceKind::Cuda || device.hostAddressable())) {
+    error = m.path +
+            ": the rank was compiled for target 'cuda' into a GPU library "
+            "('" +
+            library + "'), which runs on a GPU, and this run's device is " +
+            device.describe() +
+            " (tandem-run-inproc --device cuda on a machine with one; "
+            "tandemc --cuda-emulate builds a library the host runs)";
+    return nullptr;
   }
   // The calling convention the library was generated for.
   const uint32_t *abi = static_cast<const uint32_t *>(
@@ -227,8 +239,21 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
     program->functions.push_back(reinterpret_cast<Fn>(fn));
     program->scratchBytes.push_back(reinterpret_cast<ScratchFn>(scratch)());
   }
+  program->resources = device.fragmentResources(!hostCode, error);
+  if (!program->resources) {
+    error = m.path + ": " + error;
+    return nullptr;
+  }
+  program->context = program->resources->context();
   if (!program->bindBuffers(options, error))
     return nullptr;
+  // The runtime's own sums add on the host.
+  if (!program->sums.empty() && !device.hostAddressable()) {
+    error = m.path + ": the rank's microbatch sums are the runtime's " +
+            "(accumulated_by runtime), which adds on the host, and " +
+            device.describe() + " holds memory the host cannot address";
+    return nullptr;
+  }
   return program;
 }
 
@@ -869,6 +894,14 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       return fail(foldError);
     if (separateBuffers)
       freeSeparate(groupFirst, groupLast);
+  }
+
+  // A GPU's work is asynchronous: its failures surface here, in the step
+  // that caused them.
+  if (!direct()) {
+    std::string syncError;
+    if (!device->synchronize(syncError))
+      return fail(syncError);
   }
 
   // Updates are handed out in place (the next step overwrites them, after

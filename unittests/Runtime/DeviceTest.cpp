@@ -9,11 +9,13 @@
 
 #include "tandem/Runtime/Device.h"
 #include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/CudaLibraries.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 #include <vector>
 
@@ -208,6 +210,23 @@ TEST(CudaDriver, AMissingGpuOrdinalIsNamed) {
   EXPECT_TRUE(openCudaDevice(*driver, 1, error)) << error;
   EXPECT_FALSE(openCudaDevice(*driver, 2, error));
   EXPECT_EQ(error, "GPU 2 does not exist: the CUDA driver finds 2 devices");
+}
+
+// The CUDA runtime and cuBLASLt a GPU library needs: from the folders of
+// TANDEM_CUDA_LIBRARY_PATH first (a Python environment's on the GPU
+// machine), by absolute path. Here, the toolkit's copies.
+TEST(CudaLibraries, LoadFromTheSearchPathFirst) {
+  const std::string folder = "/usr/local/cuda/lib64";
+  if (!std::ifstream(folder + "/libcublasLt.so.13"))
+    GTEST_SKIP() << "no CUDA 13 toolkit in " << folder;
+  ScopedEnv path("TANDEM_CUDA_LIBRARY_PATH",
+                 ("/nonexistent:" + folder).c_str());
+  std::string error;
+  const CudaLibraries *libraries = CudaLibraries::open(error);
+  ASSERT_TRUE(libraries) << error;
+  EXPECT_EQ(libraries->cudartPath(), folder + "/libcudart.so.13");
+  EXPECT_EQ(libraries->cublasLtPath(), folder + "/libcublasLt.so.13");
+  EXPECT_GE(libraries->cublasLtVersion(), kMinimumCublasLtVersion);
 }
 
 TEST(CudaDevice, FailuresNameTheGpuAndTheCall) {

@@ -61,6 +61,9 @@ struct CudaDriverApi {
   Result (*memcpyDtoD)(Pointer dst, Pointer src, size_t bytes);
   Result (*memsetD8)(Pointer dst, unsigned char value, size_t bytes);
   Result (*getErrorName)(Result status, const char **name);
+  Result (*streamCreate)(void **stream, unsigned flags);
+  Result (*streamDestroy)(void *stream);
+  Result (*streamSynchronize)(void *stream);
 };
 
 /// The loaded driver library: opened once per process and kept open (the

@@ -11,6 +11,8 @@
 #ifndef TANDEM_RUNTIME_DEVICE_H
 #define TANDEM_RUNTIME_DEVICE_H
 
+#include "tandem/Runtime/FragmentABI.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +22,23 @@
 namespace tandem::runtime {
 
 class CudaDriver;
+
+/// What a rank's fragment calls need from its device: the context every
+/// entry point takes (FragmentABI.h) and what it points to, held for the
+/// rank's lifetime. On the host, and for host code on any device, the
+/// context points to nothing.
+class FragmentResources {
+public:
+  FragmentResources() = default;
+  FragmentResources(const FragmentResources &) = delete;
+  FragmentResources &operator=(const FragmentResources &) = delete;
+  virtual ~FragmentResources();
+  const tandem_fragment_context &context() const { return ctx; }
+
+protected:
+  tandem_fragment_context ctx = {
+      TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
+};
 
 enum class DeviceKind { Host, Cuda };
 
@@ -35,7 +54,8 @@ public:
   /// the host does, a GPU does not (the fake driver of the tests does, so
   /// host-compiled fragments run on it).
   virtual bool hostAddressable() const = 0;
-  /// "host", or "GPU 0 (NVIDIA H200, compute capability 9.0, 139.8 GiB)".
+  /// "the host", or "GPU 0 (NVIDIA H200, compute capability 9.0, 139.8
+  /// GiB)".
   virtual std::string describe() const = 0;
 
   /// `bytes` of zeroed memory aligned to `alignment` (a power of two, at
@@ -57,6 +77,13 @@ public:
   virtual bool zero(void *dst, uint64_t bytes, std::string &error) = 0;
   /// Waits for everything issued on the device so far.
   virtual bool synchronize(std::string &error) = 0;
+
+  /// A rank's fragment context: for code compiled for this device (a GPU
+  /// library on a GPU: its own stream, cuBLASLt handle, workspace and plan
+  /// cache), or empty for host code (`deviceCode` false). nullptr with
+  /// `error` when the device cannot provide it.
+  virtual std::unique_ptr<FragmentResources>
+  fragmentResources(bool deviceCode, std::string &error);
 
   /// The bytes this device's allocations hold now, and the most held at
   /// once (as requested, before any rounding by the device).

@@ -185,8 +185,10 @@ private:
   /// are used as they are, with no copies.
   bool direct() const { return device->kind() == DeviceKind::Host; }
   void *handle = nullptr;
-  /// What every entry point is called with (fragment ABI v2): on the host,
-  /// no stream, BLAS handle, workspace or plan cache.
+  /// What every entry point is called with (fragment ABI v2), from the
+  /// device's resources: for host code no stream, BLAS handle, workspace
+  /// or plan cache; for a GPU library the rank's own.
+  std::unique_ptr<FragmentResources> resources;
   tandem_fragment_context context = {
       TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
   std::vector<Fn> functions;
