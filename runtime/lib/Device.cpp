@@ -150,13 +150,15 @@ protected:
     return pointer;
   }
   void releaseBytes(void *pointer, uint64_t) override {
-    std::free(pointer);
-    std::lock_guard<std::mutex> lock(mutex);
-    auto found = counted.find(pointer);
-    if (found != counted.end()) {
-      countHostRelease(found->second);
-      counted.erase(found);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto found = counted.find(pointer);
+      if (found != counted.end()) {
+        countHostRelease(found->second);
+        counted.erase(found);
+      }
     }
+    std::free(pointer);
   }
 
 private:
