@@ -13,42 +13,14 @@ goes wrong: a missing file or tensor, a shape or type that differs, a
 non-finite value the reference does not have, or an error above 1e-2
 (orders of magnitude above any rounding of these models) fails it.
 Pure Python: the GPU machine needs nothing installed."""
-import json
 import math
 import os
-import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
+from safetensors_file import read, values  # noqa: E402
+
 SCREEN = 1e-2
-
-
-def read(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n :]
-    return {
-        name: (t["dtype"], t["shape"], body[t["data_offsets"][0] : t["data_offsets"][1]])
-        for name, t in header.items()
-    }
-
-
-def values(dtype, raw):
-    if dtype == "F32":
-        return struct.unpack("<%df" % (len(raw) // 4), raw)
-    if dtype == "F64":
-        return struct.unpack("<%dd" % (len(raw) // 8), raw)
-    if dtype == "I32":
-        return struct.unpack("<%di" % (len(raw) // 4), raw)
-    if dtype == "I64":
-        return struct.unpack("<%dq" % (len(raw) // 8), raw)
-    if dtype == "F16":
-        return struct.unpack("<%de" % (len(raw) // 2), raw)
-    if dtype == "BF16":
-        halves = struct.unpack("<%dH" % (len(raw) // 2), raw)
-        return struct.unpack("<%df" % len(halves), struct.pack("<%dI" % len(halves), *[h << 16 for h in halves]))
-    return None
 
 
 def main(reference_dir, run_dir):

@@ -13,25 +13,16 @@ entries there. Exits 1 on a mismatch.
 """
 
 import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "tests"))
+import safetensors_file  # noqa: E402
 
 SIZES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4}
 
 
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + size])
-    body = data[8 + size :]
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        tensors[name] = (entry["dtype"], entry["shape"], body[begin:end])
-    return tensors
+read = safetensors_file.read
 
 
 def unpad(tensor, shape, dim):

@@ -11,32 +11,19 @@ bounds the relative error of the gradients: a tensor's tolerance is then
 SGD step p - lr g is off by lr times the gradient's error plus one rounding
 on each side (u = 2^-24).
 Prints one line per tensor that differs and exits 1; else prints 'ok N'."""
-import json
 import os
-import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "tests"))
+import safetensors_file  # noqa: E402
 import tolerance  # noqa: E402
 
-FORMATS = {"F32": "f", "F64": "d", "I32": "i", "I64": "q"}
-
-
-def read(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n :]
-    return {
-        name: (t["dtype"], t["shape"], body[t["data_offsets"][0] : t["data_offsets"][1]])
-        for name, t in header.items()
-    }
+read = safetensors_file.read
 
 
 def values(entry):
     dtype, _, raw = entry
-    return struct.unpack("<%d%s" % (len(raw) // struct.calcsize(FORMATS[dtype]), FORMATS[dtype]), raw)
+    return safetensors_file.values(dtype, raw)
 
 
 def norm(xs):

@@ -3,22 +3,16 @@ safetensors with tensors arg<i>, result<j> and metadata fragment,
 microbatch, call, rank). Prints each dump's metadata, then every pair
 'A result<j> = B arg<i>' whose dtype, shape and bytes are equal: what one
 rank sent and the other received, seen from both sides."""
-import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "tests"))
+import safetensors_file  # noqa: E402
 
 
 def read(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    meta = header.pop("__metadata__", {})
-    body = data[8 + n :]
-    tensors = {
-        name: (t["dtype"], tuple(t["shape"]), body[t["data_offsets"][0] : t["data_offsets"][1]])
-        for name, t in header.items()
-    }
-    return meta, tensors
+    meta, tensors = safetensors_file.read_file(path)
+    return meta, {name: (dtype, tuple(shape), raw) for name, (dtype, shape, raw) in tensors.items()}
 
 
 a_meta, a = read(sys.argv[1])

@@ -917,13 +917,91 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
             (std::vector<float>{0, 0, 100, 200, 1, 2, 0, 0, 0, 0}));
 }
 
+/// Random values in [-2, 2) as `count` elements of `elementBytes` bytes
+/// (4: f32; 2: bf16, the upper halves of f32 values).
+static std::vector<char> randomElements(std::mt19937 &rng, size_t count,
+                                        size_t elementBytes) {
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::vector<char> bytes(count * elementBytes);
+  for (size_t i = 0; i < count; ++i) {
+    float v = value(rng);
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (elementBytes == 2) {
+      uint16_t high = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(&bytes[i * 2], &high, 2);
+    } else {
+      std::memcpy(&bytes[i * 4], &bits, 4);
+    }
+  }
+  return bytes;
+}
+
+/// Runs @grads of `text` on two random microbatches (`inputs`: each
+/// argument's element count and size) alone, then into the same result
+/// buffers (`resultBytes` each), the second call with
+/// TANDEM_FRAGMENT_ACCUMULATE, after filling them with garbage, which the
+/// first call must write over. The f32 results below `accumulated` must
+/// hold bitwise the sum of the two calls alone, the others the second
+/// call's value. Returns the emitted source.
+static std::string expectSecondCallAdds(
+    const char *text, const std::vector<std::pair<size_t, size_t>> &inputs,
+    const std::vector<size_t> &resultBytes, size_t accumulated, uint32_t seed) {
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  if (!module)
+    return "";
+  auto emulation = cuda::testing::buildEmulation(**module);
+  EXPECT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  if (!emulation)
+    return "";
+  cpu::testing::Library &loaded = *(*emulation)->library;
+  std::mt19937 rng(seed);
+  std::vector<std::vector<char>> first, second;
+  for (auto [count, elementBytes] : inputs)
+    first.push_back(randomElements(rng, count, elementBytes));
+  for (auto [count, elementBytes] : inputs)
+    second.push_back(randomElements(rng, count, elementBytes));
+  std::vector<std::vector<char>> fresh;
+  for (size_t bytes : resultBytes)
+    fresh.emplace_back(bytes);
+  auto alone1 = fresh, alone2 = fresh, summed = fresh;
+  EXPECT_EQ(runEmulated(loaded, "grads", first, alone1), 0);
+  EXPECT_EQ(runEmulated(loaded, "grads", second, alone2), 0);
+  for (auto &buffer : summed)
+    std::fill(buffer.begin(), buffer.end(), 0x7f);
+  EXPECT_EQ(runEmulated(loaded, "grads", first, summed), 0);
+  EXPECT_EQ(
+      runEmulated(loaded, "grads", second, summed, TANDEM_FRAGMENT_ACCUMULATE),
+      0);
+  for (size_t r = 0; r < summed.size(); ++r) {
+    SCOPED_TRACE("result " + std::to_string(r));
+    if (r >= accumulated) {
+      EXPECT_EQ(summed[r], alone2[r]);
+      continue;
+    }
+    for (size_t i = 0; i < summed[r].size() / 4; ++i) {
+      float a, b, got;
+      std::memcpy(&a, &alone1[r][i * 4], 4);
+      std::memcpy(&b, &alone2[r][i * 4], 4);
+      std::memcpy(&got, &summed[r][i * 4], 4);
+      EXPECT_EQ(got, a + b) << "element " << i;
+      if (got != a + b)
+        break;
+    }
+  }
+  return (*emulation)->source.text;
+}
+
 // Results accumulated across microbatches (nn.accumulated): a call with
 // TANDEM_FRAGMENT_ACCUMULATE adds to what the result buffers hold, a call
 // without it writes over them. The weight gradient's plain GEMM adds with
 // beta = 1, the bias gradient (a reduction) through the add at the end,
 // the returned argument (a copy) likewise; the second microbatch's call
 // gives bitwise the f32 sum of the two calls made alone, as the runtime's
-// own sum would.
+// own sum would. Result 3 is not accumulated.
 TEST(EmulationAccumulation, ASecondCallAddsToTheFirst) {
   const char *text =
       "func.func @grads(%x: tensor<8x16xf32>, %dy: tensor<8x12xf32>) -> "
@@ -935,56 +1013,12 @@ TEST(EmulationAccumulation, ASecondCallAddsToTheFirst) {
       "  %b = nn.reduce_sum %dy [0] : tensor<8x12xf32> -> tensor<12xf32>\n"
       "  return %w, %b, %dy, %dy : tensor<16x12xf32>, tensor<12xf32>, "
       "tensor<8x12xf32>, tensor<8x12xf32>\n}\n";
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
-  ASSERT_TRUE(static_cast<bool>(emulation))
-      << llvm::toString(emulation.takeError());
-  EXPECT_NE((*emulation)->source.text.find("TK_OP_GEMM_ACCUMULATE, "),
-            std::string::npos);
-  EXPECT_NE((*emulation)->source.text.find("TK_OP_ACCUMULATE, "),
-            std::string::npos);
-  cpu::testing::Library &loaded = *(*emulation)->library;
-  std::mt19937 rng(20261204);
-  auto random = [&](size_t count) {
-    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-    std::vector<char> bytes(count * 4);
-    for (size_t i = 0; i < count; ++i) {
-      float v = value(rng);
-      std::memcpy(&bytes[i * 4], &v, 4);
-    }
-    return bytes;
-  };
-  auto fresh = [] {
-    return std::vector<std::vector<char>>{
-        std::vector<char>(16 * 12 * 4), std::vector<char>(12 * 4),
-        std::vector<char>(8 * 12 * 4), std::vector<char>(8 * 12 * 4)};
-  };
-  std::vector<std::vector<char>> first = {random(8 * 16), random(8 * 12)};
-  std::vector<std::vector<char>> second = {random(8 * 16), random(8 * 12)};
-  auto alone1 = fresh(), alone2 = fresh(), summed = fresh();
-  ASSERT_EQ(runEmulated(loaded, "grads", first, alone1), 0);
-  ASSERT_EQ(runEmulated(loaded, "grads", second, alone2), 0);
-  // Garbage in the buffers first: the first call must write over it.
-  for (auto &buffer : summed)
-    std::fill(buffer.begin(), buffer.end(), 0x7f);
-  ASSERT_EQ(runEmulated(loaded, "grads", first, summed), 0);
-  ASSERT_EQ(
-      runEmulated(loaded, "grads", second, summed, TANDEM_FRAGMENT_ACCUMULATE),
-      0);
-  for (size_t r = 0; r < 3; ++r) {
-    SCOPED_TRACE("result " + std::to_string(r));
-    for (size_t i = 0; i < summed[r].size() / 4; ++i) {
-      float a, b, got;
-      std::memcpy(&a, &alone1[r][i * 4], 4);
-      std::memcpy(&b, &alone2[r][i * 4], 4);
-      std::memcpy(&got, &summed[r][i * 4], 4);
-      ASSERT_EQ(got, a + b) << "element " << i;
-    }
-  }
-  // Result 3 is not accumulated: the second call's value alone.
-  EXPECT_EQ(summed[3], alone2[3]);
+  std::string source =
+      expectSecondCallAdds(text, {{8 * 16, 4}, {8 * 12, 4}},
+                           {16 * 12 * 4, 12 * 4, 8 * 12 * 4, 8 * 12 * 4},
+                           /*accumulated=*/3, 20261204);
+  EXPECT_NE(source.find("TK_OP_GEMM_ACCUMULATE, "), std::string::npos);
+  EXPECT_NE(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
 }
 
 // Under mixed precision the weight gradient is a bf16 GEMM widened to f32
@@ -998,45 +1032,9 @@ TEST(EmulationAccumulation, AWidenedGemmAddsWithBetaOne) {
       "tensor<8x12xbf16> -> tensor<16x12xbf16>\n"
       "  %f = nn.cast %w : tensor<16x12xbf16> to tensor<16x12xf32>\n"
       "  return %f : tensor<16x12xf32>\n}\n";
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
-  ASSERT_TRUE(static_cast<bool>(emulation))
-      << llvm::toString(emulation.takeError());
-  const std::string &source = (*emulation)->source.text;
+  std::string source =
+      expectSecondCallAdds(text, {{8 * 16, 2}, {8 * 12, 2}}, {16 * 12 * 4},
+                           /*accumulated=*/1, 20261205);
   EXPECT_NE(source.find("TK_OP_GEMM_ACCUMULATE, "), std::string::npos);
   EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
-  // bf16 values: the upper halves of random floats.
-  std::mt19937 rng(20261205);
-  auto random = [&](size_t count) {
-    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-    std::vector<char> bytes(count * 2);
-    for (size_t i = 0; i < count; ++i) {
-      float v = value(rng);
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      uint16_t high = static_cast<uint16_t>(bits >> 16);
-      std::memcpy(&bytes[i * 2], &high, 2);
-    }
-    return bytes;
-  };
-  std::vector<std::vector<char>> first = {random(8 * 16), random(8 * 12)};
-  std::vector<std::vector<char>> second = {random(8 * 16), random(8 * 12)};
-  std::vector<std::vector<char>> alone1(1, std::vector<char>(16 * 12 * 4)),
-      alone2 = alone1, summed = alone1;
-  cpu::testing::Library &loaded = *(*emulation)->library;
-  ASSERT_EQ(runEmulated(loaded, "grads", first, alone1), 0);
-  ASSERT_EQ(runEmulated(loaded, "grads", second, alone2), 0);
-  ASSERT_EQ(runEmulated(loaded, "grads", first, summed), 0);
-  ASSERT_EQ(
-      runEmulated(loaded, "grads", second, summed, TANDEM_FRAGMENT_ACCUMULATE),
-      0);
-  for (size_t i = 0; i < 16 * 12; ++i) {
-    float a, b, got;
-    std::memcpy(&a, &alone1[0][i * 4], 4);
-    std::memcpy(&b, &alone2[0][i * 4], 4);
-    std::memcpy(&got, &summed[0][i * 4], 4);
-    ASSERT_EQ(got, a + b) << "element " << i;
-  }
 }
