@@ -15,12 +15,14 @@ std::optional<LaunchInfo> tandem::runtime::detectLauncher(
   // In order of precedence: the most specific variables first, so that an
   // Open MPI job inside a Slurm allocation is read as Open MPI's.
   struct Source {
-    const char *launcher, *rank, *size;
+    const char *launcher, *rank, *size, *localRank;
   };
   static const Source sources[] = {
-      {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-      {"pmi", "PMI_RANK", "PMI_SIZE"},
-      {"slurm", "SLURM_PROCID", "SLURM_NTASKS"},
+      {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+       "OMPI_COMM_WORLD_LOCAL_RANK"},
+      // MPICH's Hydra says the local rank in MPI_LOCALRANKID.
+      {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
   };
   auto number = [&](const char *name, int64_t &out) {
     const char *text = get(name);
@@ -52,6 +54,8 @@ std::optional<LaunchInfo> tandem::runtime::detectLauncher(
               std::to_string(info.size);
       return std::nullopt;
     }
+    if (get(source.localRank) && !number(source.localRank, info.localRank))
+      return std::nullopt;
     error.clear();
     return info;
   }

@@ -64,3 +64,31 @@ TEST(Launcher, Errors) {
   EXPECT_NE(error.find("OMPI_COMM_WORLD_SIZE is not"), std::string::npos)
       << error;
 }
+
+// The rank's index on its host, which picks its GPU: each launcher's own
+// variable, -1 when it says nothing, an error when it is no number.
+TEST(Launcher, LocalRank) {
+  std::string error;
+  auto ompi = detect({{"OMPI_COMM_WORLD_RANK", "5"},
+                      {"OMPI_COMM_WORLD_SIZE", "8"},
+                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}},
+                     error);
+  ASSERT_TRUE(ompi) << error;
+  EXPECT_EQ(ompi->localRank, 1);
+  auto slurm = detect(
+      {{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "3"}},
+      error);
+  ASSERT_TRUE(slurm) << error;
+  EXPECT_EQ(slurm->localRank, 3);
+  auto pmi = detect(
+      {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "0"}}, error);
+  ASSERT_TRUE(pmi) << error;
+  EXPECT_EQ(pmi->localRank, 0);
+  auto silent = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, error);
+  ASSERT_TRUE(silent) << error;
+  EXPECT_EQ(silent->localRank, -1);
+  EXPECT_FALSE(detect(
+      {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_LOCALID", "-1"}},
+      error));
+  EXPECT_NE(error.find("SLURM_LOCALID is '-1'"), std::string::npos) << error;
+}

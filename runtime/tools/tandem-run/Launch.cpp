@@ -69,12 +69,24 @@ int tandem::run::launch(const Options &o) {
   bool allLocal = false;
   if (!placementArguments(o, ranks, placement, allLocal, error))
     return fail(error);
-  // Everything a rank needs must be there before any rank starts.
+  // Everything a rank needs must be there before any rank starts. With
+  // --device cuda the GPUs are the ranks' hosts' (this one may have none):
+  // here the manifests and the libraries' files, the rest on each rank.
   for (int64_t r = 0; r < ranks; ++r) {
-    std::unique_ptr<RankProgram> program =
-        RankProgram::load(o.dir + "/rank" + std::to_string(r) + ".json", error);
-    if (!program)
+    std::string path = o.dir + "/rank" + std::to_string(r) + ".json";
+    if (o.device == "host") {
+      if (!RankProgram::load(path, error))
+        return fail(error);
+      continue;
+    }
+    std::optional<Manifest> manifest = readManifest(path, error);
+    if (!manifest)
       return fail(error);
+    std::string library = manifest->library;
+    if (library.empty() || library[0] != '/')
+      library = manifest->directory + "/" + library;
+    if (access(library.c_str(), R_OK) != 0)
+      return fail(path + ": cannot read library '" + library + "'");
   }
   if (!data::readTokens(o.data, error))
     return fail(error);

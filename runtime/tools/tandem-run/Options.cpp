@@ -33,6 +33,8 @@ Trains what `tandemc --target cpu` wrote to DIR, one MPI process per rank
   --timeout SECONDS      fail a send/recv without progress (default 300)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
+  --device host|cuda     where each rank's memory lives (default host; cuda:
+                         the GPU of its local rank on its host)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -95,6 +97,13 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       if (!value(text) ||
           !(positive ? parsePositiveCount : parseCount)(arg, text, out, error))
         return false;
+    } else if (arg == "--device") {
+      if (!value(o.device))
+        return false;
+      if (o.device != "host" && o.device != "cuda") {
+        error = "--device takes host or cuda, not '" + o.device + "'";
+        return false;
+      }
     } else if (arg == "--trace") {
       if (!value(o.trace))
         return false;

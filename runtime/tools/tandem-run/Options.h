@@ -21,6 +21,9 @@ struct Options {
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
   bool printCommand = false;
+  /// Where each rank's memory lives: "host", or "cuda" (the GPU its local
+  /// rank names, docs/runtime.md, "Devices").
+  std::string device = "host";
   /// Where the ranks go (Hosts.h): `ranksPerHost` slots on each of `hosts`
   /// (empty: this machine), filled in order. 0: not given, and every rank
   /// runs here, oversubscribed.

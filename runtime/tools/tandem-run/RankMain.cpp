@@ -5,6 +5,7 @@
 #include "StepTimer.h"
 
 #include "tandem/Runtime/Checkpoint.h"
+#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/MPITransport.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
@@ -263,21 +264,26 @@ public:
   static std::unique_ptr<HeldOut> create(const Options &o, int rank,
                                          uint64_t seed,
                                          data::TokenStream tokens,
-                                         std::string &error) {
+                                         Device &device, std::string &error) {
     std::string path = o.dir + "/eval/rank" + std::to_string(rank) + ".json";
-    std::unique_ptr<RankProgram> program = RankProgram::load(path, error);
+    // On the training program's device: it reads that program's parameters
+    // where they are.
+    RankProgramOptions options = RankProgramOptions::fromEnvironment();
+    options.device = &device;
+    std::unique_ptr<RankProgram> program =
+        RankProgram::load(path, options, error);
     if (!program) {
       error += " (--eval-every needs the forward-only program tandemc "
                "--target cpu writes to DIR/eval)";
       return nullptr;
     }
-    StepInputOptions options;
-    options.seed = seed;
-    options.heldOutFraction = o.heldOutFraction;
-    options.dataName = o.data;
-    options.heldOut = true;
-    std::optional<StepInputs> inputs =
-        StepInputs::create(program->manifest().inputs, tokens, options, error);
+    StepInputOptions inputOptions;
+    inputOptions.seed = seed;
+    inputOptions.heldOutFraction = o.heldOutFraction;
+    inputOptions.dataName = o.data;
+    inputOptions.heldOut = true;
+    std::optional<StepInputs> inputs = StepInputs::create(
+        program->manifest().inputs, tokens, inputOptions, error);
     if (!inputs)
       return nullptr;
     std::unique_ptr<HeldOut> result(new HeldOut);
@@ -381,8 +387,33 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   uint64_t sharedAtBaseline = fileAndSharedBytes();
   bool peakSinceBaseline = resetPeakResident();
   resetBufferPeak();
-  std::unique_ptr<RankProgram> program = RankProgram::load(
-      std::move(*manifest), RankProgramOptions::fromEnvironment(), error);
+  std::unique_ptr<Device> device;
+  if (o.device == "cuda") {
+    // One GPU per rank: the one its index on this host names.
+    if (launch.localRank < 0)
+      return abortJob("--device cuda: the launcher (" + launch.launcher +
+                      ") does not say the rank's index on its host, which "
+                      "picks its GPU");
+    const CudaDriver *driver = CudaDriver::open(error);
+    if (!driver)
+      return abortJob("--device cuda: " + error);
+    if (launch.localRank >= driver->deviceCount())
+      return abortJob("--device cuda: the rank is number " +
+                      std::to_string(launch.localRank) +
+                      " on its host, which has " +
+                      std::to_string(driver->deviceCount()) +
+                      (driver->deviceCount() == 1 ? " GPU" : " GPUs") +
+                      ": place at most one rank per GPU (--ranks-per-host)");
+    device = openCudaDevice(*driver, launch.localRank, error);
+    if (!device)
+      return abortJob("--device cuda: " + error);
+  } else {
+    device = makeHostDevice();
+  }
+  RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
+  loadOptions.device = device.get();
+  std::unique_ptr<RankProgram> program =
+      RankProgram::load(std::move(*manifest), loadOptions, error);
   if (!program)
     return abortJob(error);
   if (!program->initParameters(o.seed, error))
@@ -433,7 +464,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
 
   std::unique_ptr<HeldOut> heldOut;
   if (o.evalEvery > 0) {
-    heldOut = HeldOut::create(o, rank, seed, tokens, error);
+    heldOut = HeldOut::create(o, rank, seed, tokens, *device, error);
     if (!heldOut)
       return abortJob(error);
   }
@@ -521,7 +552,11 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   uint64_t sharedNow = fileAndSharedBytes();
   uint64_t sharedGrowth =
       sharedNow > sharedAtBaseline ? sharedNow - sharedAtBaseline : 0;
+  // The runtime's buffers: host memory, and the device's own allocations
+  // off the host.
   uint64_t buffers = bufferBytes().peak;
+  if (device->kind() != DeviceKind::Host)
+    buffers += device->peakBytes();
 
   if (!o.saveParams.empty() &&
       !saveParameters(*program, rank, size, o.saveParams, error))

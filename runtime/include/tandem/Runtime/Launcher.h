@@ -24,6 +24,9 @@ struct LaunchInfo {
   /// "openmpi", "pmi" or "slurm".
   std::string launcher;
   int64_t rank = 0, size = 0;
+  /// The rank's index among the job's ranks on its host (what picks its
+  /// GPU), or -1 when the launcher does not say.
+  int64_t localRank = -1;
 };
 
 /// The launcher's rank and size from `getenv` (the process environment by
