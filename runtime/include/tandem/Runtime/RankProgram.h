@@ -8,9 +8,10 @@
 // send/recv groups through a `Transport`, and the `update` results replacing
 // parameters only once the whole step has succeeded. Every slot,
 // accumulator, receive buffer and scratch lives at its offset in one arena
-// that the manifest's memory plan lays out, allocated once at load and
-// reused by every step (or, in the separate-buffers debug mode, in its own
-// allocation while the action list uses it). No MLIR dependency.
+// that the manifest's memory plan lays out, allocated once at load on the
+// rank's device (Device.h) and reused by every step (or, in the
+// separate-buffers debug mode, in its own allocation while the action list
+// uses it). No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
