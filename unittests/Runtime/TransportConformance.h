@@ -1,0 +1,156 @@
+//===- TransportConformance.h - one test body for every transport -*- C++
+//-*-===//
+//
+// What every Transport must do (Transport.h), written once as per-rank
+// bodies over two ranks and run by a harness per transport, as IREE's HAL
+// conformance tests are: ranks as threads over InProcessTransport
+// (TransportConformanceTest.cpp) and MPI processes over MPITransport
+// (TransportConformanceMPI.cpp, under mpirun). A body runs on every rank
+// with a fresh transport and checks with gtest's EXPECT macros.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H
+#define TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H
+
+#include "tandem/Runtime/Transport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tandem::runtime::conformance {
+
+/// A send of `value` (4 bytes) or a receive into `into`.
+inline TransportOp sendOf(int64_t peer, int64_t channel, const int32_t &value,
+                          const std::string &what) {
+  TransportOp op;
+  op.send = true;
+  op.peer = peer;
+  op.channel = channel;
+  op.dtype = op.wire = ElementType::I32;
+  op.bytes = sizeof(int32_t);
+  op.sendData = &value;
+  op.description = "send of " + what;
+  return op;
+}
+
+inline TransportOp recvOf(int64_t peer, int64_t channel, int32_t &into,
+                          const std::string &what) {
+  TransportOp op;
+  op.peer = peer;
+  op.channel = channel;
+  op.dtype = op.wire = ElementType::I32;
+  op.bytes = sizeof(int32_t);
+  op.recvData = &into;
+  op.description = "recv of " + what;
+  return op;
+}
+
+/// Messages from one rank to another on one channel pair in posting order,
+/// within a group and across groups.
+inline void pairsInPostingOrder(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t values[] = {1, 2, 3, 10, 20};
+  int32_t got[5] = {};
+  if (rank == 0) {
+    std::vector<TransportOp> group = {sendOf(1, 7, values[0], "a"),
+                                      sendOf(1, 7, values[1], "b"),
+                                      sendOf(1, 7, values[2], "c")};
+    ASSERT_TRUE(transport.exchange(0, group, error)) << error;
+    // Two groups of one send, received by one group of two.
+    for (int k = 3; k < 5; ++k) {
+      std::vector<TransportOp> one = {sendOf(1, 7, values[k], "d")};
+      ASSERT_TRUE(transport.exchange(0, one, error)) << error;
+    }
+  } else {
+    std::vector<TransportOp> group = {recvOf(0, 7, got[0], "a"),
+                                      recvOf(0, 7, got[1], "b"),
+                                      recvOf(0, 7, got[2], "c")};
+    ASSERT_TRUE(transport.exchange(1, group, error)) << error;
+    std::vector<TransportOp> two = {recvOf(0, 7, got[3], "d"),
+                                    recvOf(0, 7, got[4], "e")};
+    ASSERT_TRUE(transport.exchange(1, two, error)) << error;
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(got[k], values[k]) << "message " << k;
+    for (const TransportOp &op : two)
+      EXPECT_TRUE(op.completed);
+  }
+  transport.finish(rank);
+}
+
+/// Channels are separate queues: received in the other order, each message
+/// still reaches the receive of its channel.
+inline void channelsAreSeparate(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t eleven = 11, twentyTwo = 22;
+  int32_t one = 0, two = 0;
+  std::vector<TransportOp> group;
+  if (rank == 0)
+    group = {sendOf(1, 1, eleven, "x"), sendOf(1, 2, twentyTwo, "y")};
+  else
+    group = {recvOf(0, 2, two, "y"), recvOf(0, 1, one, "x")};
+  ASSERT_TRUE(transport.exchange(rank, group, error)) << error;
+  if (rank == 1) {
+    EXPECT_EQ(one, 11);
+    EXPECT_EQ(two, 22);
+  }
+  transport.finish(rank);
+}
+
+/// A group is posted at once: both ranks sending to and receiving from
+/// each other in one group complete (rendezvous sends would deadlock if
+/// the group's ops were issued one by one).
+inline void bothWaysInOneGroup(Transport &transport, int64_t rank) {
+  std::string error;
+  int64_t other = 1 - rank;
+  const int32_t mine = static_cast<int32_t>(100 + rank);
+  int32_t theirs = 0;
+  std::vector<TransportOp> group = {sendOf(other, 3, mine, "mine"),
+                                    recvOf(other, 3, theirs, "theirs")};
+  ASSERT_TRUE(transport.exchange(rank, group, error)) << error;
+  EXPECT_EQ(theirs, 100 + other);
+  transport.finish(rank);
+}
+
+/// A message larger than its receive fails the receiving rank, naming its
+/// op; nothing is written past the receive's bytes.
+inline void aLargerMessageFails(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t pair[2] = {5, 6};
+  int32_t into[2] = {0, -1};
+  if (rank == 0) {
+    TransportOp op = sendOf(1, 4, pair[0], "pair");
+    op.bytes = sizeof pair;
+    std::vector<TransportOp> group = {op};
+    // The sender's outcome is the transport's (MPI completes it).
+    transport.exchange(0, group, error);
+  } else {
+    std::vector<TransportOp> group = {recvOf(0, 4, into[0], "one")};
+    EXPECT_FALSE(transport.exchange(1, group, error));
+    EXPECT_NE(error.find("recv of one"), std::string::npos) << error;
+    EXPECT_EQ(into[1], -1);
+  }
+  transport.finish(rank);
+}
+
+/// A peer that never posts the other side: the waiting rank fails, naming
+/// the op it waits in (a deadlock report in process, a timeout over MPI),
+/// instead of hanging. Run with a short timeout.
+inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t value = 9;
+  if (rank == 0) {
+    std::vector<TransportOp> group = {sendOf(1, 5, value, "probe")};
+    EXPECT_FALSE(transport.exchange(0, group, error));
+    EXPECT_NE(error.find("send of probe"), std::string::npos) << error;
+  }
+  transport.finish(rank);
+}
+
+} // namespace tandem::runtime::conformance
+
+#endif // TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H
