@@ -11,6 +11,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"
 STEPS=300
 if [[ "${1:-}" == "--steps" ]]; then STEPS="$2"; fi
+# The learning rate warms up over 20 steps, or a tenth of a shorter run
+# (the optimizer refuses a warmup longer than the run).
+WARMUP=$((STEPS < 200 ? STEPS / 10 : 20))
 bash "$ROOT/scripts/setup.sh"
 
 BIN="$BUILD_DIR/bin"
@@ -27,7 +30,7 @@ echo
 echo "== 2. tandemc: autodiff, AdamW (warmup-cosine), 4 stages, 1F1B, 8 microbatches, CPU code"
 "$BIN/tandemc" "$OUT/small.mlir" -o "$OUT/small.pipeline" --stages 4 --microbatches 8 \
   --schedule 1f1b --target cpu --memory --timing \
-  --optimizer "optimizer=adamw lr=0.003 schedule=warmup-cosine warmup-steps=20 total-steps=$STEPS min-lr=0.0003 clip-norm=1.0" \
+  --optimizer "optimizer=adamw lr=0.003 schedule=warmup-cosine warmup-steps=$WARMUP total-steps=$STEPS min-lr=0.0003 clip-norm=1.0" \
   > "$OUT/compile.log" 2>&1
 grep -E '^ +[0-9.]+ +\( *[0-9.]+%\) +(parse|grad|train|partition|schedule|lowered|verified|split|native|emit C\+\+|C\+\+ compile|eval program)$' "$OUT/compile.log" | sed 's/^/   /'
 grep -E 'remark: tandemc: C\+\+:' "$OUT/compile.log" | sed 's/^.*remark: /   /'
