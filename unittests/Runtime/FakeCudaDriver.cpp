@@ -49,7 +49,9 @@ bool onDevice(uintptr_t pointer, size_t bytes) {
          bytes <= found->second - (pointer - found->first);
 }
 
-bool anyDevice(uintptr_t pointer) { return onDevice(pointer, 0); }
+/// `pointer` addresses a byte of a live allocation (one past the end does
+/// not: host memory may start there).
+bool anyDevice(uintptr_t pointer) { return onDevice(pointer, 1); }
 
 int copy(uintptr_t dst, bool dstDevice, uintptr_t src, bool srcDevice,
          size_t bytes) {
