@@ -100,12 +100,12 @@ protected:
     // contract (and the host) promise.
     void *memory = reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
     if (!zero(memory, bytes, error)) {
-      releaseBytes(memory, bytes);
+      driver.api().memFree(address(memory));
       return nullptr;
     }
     return memory;
   }
-  void releaseBytes(void *pointer, uint64_t) override {
+  void releaseBytes(void *pointer, uint64_t, uint64_t) override {
     if (driver.api().ctxSetCurrent(context) == 0)
       driver.api().memFree(address(pointer));
   }

@@ -6,8 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <tuple>
 
 using namespace tandem::runtime;
 
@@ -59,7 +58,7 @@ void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
   if (!pointer)
     return nullptr;
   std::lock_guard<std::mutex> lock(mutex);
-  sizes[pointer] = bytes;
+  sizes[pointer] = {bytes, alignment};
   live += bytes;
   peak = std::max(peak, live);
   return pointer;
@@ -68,17 +67,17 @@ void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
 void Device::release(void *pointer) {
   if (!pointer)
     return;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, alignment = 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto found = sizes.find(pointer);
-    if (found != sizes.end()) {
-      bytes = found->second;
-      live -= bytes;
-      sizes.erase(found);
-    }
+    if (found == sizes.end())
+      return; // Not this device's.
+    std::tie(bytes, alignment) = found->second;
+    live -= bytes;
+    sizes.erase(found);
   }
-  releaseBytes(pointer, bytes);
+  releaseBytes(pointer, bytes, alignment);
 }
 
 namespace {
@@ -145,27 +144,13 @@ protected:
     }
     std::memset(pointer, 0, rounded);
     countHostAllocation(rounded);
-    std::lock_guard<std::mutex> lock(mutex);
-    counted[pointer] = rounded;
     return pointer;
   }
-  void releaseBytes(void *pointer, uint64_t) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto found = counted.find(pointer);
-      if (found != counted.end()) {
-        countHostRelease(found->second);
-        counted.erase(found);
-      }
-    }
+  void releaseBytes(void *pointer, uint64_t bytes,
+                    uint64_t alignment) override {
     std::free(pointer);
+    countHostRelease(roundedSize(bytes, hostAlignment(alignment)));
   }
-
-private:
-  /// What bufferBytes() counted for each allocation (rounded as
-  /// allocated).
-  std::mutex mutex;
-  std::map<void *, uint64_t> counted;
 };
 
 } // namespace

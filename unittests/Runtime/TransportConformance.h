@@ -24,29 +24,32 @@
 
 namespace tandem::runtime::conformance {
 
-/// A send of `value` (4 bytes) or a receive into `into`.
-inline TransportOp sendOf(int64_t peer, int64_t channel, const int32_t &value,
-                          const std::string &what) {
+/// A 4-byte message's send or receive, described as "send of WHAT" or
+/// "recv of WHAT".
+inline TransportOp opOf(bool send, int64_t peer, int64_t channel,
+                        const std::string &what) {
   TransportOp op;
-  op.send = true;
+  op.send = send;
   op.peer = peer;
   op.channel = channel;
   op.dtype = op.wire = ElementType::I32;
   op.bytes = sizeof(int32_t);
+  op.description = (send ? "send of " : "recv of ") + what;
+  return op;
+}
+
+/// A send of `value` or a receive into `into`.
+inline TransportOp sendOf(int64_t peer, int64_t channel, const int32_t &value,
+                          const std::string &what) {
+  TransportOp op = opOf(true, peer, channel, what);
   op.sendData = &value;
-  op.description = "send of " + what;
   return op;
 }
 
 inline TransportOp recvOf(int64_t peer, int64_t channel, int32_t &into,
                           const std::string &what) {
-  TransportOp op;
-  op.peer = peer;
-  op.channel = channel;
-  op.dtype = op.wire = ElementType::I32;
-  op.bytes = sizeof(int32_t);
+  TransportOp op = opOf(false, peer, channel, what);
   op.recvData = &into;
-  op.description = "recv of " + what;
   return op;
 }
 
@@ -152,5 +155,26 @@ inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
 }
 
 } // namespace tandem::runtime::conformance
+
+/// Registers every body above as a test of `SUITE`, each run by
+/// `RUN(body)` (RUN may take extra arguments after the body: `EXTRA`, given
+/// to the silent peer's run only, which needs a short timeout and, over MPI,
+/// a drain).
+#define TANDEM_TRANSPORT_CONFORMANCE_TESTS(SUITE, RUN, ...)                    \
+  TEST(SUITE, PairsInPostingOrder) {                                           \
+    RUN(::tandem::runtime::conformance::pairsInPostingOrder);                  \
+  }                                                                            \
+  TEST(SUITE, ChannelsAreSeparate) {                                           \
+    RUN(::tandem::runtime::conformance::channelsAreSeparate);                  \
+  }                                                                            \
+  TEST(SUITE, BothWaysInOneGroup) {                                            \
+    RUN(::tandem::runtime::conformance::bothWaysInOneGroup);                   \
+  }                                                                            \
+  TEST(SUITE, ALargerMessageFails) {                                           \
+    RUN(::tandem::runtime::conformance::aLargerMessageFails);                  \
+  }                                                                            \
+  TEST(SUITE, ASilentPeerIsNamed) {                                            \
+    RUN(::tandem::runtime::conformance::aSilentPeerIsNamed, ##__VA_ARGS__);    \
+  }
 
 #endif // TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H

@@ -57,21 +57,8 @@ void drainProbe(MPI_Comm comm) {
 
 } // namespace
 
-TEST(MPITransportConformance, PairsInPostingOrder) {
-  runOverMpi(conformance::pairsInPostingOrder);
-}
-TEST(MPITransportConformance, ChannelsAreSeparate) {
-  runOverMpi(conformance::channelsAreSeparate);
-}
-TEST(MPITransportConformance, BothWaysInOneGroup) {
-  runOverMpi(conformance::bothWaysInOneGroup);
-}
-TEST(MPITransportConformance, ALargerMessageFails) {
-  runOverMpi(conformance::aLargerMessageFails);
-}
-TEST(MPITransportConformance, ASilentPeerIsNamed) {
-  runOverMpi(conformance::aSilentPeerIsNamed, 0.5, drainProbe);
-}
+TANDEM_TRANSPORT_CONFORMANCE_TESTS(MPITransportConformance, runOverMpi, 0.5,
+                                   drainProbe)
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

@@ -22,18 +22,4 @@ void runInProcess(void (*body)(Transport &, int64_t)) {
 
 } // namespace
 
-TEST(InProcessTransportConformance, PairsInPostingOrder) {
-  runInProcess(conformance::pairsInPostingOrder);
-}
-TEST(InProcessTransportConformance, ChannelsAreSeparate) {
-  runInProcess(conformance::channelsAreSeparate);
-}
-TEST(InProcessTransportConformance, BothWaysInOneGroup) {
-  runInProcess(conformance::bothWaysInOneGroup);
-}
-TEST(InProcessTransportConformance, ALargerMessageFails) {
-  runInProcess(conformance::aLargerMessageFails);
-}
-TEST(InProcessTransportConformance, ASilentPeerIsNamed) {
-  runInProcess(conformance::aSilentPeerIsNamed);
-}
+TANDEM_TRANSPORT_CONFORMANCE_TESTS(InProcessTransportConformance, runInProcess)

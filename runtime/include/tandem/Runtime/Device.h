@@ -94,12 +94,14 @@ protected:
   Device() = default;
   virtual void *allocateBytes(uint64_t bytes, uint64_t alignment,
                               std::string &error) = 0;
-  virtual void releaseBytes(void *pointer, uint64_t bytes) = 0;
+  /// Frees what allocateBytes returned for `bytes` at `alignment`.
+  virtual void releaseBytes(void *pointer, uint64_t bytes,
+                            uint64_t alignment) = 0;
 
 private:
-  /// Sizes by pointer, for the counts (allocations are few: an arena, a
-  /// parameter block, step inputs).
-  std::map<void *, uint64_t> sizes;
+  /// Size and alignment by pointer, for the counts and the release
+  /// (allocations are few: an arena, a parameter block, step inputs).
+  std::map<void *, std::pair<uint64_t, uint64_t>> sizes;
   /// Ranks on threads share a device: the counts are guarded.
   std::mutex mutex;
   uint64_t live = 0, peak = 0;
