@@ -9,11 +9,19 @@
 #   scripts/gpu-check.sh --check     there: builds the runtime alone, runs
 #                                    the libraries on GPU 0 and compares
 #                                    them with the emulation (4 minutes)
+#   scripts/gpu-check.sh --bench     there: GPT-2 124M training throughput
+#                                    against PyTorch on the same GPU, in
+#                                    the same run (5 minutes)
+#   scripts/gpu-check.sh --all       there: both, sharing one runtime build
+#   scripts/gpu-check.sh --profile   there: the kernel screen, then bf16
+#                                    GPT-2's step time and its kernels by
+#                                    time (ncu), for a short call
 #
-# --check writes its log and summary into $OUT (default build/gpu-check)
-# as it goes, every step under its own timeout; without a GPU it stops
-# before the first step that needs one and says so. Exit status: 0 when
-# every step that ran passed.
+# Both write their log and summary into $OUT (default build/gpu-check) as
+# they go, every step under its own timeout, and keep bulky outputs (the
+# runtime's build, fragment dumps) in $WORK, since only a few files come
+# back from $OUT; without a GPU they stop before the first step that needs
+# one and say so. Exit status: 0 when every step that ran passed.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,6 +31,10 @@ MODEL="$ROOT/examples/tiny-gpt.mlir"
 # Steps of the chained comparison (each runs once from the emulation's
 # parameters after the step before it).
 CHAIN=5
+# The benchmark's model and step (bench/torch_gpt.py takes the same
+# numbers): GPT-2 124M, 4 microbatches of 8 sequences of 1024 tokens.
+BENCH_MODEL=(--config gpt2-124m --batch 8 --seq 1024)
+BENCH_MICROBATCHES=4
 
 prepare() {
   set -e
@@ -59,17 +71,37 @@ prepare() {
     rm -rf "$CARRY"/$p-s?-emu
   done
   # Every fragment call of one f32 step (2 microbatches, to travel light),
-  # for the kernel-by-kernel screen.
-  "$bin/tandemc" "$MODEL" -o "$CARRY/dump" --stages 1 --microbatches 2 \
-    --target cuda 2>"$CARRY/dump.tandemc.log"
-  "$bin/tandemc" "$MODEL" -o "$CARRY/dump-emu" --stages 1 --microbatches 2 \
-    --target cuda --cuda-emulate 2>/dev/null
-  rm -rf "$CARRY/dump"/*.mlir "$CARRY/dump/eval"
-  TANDEM_DUMP_FRAGMENTS="$CARRY/dump-emu/calls" OMP_NUM_THREADS=1 \
-    "$bin/tandem-run-inproc" "$CARRY/dump-emu" --data "$DATA" --steps 1 --seed 3 >/dev/null
-  mv "$CARRY/dump-emu/calls" "$CARRY/dump-calls"
-  rm -rf "$CARRY/dump-emu"
+  # for the kernel-by-kernel screen: the tiny GPT, and one layer of the
+  # small one (1 microbatch), whose heads of 64 give the attention backward
+  # kernels blocks of 96 and 192.
+  "$bin/tandemc" models gpt --config small --layers 1 --batch 1 --seq 16 -o "$CARRY/small.mlir"
+  local name
+  for name in dump dump-small; do
+    local model=$MODEL m=2
+    [[ $name == dump-small ]] && model="$CARRY/small.mlir" m=1
+    "$bin/tandemc" "$model" -o "$CARRY/$name" --stages 1 --microbatches "$m" \
+      --target cuda 2>"$CARRY/$name.tandemc.log"
+    "$bin/tandemc" "$model" -o "$CARRY/$name-emu" --stages 1 --microbatches "$m" \
+      --target cuda --cuda-emulate 2>/dev/null
+    rm -rf "$CARRY/$name"/*.mlir "$CARRY/$name/eval"
+    TANDEM_DUMP_FRAGMENTS="$CARRY/$name-emu/calls" OMP_NUM_THREADS=1 \
+      "$bin/tandem-run-inproc" "$CARRY/$name-emu" --data "$DATA" --steps 1 --seed 3 >/dev/null
+    mv "$CARRY/$name-emu/calls" "$CARRY/$name-calls"
+    rm -rf "$CARRY/$name-emu"
+  done
+  # The small GPT's optimizer step is 24 MB of parameters and moments the
+  # tiny one's screen covers already: only its forward and backward travel.
+  rm -f "$CARRY"/dump-small-calls/*.step*.safetensors
   rm -f "$CARRY"/*/step"$CHAIN".st
+  # The benchmark's programs: S = 1 in both precisions, and bf16 with two
+  # stages on the one GPU.
+  "$bin/tandemc" models gpt "${BENCH_MODEL[@]}" --stage-every 6 -o "$CARRY/bench.mlir"
+  for p in f32-s1 bf16-s1 bf16-s2; do
+    "$bin/tandemc" "$CARRY/bench.mlir" -o "$CARRY/bench-$p" --stages "${p#*-s}" \
+      --microbatches "$BENCH_MICROBATCHES" --precision "${p%-s*}" --target cuda \
+      2>"$CARRY/bench-$p.tandemc.log"
+    rm -rf "$CARRY/bench-$p"/*.mlir "$CARRY/bench-$p/eval"
+  done
   du -sh "$CARRY"
   echo "gpu-check --prepare: carry build/gpu-carry (64 MiB at most travel)"
 }
@@ -77,6 +109,7 @@ prepare() {
 # --check ----------------------------------------------------------------
 
 OUT="${OUT:-$ROOT/build/gpu-check}"
+WORK="${TMPDIR:-/tmp}/tandem-gpu-check"
 failures=0
 
 # step NAME SECONDS COMMAND...: runs one step under its timeout, its output
@@ -88,7 +121,7 @@ step() {
   local start=$SECONDS rc
   # The step's functions run in a child shell (exported below), so the
   # timeout can end it.
-  timeout "$seconds" bash -c '"$@"' step "$@" 2>&1 | tee -a "$OUT/log"
+  timeout "$seconds" bash -c 'set -o pipefail; "$@"' step "$@" 2>&1 | tee -a "$OUT/log"
   rc=${PIPESTATUS[0]}
   local verdict=ok
   if [[ $rc -eq 124 ]]; then verdict="timed out after ${seconds}s"; fi
@@ -126,15 +159,15 @@ find_cuda_libraries() {
 }
 
 build_runtime() {
-  cmake -S "$ROOT/runtime" -B "$OUT/runtime" -G Ninja \
+  cmake -S "$ROOT/runtime" -B "$WORK/runtime" -G Ninja \
     -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" >/dev/null &&
-    ninja -C "$OUT/runtime" bin/tandem-run-inproc
+    ninja -C "$WORK/runtime" bin/tandem-run-inproc
 }
 
 run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
   local dir=$1 steps=$2
   shift 2
-  "$OUT/runtime/bin/tandem-run-inproc" "$dir" --data "$DATA" --steps "$steps" \
+  "$WORK/runtime/bin/tandem-run-inproc" "$dir" --data "$DATA" --steps "$steps" \
     --seed 3 --device cuda "$@"
 }
 
@@ -155,7 +188,8 @@ chain() {
   else
     # bf16's derived bound is vacuous (docs/cuda-backend.md): shown, not
     # asserted.
-    paste "$OUT/$p-chain-gpu.log" "$CARRY/$p-chain/emu.log" | awk '{print "gpu", $4, "emulation", $12}'
+    paste -d' ' <(cut -d' ' -f4 "$OUT/$p-chain-gpu.log") <(cut -d' ' -f4 "$CARRY/$p-chain/emu.log") |
+      awk '{printf "step %d gpu %s emulation %s relative difference %.2e\n", NR - 1, $1, $2, ($1 - $2) / $2}'
   fi
 }
 
@@ -170,9 +204,23 @@ across_stages() {
 
 # Every fragment call of step 0 on the GPU against the emulation's dump.
 kernels() {
-  rm -rf "$OUT/dump-calls"
-  TANDEM_DUMP_FRAGMENTS="$OUT/dump-calls" run_gpu "$CARRY/dump" 1 >/dev/null &&
-    python3 "$ROOT/scripts/compare-dumps.py" "$CARRY/dump-calls" "$OUT/dump-calls"
+  local name
+  for name in dump dump-small; do
+    rm -rf "$WORK/$name-calls"
+    echo "$name:"
+    TANDEM_DUMP_FRAGMENTS="$WORK/$name-calls" run_gpu "$CARRY/$name" 1 >/dev/null &&
+      python3 "$ROOT/scripts/compare-dumps.py" "$CARRY/$name-calls" "$WORK/$name-calls" |
+      tail -1 || return 1
+  done
+}
+
+# Step times of the tiny GPT on the GPU (a first figure, not the benchmark).
+timing() {
+  local p
+  for p in f32 bf16; do
+    echo "$p, S = 1, 8 microbatches:"
+    run_gpu "$CARRY/$p-s1" 30 | tail -3
+  done
 }
 
 sanitizer() {
@@ -183,11 +231,11 @@ sanitizer() {
   local tool
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "$OUT/runtime/bin/tandem-run-inproc" "$CARRY/f32-s2" --data "$DATA" \
-      --steps 1 --device cuda >"$OUT/sanitizer-$tool.log" 2>&1
+      "$WORK/runtime/bin/tandem-run-inproc" "$CARRY/f32-s2" --data "$DATA" \
+      --steps 1 --device cuda >"$WORK/sanitizer-$tool.log" 2>&1
     local rc=$?
-    tail -3 "$OUT/sanitizer-$tool.log"
-    if grep -qiE "not supported|unable to|permission" "$OUT/sanitizer-$tool.log" && [[ $rc -ne 9 ]]; then
+    tail -3 "$WORK/sanitizer-$tool.log"
+    if grep -qiE "not supported|unable to|permission" "$WORK/sanitizer-$tool.log" && [[ $rc -ne 9 ]]; then
       echo "$tool: skipped (the machine refused the sanitizer)"
     elif [[ $rc -ne 0 ]]; then
       return 1
@@ -195,15 +243,18 @@ sanitizer() {
   done
 }
 
-check() {
-  mkdir -p "$OUT"
+# The start both profiles share: the log, the versions, the runtime; fails
+# when there is nothing to run on.
+begin() {
+  mkdir -p "$OUT" "$WORK"
   : >"$OUT/log"
   : >"$OUT/summary"
   [[ -d "$CARRY/f32-s1" ]] ||
     { echo "gpu-check: no build/gpu-carry (run --prepare here and carry it)" | tee -a "$OUT/summary"; return 1; }
-  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT
+  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
+    BENCH_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime run_gpu chain \
-    across_stages kernels sanitizer
+    across_stages kernels timing sanitizer tandem_bench torch_bench profile
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -211,20 +262,147 @@ check() {
   step "runtime alone" 120 build_runtime || return 1
   if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "no GPU: stopped before the first step that needs one" | tee -a "$OUT/summary"
-    return "$failures"
+    return 1
   fi
+}
+
+check() {
+  begin || return "$failures"
+  check_steps
+  echo "failures: $failures" | tee -a "$OUT/summary"
+  return "$failures"
+}
+
+check_steps() {
   step "f32 chain vs emulation" 60 chain f32
   step "bf16 chain vs emulation" 60 chain bf16
   step "f32 S=1 vs S=2" 60 across_stages f32
   step "bf16 S=1 vs S=2" 60 across_stages bf16
   step "f32 kernels vs emulation" 60 kernels
+  step "step times" 60 timing
   step "sanitizers" 120 sanitizer
+}
+
+# --bench ----------------------------------------------------------------
+
+# Tandem's step time: the median of the steps after the first two (the
+# first loads the libraries and plans the GEMMs).
+tandem_bench() { # NAME
+  local name=$1
+  run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
+  python3 - "$name" "$((BENCH_MICROBATCHES * 8 * 1024))" "$WORK/tandem-$name.log" <<'PY' |
+import statistics, sys
+name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
+m = statistics.median(times)
+print(f"tandem {name} step_median {m:.5f} tokens/s {tokens / m:.0f}")
+PY
+    tee -a "$OUT/results"
+}
+
+torch_bench() { # PRECISION [--compile]
+  python3 "$ROOT/bench/torch_gpt.py" --config gpt2-124m --batch 8 --seq 1024 \
+    --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 --corpus "$DATA" |
+    tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
+}
+
+# Where a Tandem step's GPU time goes: its kernels by total time, measured
+# by Nsight Compute (durations only) over one step.
+profile() { # NAME
+  if ! command -v ncu >/dev/null; then
+    echo "skipped: no ncu"
+    return 0
+  fi
+  ncu --metrics gpu__time_duration.sum --csv --page raw \
+    --log-file "$WORK/ncu-$1.csv" "$WORK/runtime/bin/tandem-run-inproc" \
+    "$CARRY/bench-$1" --data "$DATA" --steps 1 --device cuda >"$WORK/ncu-$1.log" 2>&1
+  local rc=$?
+  tail -3 "$WORK/ncu-$1.log"
+  if grep -q "ERR_NVGPUCTRPERM\|not supported" "$WORK/ncu-$1.log" "$WORK/ncu-$1.csv"; then
+    echo "skipped: the machine refused the profiler"
+    return 0
+  fi
+  ((rc == 0)) &&
+    python3 "$ROOT/bench/kernel_times.py" "$WORK/ncu-$1.csv" "$CARRY/bench-$1"/rank*.cu |
+    tee "$OUT/profile-$1.txt"
+}
+
+bench() { # NAME
+  local name=$1
+  run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
+  python3 - "$name" "$((BENCH_MICROBATCHES * 8 * 1024))" "$WORK/tandem-$name.log" <<'PY' |
+import statistics, sys
+name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
+m = statistics.median(times)
+print(f"tandem {name} step_median {m:.5f} tokens/s {tokens / m:.0f}")
+PY
+    tee -a "$OUT/results"
+}
+
+torch_bench() { # PRECISION [--compile]
+  python3 "$ROOT/bench/torch_gpt.py" --config gpt2-124m --batch 8 --seq 1024 \
+    --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 --corpus "$DATA" |
+    tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
+}
+
+# Where a Tandem step's GPU time goes: the kernels by total time.
+profile() { # NAME
+  if ! command -v nsys >/dev/null; then
+    echo "skipped: no nsys"
+    return 0
+  fi
+  nsys profile -o "$WORK/profile-$1" --force-overwrite true -t cuda \
+    "$WORK/runtime/bin/tandem-run-inproc" "$CARRY/bench-$1" --data "$DATA" --steps 2 \
+    --device cuda >/dev/null &&
+    nsys stats -r cuda_gpu_kern_sum -f csv "$WORK/profile-$1.nsys-rep" 2>/dev/null |
+    python3 -c '
+import csv, sys
+rows = [r for r in csv.reader(sys.stdin) if len(r) > 8]
+head, rows = rows[0], rows[1:]
+for r in rows[:25]:
+    print("%6s%%  %12s ns  %6s calls  %s" % (r[0], r[1], r[2], r[-1][:110]))
+' | tee "$OUT/profile-$1.txt"
+}
+
+bench() {
+  begin || return "$failures"
+  bench_steps
   echo "failures: $failures" | tee -a "$OUT/summary"
   return "$failures"
+}
+
+bench_steps() {
+  : >"$OUT/results"
+  step "tandem f32" 60 tandem_bench f32-s1
+  step "tandem bf16" 60 tandem_bench bf16-s1
+  step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
+  step "tandem bf16 kernel times" 90 profile bf16-s1
+  step "torch eager f32" 60 torch_bench f32
+  step "torch eager bf16" 60 torch_bench bf16
+  step "torch compile bf16" 120 torch_bench bf16 --compile
+  cat "$OUT/results"
 }
 
 case "${1:-}" in
   --prepare) prepare ;;
   --check) check; exit $? ;;
-  *) echo "usage: scripts/gpu-check.sh --prepare | --check"; exit 2 ;;
+  --bench) bench; exit $? ;;
+  --profile)
+    begin || exit "$failures"
+    : >"$OUT/results"
+    step "kernels vs emulation" 60 kernels
+    step "tandem bf16" 60 tandem_bench bf16-s1
+    step "tandem bf16 kernel times" 90 profile bf16-s1
+    echo "failures: $failures" | tee -a "$OUT/summary"
+    exit "$failures"
+    ;;
+  --all)
+    begin || exit "$failures"
+    check_steps
+    bench_steps
+    echo "failures: $failures" | tee -a "$OUT/summary"
+    exit "$failures"
+    ;;
+  *) echo "usage: scripts/gpu-check.sh --prepare | --check | --bench | --all | --profile"; exit 2 ;;
 esac

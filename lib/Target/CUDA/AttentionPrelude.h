@@ -15,6 +15,15 @@
 // head h the columns [h·HD, (h+1)·HD). Every sum runs in increasing index,
 // every multiply-add is an explicit fma.
 //
+// The backward kernels read their own rows (q and dy per query, k and v per
+// key) once per visited row of the other side. In memory, a warp's 32 rows
+// lie D elements apart, so each such load touches 32 cache lines; the
+// kernels copy their own rows into the block's shared memory once instead
+// (the row cache: element d of thread t's row at d·blockDim + t), where a
+// warp's loads of element d are 32 adjacent words. Only the thread that
+// wrote a row reads it, so no barrier is needed and the emulation, which
+// runs the threads one after another, reads what the GPU reads.
+//
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -31,6 +40,29 @@ TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t, int64_t b,
   return (b * len + t) * s.dim + h * hd;
 }
 
+// Element d of a row: in memory (stride 1) or in the row cache (stride
+// blockDim), widened to f32 exactly.
+template <typename T> struct tk_row {
+  const T *p;
+  int64_t stride;
+  TK_HD float operator[](int64_t d) const { return tk_load(p, d * stride); }
+};
+
+// Row `at` of `src` (HD elements): copied into slot `slot` of the calling
+// thread's row cache and read from there when the kernel has one (`cache`,
+// the thread's first element, `stride` the block's threads), else read
+// from memory.
+template <int HD, typename T>
+TK_HD tk_row<T> tk_attention_keep(const T *src, int64_t at, T *cache,
+                                  int64_t stride, int slot) {
+  if (!cache)
+    return {src + at, 1};
+  T *dst = cache + (int64_t)slot * HD * stride;
+  for (int d = 0; d < HD; ++d)
+    dst[d * stride] = src[at + d];
+  return {dst, stride};
+}
+
 // The score of query row `qi` (HD floats) against key row j, scaled.
 template <int HD, typename T>
 TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
@@ -40,16 +72,17 @@ TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
   return dot;
 }
 
-// The same chain over two rows read from memory (the same bits as above
-// when `qi` holds the first row: loading widens exactly), with HD fewer
-// registers, which the backward kernels need to stay unspilled.
+// The same chain over two rows read from memory or the row cache (the
+// same bits as above when `qi` holds the first row: loading widens
+// exactly), with HD fewer registers, which the backward kernels need to
+// stay unspilled.
 template <int HD, typename T>
-TK_HD float tk_attention_dot(const T *a, int64_t ai, const T *b, int64_t bi) {
+TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
   float dot = 0.0f;
   // Unrolled fully, the loads of all HD pairs are hoisted into registers.
   TK_UNROLL(4)
   for (int d = 0; d < HD; ++d)
-    dot = tk_fma(tk_load(a, ai + d), tk_load(b, bi + d), dot);
+    dot = tk_fma(a[d], b[d], dot);
   return dot;
 }
 
@@ -95,41 +128,41 @@ TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q, const T *k,
 template <int HD, typename T>
 TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
                                  const T *k, const T *v, const T *dy, T *dq,
-                                 float *stats, int64_t r) {
+                                 float *stats, T *cache, int64_t stride,
+                                 int64_t r) {
   int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
   int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
-  // The q and dy rows are read from memory: registers hold dq's row.
+  // The q and dy rows are read from the row cache: registers hold dq's row.
+  tk_row<T> qi = tk_attention_keep<HD>(q, at, cache, stride, 0);
+  tk_row<T> dyi = tk_attention_keep<HD>(dy, at, cache, stride, 1);
+  auto key = [&](const T *src, int64_t j) -> tk_row<T> {
+    return {src + tk_attention_at(s, j, b, h, HD, s.tk), 1};
+  };
   float acc[HD];
   for (int d = 0; d < HD; ++d)
     acc[d] = 0.0f;
   int64_t visible = s.causal ? i + 1 : s.tk;
   float max = -INFINITY;
   for (int64_t j = 0; j < visible; ++j) {
-    float score =
-        tk_attention_dot<HD>(q, at, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
-        s.scale;
+    float score = tk_attention_dot<HD>(qi, key(k, j)) * s.scale;
     max = tk_op_max::apply(max, score);
   }
   float sum = 0.0f;
   for (int64_t j = 0; j < visible; ++j)
-    sum += tk_exp(
-        tk_attention_dot<HD>(q, at, k, tk_attention_at(s, j, b, h, HD, s.tk)) *
-            s.scale -
-        max);
+    sum += tk_exp(tk_attention_dot<HD>(qi, key(k, j)) * s.scale - max);
   float rowDot = 0.0f;
   for (int64_t j = 0; j < visible; ++j) {
-    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-    float p = tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - max) / sum;
-    float dp = tk_attention_dot<HD>(dy, at, v, kv);
+    float p = tk_exp(tk_attention_dot<HD>(qi, key(k, j)) * s.scale - max) / sum;
+    float dp = tk_attention_dot<HD>(dyi, key(v, j));
     rowDot = tk_fma(p, dp, rowDot);
   }
   for (int64_t j = 0; j < visible; ++j) {
-    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-    float p = tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - max) / sum;
-    float dp = tk_attention_dot<HD>(dy, at, v, kv);
+    tk_row<T> kj = key(k, j);
+    float p = tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - max) / sum;
+    float dp = tk_attention_dot<HD>(dyi, key(v, j));
     float ds = p * (dp - rowDot) * s.scale;
     for (int d = 0; d < HD; ++d)
-      acc[d] = tk_fma(ds, tk_load(k, kv + d), acc[d]);
+      acc[d] = tk_fma(ds, kj[d], acc[d]);
   }
   for (int d = 0; d < HD; ++d)
     tk_store(dq, at + d, acc[d]);
@@ -142,31 +175,36 @@ TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
 // that see key j (i >= j when causal), with P_ij and dP_ij recomputed as
 // part one computed them, dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS)
 // or dv_j = Σ_i P_ij dy_i. One accumulator row per launch: both at once
-// spill registers at HD = 64 (gpt2-124m).
+// spill registers at HD = 64 (gpt2-124m). The k row (and, for dk, the v
+// row) is read from the row cache.
 template <int HD, bool KEYS, typename T>
 TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
                                     const T *k, const T *v, const T *dy, T *out,
-                                    const float *stats, int64_t r) {
+                                    const float *stats, T *cache,
+                                    int64_t stride, int64_t r) {
   int64_t j = r % s.tk, h = (r / s.tk) % s.heads, b = r / (s.tk * s.heads);
   int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
+  tk_row<T> kj = tk_attention_keep<HD>(k, kv, cache, stride, 0);
+  tk_row<T> vj = KEYS ? tk_attention_keep<HD>(v, kv, cache, stride, 1)
+                      : tk_row<T>{v + kv, 1};
   float acc[HD];
   for (int d = 0; d < HD; ++d)
     acc[d] = 0.0f;
   // The q and dy rows are read from memory, not held in registers.
   for (int64_t i = s.causal ? j : 0; i < s.tq; ++i) {
-    int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+    tk_row<T> qi = {q + tk_attention_at(s, i, b, h, HD, s.tq), 1};
+    tk_row<T> dyi = {dy + tk_attention_at(s, i, b, h, HD, s.tq), 1};
     int64_t row = (b * s.heads + h) * s.tq + i;
-    float p =
-        tk_exp(tk_attention_dot<HD>(q, at, k, kv) * s.scale - stats[3 * row]) /
-        stats[3 * row + 1];
+    float p = tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - stats[3 * row]) /
+              stats[3 * row + 1];
     if (KEYS) {
-      float dp = tk_attention_dot<HD>(dy, at, v, kv);
+      float dp = tk_attention_dot<HD>(dyi, vj);
       float ds = p * (dp - stats[3 * row + 2]) * s.scale;
       for (int d = 0; d < HD; ++d)
-        acc[d] = tk_fma(ds, tk_load(q, at + d), acc[d]);
+        acc[d] = tk_fma(ds, qi[d], acc[d]);
     } else {
       for (int d = 0; d < HD; ++d)
-        acc[d] = tk_fma(p, tk_load(dy, at + d), acc[d]);
+        acc[d] = tk_fma(p, dyi[d], acc[d]);
     }
   }
   for (int d = 0; d < HD; ++d)

@@ -70,6 +70,18 @@ constexpr int64_t kSplitColumnsBelow = 16384;
 constexpr int64_t kColumnChunk = 64;
 /// The attention kernels keep a head's row in registers (AttentionPrelude.h).
 constexpr int64_t kMaxAttentionHeadDim = 256;
+/// The attention backward kernels' row cache (AttentionPrelude.h) is static
+/// shared memory, which CUDA limits to 48 KiB per block.
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+/// Threads per block of an attention backward kernel caching `rows` rows of
+/// `rowBytes` each per thread: as many whole warps as the row cache fits
+/// (at most kBlockSize); 0 when not one warp fits, and the kernel reads its
+/// rows from memory.
+int64_t attentionCacheBlock(int64_t rows, int64_t rowBytes) {
+  int64_t warps = kMaxStaticShared / (rows * rowBytes * 32);
+  return std::min<int64_t>(warps * 32, tandem::cuda::kBlockSize);
+}
 
 RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -622,7 +634,8 @@ private:
   /// The program's step launching kernel `name` on `grid` blocks of
   /// kBlockSize threads with the parameters `operands`.
   void launch(const std::string &name, int64_t grid,
-              llvm::ArrayRef<std::string> operands);
+              llvm::ArrayRef<std::string> operands,
+              int64_t block = tandem::cuda::kBlockSize);
   /// Launches the waiting flat kernels, those with the same text together.
   void flushPending();
   /// Adds `text` (a kernel without its name) to the unit once; its name.
@@ -967,9 +980,10 @@ void FunctionEmitter::launchElements(const std::string &name, int64_t count,
 }
 
 void FunctionEmitter::launch(const std::string &name, int64_t grid,
-                             llvm::ArrayRef<std::string> operands) {
+                             llvm::ArrayRef<std::string> operands,
+                             int64_t block) {
   std::string line = "TK_OP_LAUNCH, " + name + "_id, " + std::to_string(grid) +
-                     ", " + std::to_string(tandem::cuda::kBlockSize);
+                     ", " + std::to_string(block);
   for (const std::string &operand : operands)
     line += ", " + operand;
   addStep(line + ",");
@@ -1400,10 +1414,12 @@ void FunctionEmitter::emitAttention(Operation *op) {
                       ")";
   // A kernel calling `call` (a prelude function with its template
   // arguments) for every row of `rows` (its pointers: inputs, then outputs,
-  // then the rows' statistics where `stats`).
+  // then the rows' statistics where `stats`, then the thread's row cache
+  // where `stats` too: `cacheRows` rows per thread of `block` threads, or
+  // none when `block` is 0).
   auto kernel = [&](StringRef title, int64_t rows, const std::string &call,
                     unsigned inputs, unsigned outputs, bool stats,
-                    bool statsOut) {
+                    bool statsOut, int64_t cacheRows = 0, int64_t block = 0) {
     std::string text;
     llvm::raw_string_ostream b(text);
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
@@ -1413,14 +1429,33 @@ void FunctionEmitter::emitAttention(Operation *op) {
       b << ", " << type << " *__restrict__ o" << o;
     if (stats)
       b << ", " << (statsOut ? "" : "const ") << "float *__restrict__ st";
-    b << ") {\n  // " << title << "\n  TK_PHASE\n"
-      << gridStrideLoop("r", rows) << "    " << call << "(s";
+    b << ") {\n  // " << title << "\n";
+    if (block)
+      b << "  TK_SHARED(" << type << ", tk_rows, "
+        << cacheRows * (dim / heads) * block << ");\n";
+    b << "  TK_PHASE\n" << gridStrideLoop("r", rows) << "    " << call << "(s";
     for (unsigned i = 0; i < inputs; ++i)
       b << ", i" << i;
     for (unsigned o = 0; o < outputs; ++o)
       b << ", o" << o;
-    b << (stats ? ", st" : "") << ", r);\n  }\n  TK_END_PHASE\n}\n";
+    if (stats)
+      b << ", st"
+        << (block ? ", tk_rows + TK_THREAD, TK_BLOCK_DIM"
+                  : ", (" + type + " *)nullptr, 0");
+    b << ", r);\n  }\n  TK_END_PHASE\n}\n";
     return addKernel(text);
+  };
+  // The backward kernels' blocks: as large as their row caches allow, or
+  // kBlockSize without a cache.
+  int64_t rowBytes =
+      dim / heads * (tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8);
+  auto launchCached = [&](const std::string &name, int64_t rows, int64_t block,
+                          ArrayRef<std::string> operands) {
+    if (rows == 0)
+      return;
+    int64_t threads = block ? block : tandem::cuda::kBlockSize;
+    launch(name, std::min<int64_t>((rows + threads - 1) / threads, kMaxBlocks),
+           operands, threads);
   };
   std::vector<std::string> args = {shape};
   for (Value operand : op->getOperands())
@@ -1439,23 +1474,28 @@ void FunctionEmitter::emitAttention(Operation *op) {
   std::vector<std::string> rowArgs = args;
   rowArgs.push_back(outputBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
-  launchElements(kernel("nn.attention_grad: dq, a query row per thread",
-                        queryRows, "tk_attention_grad_row<" + hd + ">", 4, 1,
-                        true, true),
-                 queryRows, rowArgs);
+  // dq caches the q and dy rows.
+  int64_t rowBlock = attentionCacheBlock(2, rowBytes);
+  launchCached(kernel("nn.attention_grad: dq, a query row per thread",
+                      queryRows, "tk_attention_grad_row<" + hd + ">", 4, 1,
+                      true, true, 2, rowBlock),
+               queryRows, rowBlock, rowArgs);
   // dk, then dv: a key row per thread, one accumulator row each.
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
     std::vector<std::string> columnArgs = args;
     columnArgs.push_back(outputBuffer(op->getResult(result)));
     columnArgs.push_back(stats);
-    launchElements(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
-                               : "nn.attention_grad: dv, a key row per thread",
-                          keyRows,
-                          "tk_attention_grad_column<" + hd +
-                              (keys ? ", true>" : ", false>"),
-                          4, 1, true, false),
-                   keyRows, columnArgs);
+    // dk caches the k and v rows, dv the k row.
+    int64_t cacheRows = keys ? 2 : 1;
+    int64_t columnBlock = attentionCacheBlock(cacheRows, rowBytes);
+    launchCached(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
+                             : "nn.attention_grad: dv, a key row per thread",
+                        keyRows,
+                        "tk_attention_grad_column<" + hd +
+                            (keys ? ", true>" : ", false>"),
+                        4, 1, true, false, cacheRows, columnBlock),
+                 keyRows, columnBlock, columnArgs);
   }
 }
 

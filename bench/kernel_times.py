@@ -1,0 +1,89 @@
+"""kernel_times.py NCU_CSV [RANK.cu ...]: where a run's GPU time goes, by
+kernel.
+
+NCU_CSV is Nsight Compute's raw page of a run profiled for kernel
+durations only:
+
+  ncu --metrics gpu__time_duration.sum --csv --page raw --log-file X.csv \\
+      tandem-run-inproc DIR --device cuda ...
+
+Prints the kernels by total time (all launches of a kernel together): the
+share of the run's kernel time, the total, the launches and the kernel.
+Tandem's kernels are named by a hash of their text (tk_k...); with the
+rank's generated sources given, each is shown with the title comment its
+text begins with (the op it computes, e.g. "nn.attention_grad: dk, a key
+row per thread"). Other kernels (cuBLASLt's GEMMs, copies) keep their own
+names, shortened.
+"""
+
+import argparse
+import collections
+import csv
+import re
+import sys
+
+UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+
+
+def kernel_titles(sources):
+    """tk_k<hash> -> the title comment on the line after its definition."""
+    titles = {}
+    for path in sources:
+        lines = open(path).read().splitlines()
+        for at, line in enumerate(lines[:-1]):
+            found = re.match(r"TK_KERNEL (tk_k[0-9a-f]+)\(", line)
+            following = lines[at + 1].strip()
+            if found and following.startswith("//"):
+                titles[found.group(1)] = following[2:].strip()
+    return titles
+
+
+def read_launches(path):
+    """(kernel name, microseconds) per launch of the raw page."""
+    text = open(path).read()
+    # ncu writes its own messages (==PROF==) before the table.
+    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    if len(rows) < 2:
+        sys.exit("kernel_times.py: no kernel table in %s" % path)
+    header, units = rows[0], rows[1]
+    try:
+        name_at = header.index("Kernel Name")
+        time_at = header.index("gpu__time_duration.sum")
+    except ValueError as error:
+        sys.exit("kernel_times.py: %s: %s" % (path, error))
+    scale = UNITS.get(units[time_at])
+    if scale is None:
+        sys.exit("kernel_times.py: unknown time unit '%s'" % units[time_at])
+    launches = []
+    for row in rows[2:]:
+        if len(row) > max(name_at, time_at) and row[time_at]:
+            value = float(row[time_at].replace(",", ""))
+            launches.append((row[name_at], value * scale))
+    return launches
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("csv")
+    parser.add_argument("sources", nargs="*")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    titles = kernel_titles(args.sources)
+    total = collections.Counter()
+    calls = collections.Counter()
+    for name, micros in read_launches(args.csv):
+        found = re.search(r"tk_k[0-9a-f]+", name)
+        key = found.group(0) if found else name
+        total[key] += micros
+        calls[key] += 1
+    grand = sum(total.values())
+    if not grand:
+        sys.exit("kernel_times.py: no kernel time in %s" % args.csv)
+    print("%d launches, %.3f ms of kernel time" % (sum(calls.values()), grand / 1e3))
+    for key, micros in total.most_common(args.top):
+        label = "%s %s" % (key, titles[key]) if key in titles else key
+        print("%5.1f%%  %10.1f us  %5d  %s" % (100 * micros / grand, micros, calls[key], label[:120]))
+
+
+if __name__ == "__main__":
+    main()
