@@ -13,6 +13,9 @@
 #                                    against PyTorch on the same GPU, in
 #                                    the same run (5 minutes)
 #   scripts/gpu-check.sh --all       there: both, sharing one runtime build
+#                                    (with TANDEM_GPU_CHECK_SHORT=1: no
+#                                    racecheck, no PyTorch f32 and no bf16
+#                                    S = 2 benchmark, to fit 4 minutes)
 #   scripts/gpu-check.sh --profile   there: the kernel screen, then bf16
 #                                    GPT-2's step time and its kernels by
 #                                    time (ncu), for a short call
@@ -209,8 +212,12 @@ kernels() {
     rm -rf "$WORK/$name-calls"
     echo "$name:"
     TANDEM_DUMP_FRAGMENTS="$WORK/$name-calls" run_gpu "$CARRY/$name" 1 >/dev/null &&
-      python3 "$ROOT/scripts/compare-dumps.py" "$CARRY/$name-calls" "$WORK/$name-calls" |
-      tail -1 || return 1
+      python3 "$ROOT/scripts/compare-dumps.py" "$CARRY/$name-calls" "$WORK/$name-calls" \
+        >"$WORK/$name-compare.log"
+    local rc=$?
+    # The problems and the verdict; every result's error stays in $WORK.
+    grep -v "relative error" "$WORK/$name-compare.log"
+    ((rc == 0)) || return 1
   done
 }
 
@@ -228,8 +235,9 @@ sanitizer() {
     echo "skipped: no compute-sanitizer"
     return 0
   fi
-  local tool
-  for tool in memcheck racecheck; do
+  local tool tools=(memcheck racecheck)
+  [[ -n "${TANDEM_GPU_CHECK_SHORT:-}" ]] && tools=(memcheck)
+  for tool in "${tools[@]}"; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$WORK/runtime/bin/tandem-run-inproc" "$CARRY/f32-s2" --data "$DATA" \
       --steps 1 --device cuda >"$WORK/sanitizer-$tool.log" 2>&1
@@ -327,44 +335,6 @@ profile() { # NAME
     tee "$OUT/profile-$1.txt"
 }
 
-bench() { # NAME
-  local name=$1
-  run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
-  python3 - "$name" "$((BENCH_MICROBATCHES * 8 * 1024))" "$WORK/tandem-$name.log" <<'PY' |
-import statistics, sys
-name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
-m = statistics.median(times)
-print(f"tandem {name} step_median {m:.5f} tokens/s {tokens / m:.0f}")
-PY
-    tee -a "$OUT/results"
-}
-
-torch_bench() { # PRECISION [--compile]
-  python3 "$ROOT/bench/torch_gpt.py" --config gpt2-124m --batch 8 --seq 1024 \
-    --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 --corpus "$DATA" |
-    tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
-}
-
-# Where a Tandem step's GPU time goes: the kernels by total time.
-profile() { # NAME
-  if ! command -v nsys >/dev/null; then
-    echo "skipped: no nsys"
-    return 0
-  fi
-  nsys profile -o "$WORK/profile-$1" --force-overwrite true -t cuda \
-    "$WORK/runtime/bin/tandem-run-inproc" "$CARRY/bench-$1" --data "$DATA" --steps 2 \
-    --device cuda >/dev/null &&
-    nsys stats -r cuda_gpu_kern_sum -f csv "$WORK/profile-$1.nsys-rep" 2>/dev/null |
-    python3 -c '
-import csv, sys
-rows = [r for r in csv.reader(sys.stdin) if len(r) > 8]
-head, rows = rows[0], rows[1:]
-for r in rows[:25]:
-    print("%6s%%  %12s ns  %6s calls  %s" % (r[0], r[1], r[2], r[-1][:110]))
-' | tee "$OUT/profile-$1.txt"
-}
-
 bench() {
   begin || return "$failures"
   bench_steps
@@ -376,9 +346,10 @@ bench_steps() {
   : >"$OUT/results"
   step "tandem f32" 60 tandem_bench f32-s1
   step "tandem bf16" 60 tandem_bench bf16-s1
-  step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
+  [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] &&
+    step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
   step "tandem bf16 kernel times" 90 profile bf16-s1
-  step "torch eager f32" 60 torch_bench f32
+  [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] && step "torch eager f32" 60 torch_bench f32
   step "torch eager bf16" 60 torch_bench bf16
   step "torch compile bf16" 120 torch_bench bf16 --compile
   cat "$OUT/results"

@@ -190,8 +190,16 @@ TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
   float acc[HD];
   for (int d = 0; d < HD; ++d)
     acc[d] = 0.0f;
-  // The q and dy rows are read from memory, not held in registers.
-  for (int64_t i = s.causal ? j : 0; i < s.tq; ++i) {
+  // The q and dy rows are read from memory, not held in registers. Causal,
+  // key j sees the queries from j on; the loop starts where the warp's
+  // first key does (lane r mod 32 holds key j - lane + r mod 32 of the
+  // same head, unless the warp spans two), so the warp's lanes visit the
+  // same query row together and its loads are broadcasts, not 32 rows.
+  int64_t first = s.causal ? j : 0;
+  int64_t from = s.causal ? j - r % 32 : 0;
+  for (int64_t i = from < 0 ? 0 : from; i < s.tq; ++i) {
+    if (i < first)
+      continue;
     tk_row<T> qi = {q + tk_attention_at(s, i, b, h, HD, s.tq), 1};
     tk_row<T> dyi = {dy + tk_attention_at(s, i, b, h, HD, s.tq), 1};
     int64_t row = (b * s.heads + h) * s.tq + i;
