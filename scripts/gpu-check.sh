@@ -75,9 +75,10 @@ prepare() {
   done
   # Every fragment call of one f32 step (2 microbatches, to travel light),
   # for the kernel-by-kernel screen: the tiny GPT, and one layer of the
-  # small one (1 microbatch), whose heads of 64 give the attention backward
-  # kernels blocks of 96 and 192.
-  "$bin/tandemc" models gpt --config small --layers 1 --batch 1 --seq 16 -o "$CARRY/small.mlir"
+  # small one (1 microbatch) at sequence 150, whose heads of 64 give the
+  # attention kernels their gpt2-124m shapes (tiles of 64, 32 and 16) and
+  # several tiles and blocks per head.
+  "$bin/tandemc" models gpt --config small --layers 1 --batch 1 --seq 150 -o "$CARRY/small.mlir"
   local name
   for name in dump dump-small; do
     local model=$MODEL m=2

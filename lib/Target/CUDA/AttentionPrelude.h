@@ -2,29 +2,48 @@
 //
 // Not a header of the compiler: pasted into every generated translation
 // unit after KernelPrelude.h (PreludeSource.h.in). nn.attention and
-// nn.attention_grad (docs/cuda-backend.md, "Attention") as functions of
-// one thread: a kernel runs one query row (or, for the key and value
-// gradients, one key row) of one head per thread in a grid-stride loop.
-// No thread reads another's values, so the emulation runs the same code
-// and gets the same bits, and no Tq×Tk matrix is ever stored: the forward
-// pass keeps an online softmax (a running maximum, the sum and the output
-// rescaled when the maximum grows), the backward pass recomputes the
-// probabilities from each row's maximum and sum.
+// nn.attention_grad (docs/cuda-backend.md, "Attention") as block functions:
+// a block takes R rows of one head (query rows, or for the key and value
+// gradients key rows), one per thread, and walks the other side's rows in
+// tiles of BT that its threads load together into shared memory. Every
+// thread then visits the tile's rows in increasing order with the
+// arithmetic a thread alone would use: the tiles change where a row is
+// read from, not a bit of the result, and no Tq×Tk matrix is ever stored.
+// The forward pass keeps an online softmax (a running maximum, the sum and
+// the output rescaled when the maximum grows); the backward pass
+// recomputes the probabilities from each row's maximum and sum.
 //
 // Layouts: q, dy and dq are B×Tq×D, k, v, dk and dv are B×Tk×D, D = H·HD,
 // head h the columns [h·HD, (h+1)·HD). Every sum runs in increasing index,
 // every multiply-add is an explicit fma.
 //
 // The backward kernels read their own rows (q and dy per query, k and v per
-// key) once per visited row of the other side. In memory, a warp's 32 rows
-// lie D elements apart, so each such load touches 32 cache lines; the
-// kernels copy their own rows into the block's shared memory once instead
-// (the row cache: element d of thread t's row at d·blockDim + t), where a
-// warp's loads of element d are 32 adjacent words. Only the thread that
-// wrote a row reads it, so no barrier is needed and the emulation, which
-// runs the threads one after another, reads what the GPU reads.
+// key) for every row of the other side. They copy them once into the row
+// cache in shared memory (element d of thread t's row at d·blockDim + t,
+// so a warp's loads of element d are 32 adjacent words); only the thread
+// that wrote a row reads it. Tiles are read by every thread at the same
+// address (broadcasts). The shapes of both are template arguments the
+// emitter picks to fit 48 KiB of static shared memory.
+//
+// Phases (KernelPrelude.h) end with barriers: a tile is loaded in one
+// phase and used in the next, so on the host, where a phase runs the
+// threads one after another, every thread sees the whole tile.
 //
 //===----------------------------------------------------------------------===//
+
+#ifdef __CUDACC__
+// Block functions: called by every thread of a block, between barriers.
+#define TK_BLOCK_FN __device__ __forceinline__
+#define TK_LAUNCH_ARG
+// A row of n values each thread keeps across barriers (registers).
+#define TK_LOCAL_ROW(type, name, n) type name[n]
+#define TK_ROW(name) name
+#else
+#define TK_BLOCK_FN inline
+#define TK_LAUNCH_ARG tk_l,
+#define TK_LOCAL_ROW(type, name, n) type name[256][n]
+#define TK_ROW(name) name[tk_t]
+#endif
 
 namespace {
 
@@ -40,42 +59,31 @@ TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t, int64_t b,
   return (b * len + t) * s.dim + h * hd;
 }
 
-// Element d of a row: in memory (stride 1) or in the row cache (stride
-// blockDim), widened to f32 exactly.
+// Element d of a row: in memory or a tile (stride 1) or in the row cache
+// (stride blockDim), widened to f32 exactly.
 template <typename T> struct tk_row {
   const T *p;
   int64_t stride;
   TK_HD float operator[](int64_t d) const { return tk_load(p, d * stride); }
 };
 
-// Row `at` of `src` (HD elements): copied into slot `slot` of the calling
-// thread's row cache and read from there when the kernel has one (`cache`,
-// the thread's first element, `stride` the block's threads), else read
-// from memory.
+// A thread's own row `row` of `src` (HD elements) as the kernel reads it:
+// from slot `slot` of the thread's row cache when the kernel has one
+// (`cache`; element d of thread t at (slot·HD + d)·threads + t), else from
+// memory. With `fill`, the row is first copied into the cache.
 template <int HD, typename T>
-TK_HD tk_row<T> tk_attention_keep(const T *src, int64_t at, T *cache,
-                                  int64_t stride, int slot) {
+TK_HD tk_row<T> tk_attention_own(const T *src, int64_t row, T *cache, int slot,
+                                 int64_t thread, int64_t threads,
+                                 bool fill = false) {
   if (!cache)
-    return {src + at, 1};
-  T *dst = cache + (int64_t)slot * HD * stride;
-  for (int d = 0; d < HD; ++d)
-    dst[d * stride] = src[at + d];
-  return {dst, stride};
+    return {src + row, 1};
+  T *dst = cache + (int64_t)slot * HD * threads + thread;
+  for (int d = 0; fill && d < HD; ++d)
+    dst[d * threads] = src[row + d];
+  return {dst, threads};
 }
 
-// The score of query row `qi` (HD floats) against key row j, scaled.
-template <int HD, typename T>
-TK_HD float tk_attention_score(const float *qi, const T *k, int64_t at) {
-  float dot = 0.0f;
-  for (int d = 0; d < HD; ++d)
-    dot = tk_fma(qi[d], tk_load(k, at + d), dot);
-  return dot;
-}
-
-// The same chain over two rows read from memory or the row cache (the
-// same bits as above when `qi` holds the first row: loading widens
-// exactly), with HD fewer registers, which the backward kernels need to
-// stay unspilled.
+// The chain q·k over HD elements in increasing index, one fma each.
 template <int HD, typename T>
 TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
   float dot = 0.0f;
@@ -86,137 +94,273 @@ TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
   return dot;
 }
 
-// Row r = (b, h, i) of the forward pass: y = softmax(q·kᵀ·scale)·v over the
-// visible keys (j <= i when causal).
+// The rows a block of R rows takes: group g of head (b, h) is rows
+// [first, first + R) of it.
+struct tk_attention_group {
+  int64_t b, h, first;
+};
+TK_HD tk_attention_group tk_attention_group_of(const tk_attention_shape &s,
+                                               int64_t g, int64_t rows,
+                                               int64_t r) {
+  int64_t groups = (rows + r - 1) / r;
+  return {g / groups / s.heads, g / groups % s.heads, g % groups * r};
+}
+
+// Rows [from, from + n) of head (b, h) of `src` (rows of `len`) into
+// `tile` (n rows of HD, adjacent), the block's threads taking adjacent
+// elements. One phase.
 template <int HD, typename T>
-TK_HD void tk_attention_row(const tk_attention_shape &s, const T *q, const T *k,
-                            const T *v, T *y, int64_t r) {
-  int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
-  int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
+TK_HD void tk_attention_load(const tk_attention_shape &s, const T *src,
+                             int64_t len, int64_t b, int64_t h, int64_t from,
+                             int64_t n, T *tile, int64_t thread,
+                             int64_t threads) {
+  for (int64_t e = thread; e < n * HD; e += threads)
+    tile[e] = src[tk_attention_at(s, from + e / HD, b, h, HD, len) + e % HD];
+}
+
+// nn.attention: y = softmax(q·kᵀ·scale)·v over the visible keys (j <= i
+// when causal), a query row per thread, key tiles of BT rows.
+template <int HD, int BT, typename T>
+TK_BLOCK_FN void
+tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
+                     const T *k, const T *v, T *y, T *kt, T *vt) {
   // The query row and the output's accumulator stay in registers.
-  float qi[HD], acc[HD];
-  for (int d = 0; d < HD; ++d) {
-    qi[d] = tk_load(q, at + d);
-    acc[d] = 0.0f;
-  }
-  int64_t visible = s.causal ? i + 1 : s.tk;
-  float max = -INFINITY, sum = 0.0f;
-  for (int64_t j = 0; j < visible; ++j) {
-    int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-    float score = tk_attention_score<HD>(qi, k, kv) * s.scale;
-    if (score > max) {
-      // Everything so far was weighted by e^{-max}: move it to e^{-score}.
-      float c = tk_exp(max - score);
-      sum *= c;
-      for (int d = 0; d < HD; ++d)
-        acc[d] *= c;
-      max = score;
+  TK_LOCAL_ROW(float, qi, HD);
+  TK_LOCAL_ROW(float, acc, HD);
+  TK_LOCAL(float, rowMax);
+  TK_LOCAL(float, sum);
+  int64_t groups =
+      s.batch * s.heads * ((s.tq + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
+    tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
+    int64_t rowsEnd =
+        at.first + TK_BLOCK_DIM < s.tq ? at.first + TK_BLOCK_DIM : s.tq;
+    int64_t keys = s.causal && rowsEnd < s.tk ? rowsEnd : s.tk;
+    TK_PHASE
+    int64_t i = at.first + TK_THREAD;
+    if (i < s.tq) {
+      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
+      for (int d = 0; d < HD; ++d) {
+        TK_ROW(qi)[d] = tk_load(q, row + d);
+        TK_ROW(acc)[d] = 0.0f;
+      }
+      TK_AT(rowMax) = -INFINITY;
+      TK_AT(sum) = 0.0f;
     }
-    float p = tk_exp(score - max);
-    sum += p;
-    for (int d = 0; d < HD; ++d)
-      acc[d] = tk_fma(p, tk_load(v, kv + d), acc[d]);
+    TK_END_PHASE
+    for (int64_t k0 = 0; k0 < keys; k0 += BT) {
+      int64_t n = keys - k0 < BT ? keys - k0 : BT;
+      TK_PHASE
+      tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
+                            TK_BLOCK_DIM);
+      tk_attention_load<HD>(s, v, s.tk, at.b, at.h, k0, n, vt, TK_THREAD,
+                            TK_BLOCK_DIM);
+      TK_END_PHASE
+      TK_PHASE
+      int64_t i = at.first + TK_THREAD;
+      int64_t visible = s.causal ? i + 1 - k0 : n;
+      int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
+      for (int64_t j = 0; j < end; ++j) {
+        float dot = 0.0f;
+        for (int d = 0; d < HD; ++d)
+          dot = tk_fma(TK_ROW(qi)[d], tk_load(kt, j * HD + d), dot);
+        float score = dot * s.scale;
+        if (score > TK_AT(rowMax)) {
+          // Everything so far was weighted by e^{-max}: move it to e^{-score}.
+          float c = tk_exp(TK_AT(rowMax) - score);
+          TK_AT(sum) *= c;
+          for (int d = 0; d < HD; ++d)
+            TK_ROW(acc)[d] *= c;
+          TK_AT(rowMax) = score;
+        }
+        float p = tk_exp(score - TK_AT(rowMax));
+        TK_AT(sum) += p;
+        for (int d = 0; d < HD; ++d)
+          TK_ROW(acc)[d] = tk_fma(p, tk_load(vt, j * HD + d), TK_ROW(acc)[d]);
+      }
+      TK_END_PHASE
+    }
+    TK_PHASE
+    int64_t i = at.first + TK_THREAD;
+    if (i < s.tq) {
+      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
+      for (int d = 0; d < HD; ++d)
+        tk_store(y, row + d, TK_ROW(acc)[d] / TK_AT(sum));
+    }
+    TK_END_PHASE
   }
-  for (int d = 0; d < HD; ++d)
-    tk_store(y, at + d, acc[d] / sum);
 }
 
-// The backward pass, part one, for row r = (b, h, i): the row's maximum and
-// sum of e^{score - max} (two passes), D = Σ_j P_ij dP_ij with
-// dP_ij = dy_i·v_j, and dq_i = scale Σ_j P_ij (dP_ij - D) k_j. The
-// statistics go to `stats` (max, sum, D per row) for part two.
-template <int HD, typename T>
-TK_HD void tk_attention_grad_row(const tk_attention_shape &s, const T *q,
-                                 const T *k, const T *v, const T *dy, T *dq,
-                                 float *stats, T *cache, int64_t stride,
-                                 int64_t r) {
-  int64_t i = r % s.tq, h = (r / s.tq) % s.heads, b = r / (s.tq * s.heads);
-  int64_t at = tk_attention_at(s, i, b, h, HD, s.tq);
-  // The q and dy rows are read from the row cache: registers hold dq's row.
-  tk_row<T> qi = tk_attention_keep<HD>(q, at, cache, stride, 0);
-  tk_row<T> dyi = tk_attention_keep<HD>(dy, at, cache, stride, 1);
-  auto key = [&](const T *src, int64_t j) -> tk_row<T> {
-    return {src + tk_attention_at(s, j, b, h, HD, s.tk), 1};
-  };
-  float acc[HD];
-  for (int d = 0; d < HD; ++d)
-    acc[d] = 0.0f;
-  int64_t visible = s.causal ? i + 1 : s.tk;
-  float max = -INFINITY;
-  for (int64_t j = 0; j < visible; ++j) {
-    float score = tk_attention_dot<HD>(qi, key(k, j)) * s.scale;
-    max = tk_op_max::apply(max, score);
+// nn.attention_grad, part one, a query row i per thread: the row's maximum
+// and sum of e^{score - max} (two passes over the keys), D = Σ_j P_ij dP_ij
+// with dP_ij = dy_i·v_j, and dq_i = scale Σ_j P_ij (dP_ij - D) k_j. The
+// statistics go to `stats` (max, sum, D per row) for part two. The q and
+// dy rows are in the row cache (`cache`, or memory when null), dq's row in
+// registers.
+template <int HD, int BT, typename T>
+TK_BLOCK_FN void
+tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
+                       const T *k, const T *v, const T *dy, T *dq, float *stats,
+                       T *cache, T *kt, T *vt) {
+  TK_LOCAL_ROW(float, acc, HD);
+  TK_LOCAL(float, rowMax);
+  TK_LOCAL(float, sum);
+  TK_LOCAL(float, rowDot);
+  int64_t groups =
+      s.batch * s.heads * ((s.tq + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
+    tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
+    int64_t rowsEnd =
+        at.first + TK_BLOCK_DIM < s.tq ? at.first + TK_BLOCK_DIM : s.tq;
+    int64_t keys = s.causal && rowsEnd < s.tk ? rowsEnd : s.tk;
+    // The thread's rows: q and dy (the row cache or memory).
+    auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
+      int64_t row = tk_attention_at(s, at.first + thread, at.b, at.h, HD, s.tq);
+      return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
+                                  fill);
+    };
+    TK_PHASE
+    if (at.first + TK_THREAD < s.tq) {
+      own(q, 0, TK_THREAD, true);
+      own(dy, 1, TK_THREAD, true);
+      for (int d = 0; d < HD; ++d)
+        TK_ROW(acc)[d] = 0.0f;
+      TK_AT(rowMax) = -INFINITY;
+      TK_AT(sum) = 0.0f;
+      TK_AT(rowDot) = 0.0f;
+    }
+    TK_END_PHASE
+    // Pass 0: the maximum; 1: the sum; 2: D; 3: dq.
+    for (int pass = 0; pass < 4; ++pass) {
+      for (int64_t k0 = 0; k0 < keys; k0 += BT) {
+        int64_t n = keys - k0 < BT ? keys - k0 : BT;
+        TK_PHASE
+        tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
+                              TK_BLOCK_DIM);
+        if (pass >= 2)
+          tk_attention_load<HD>(s, v, s.tk, at.b, at.h, k0, n, vt, TK_THREAD,
+                                TK_BLOCK_DIM);
+        TK_END_PHASE
+        TK_PHASE
+        int64_t i = at.first + TK_THREAD;
+        int64_t visible = s.causal ? i + 1 - k0 : n;
+        int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
+        tk_row<T> qi = own(q, 0, TK_THREAD, false);
+        tk_row<T> dyi = own(dy, 1, TK_THREAD, false);
+        for (int64_t j = 0; j < end; ++j) {
+          tk_row<T> kj = {kt + j * HD, 1}, vj = {vt + j * HD, 1};
+          float score = tk_attention_dot<HD>(qi, kj) * s.scale;
+          if (pass == 0) {
+            TK_AT(rowMax) = tk_op_max::apply(TK_AT(rowMax), score);
+            continue;
+          }
+          if (pass == 1) {
+            TK_AT(sum) += tk_exp(score - TK_AT(rowMax));
+            continue;
+          }
+          float p = tk_exp(score - TK_AT(rowMax)) / TK_AT(sum);
+          float dp = tk_attention_dot<HD>(dyi, vj);
+          if (pass == 2) {
+            TK_AT(rowDot) = tk_fma(p, dp, TK_AT(rowDot));
+            continue;
+          }
+          float ds = p * (dp - TK_AT(rowDot)) * s.scale;
+          for (int d = 0; d < HD; ++d)
+            TK_ROW(acc)[d] = tk_fma(ds, kj[d], TK_ROW(acc)[d]);
+        }
+        TK_END_PHASE
+      }
+    }
+    TK_PHASE
+    int64_t i = at.first + TK_THREAD;
+    if (i < s.tq) {
+      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
+      for (int d = 0; d < HD; ++d)
+        tk_store(dq, row + d, TK_ROW(acc)[d]);
+      int64_t r = (at.b * s.heads + at.h) * s.tq + i;
+      stats[3 * r] = TK_AT(rowMax);
+      stats[3 * r + 1] = TK_AT(sum);
+      stats[3 * r + 2] = TK_AT(rowDot);
+    }
+    TK_END_PHASE
   }
-  float sum = 0.0f;
-  for (int64_t j = 0; j < visible; ++j)
-    sum += tk_exp(tk_attention_dot<HD>(qi, key(k, j)) * s.scale - max);
-  float rowDot = 0.0f;
-  for (int64_t j = 0; j < visible; ++j) {
-    float p = tk_exp(tk_attention_dot<HD>(qi, key(k, j)) * s.scale - max) / sum;
-    float dp = tk_attention_dot<HD>(dyi, key(v, j));
-    rowDot = tk_fma(p, dp, rowDot);
-  }
-  for (int64_t j = 0; j < visible; ++j) {
-    tk_row<T> kj = key(k, j);
-    float p = tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - max) / sum;
-    float dp = tk_attention_dot<HD>(dyi, key(v, j));
-    float ds = p * (dp - rowDot) * s.scale;
-    for (int d = 0; d < HD; ++d)
-      acc[d] = tk_fma(ds, kj[d], acc[d]);
-  }
-  for (int d = 0; d < HD; ++d)
-    tk_store(dq, at + d, acc[d]);
-  stats[3 * r] = max;
-  stats[3 * r + 1] = sum;
-  stats[3 * r + 2] = rowDot;
 }
 
-// The backward pass, part two, for key row r = (b, h, j): over the queries
-// that see key j (i >= j when causal), with P_ij and dP_ij recomputed as
-// part one computed them, dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS)
-// or dv_j = Σ_i P_ij dy_i. One accumulator row per launch: both at once
-// spill registers at HD = 64 (gpt2-124m). The k row (and, for dk, the v
-// row) is read from the row cache.
-template <int HD, bool KEYS, typename T>
-TK_HD void tk_attention_grad_column(const tk_attention_shape &s, const T *q,
-                                    const T *k, const T *v, const T *dy, T *out,
-                                    const float *stats, T *cache,
-                                    int64_t stride, int64_t r) {
-  int64_t j = r % s.tk, h = (r / s.tk) % s.heads, b = r / (s.tk * s.heads);
-  int64_t kv = tk_attention_at(s, j, b, h, HD, s.tk);
-  tk_row<T> kj = tk_attention_keep<HD>(k, kv, cache, stride, 0);
-  tk_row<T> vj = KEYS ? tk_attention_keep<HD>(v, kv, cache, stride, 1)
-                      : tk_row<T>{v + kv, 1};
-  float acc[HD];
-  for (int d = 0; d < HD; ++d)
-    acc[d] = 0.0f;
-  // The q and dy rows are read from memory, not held in registers. Causal,
-  // key j sees the queries from j on; the loop starts where the warp's
-  // first key does (lane r mod 32 holds key j - lane + r mod 32 of the
-  // same head, unless the warp spans two), so the warp's lanes visit the
-  // same query row together and its loads are broadcasts, not 32 rows.
-  int64_t first = s.causal ? j : 0;
-  int64_t from = s.causal ? j - r % 32 : 0;
-  for (int64_t i = from < 0 ? 0 : from; i < s.tq; ++i) {
-    if (i < first)
-      continue;
-    tk_row<T> qi = {q + tk_attention_at(s, i, b, h, HD, s.tq), 1};
-    tk_row<T> dyi = {dy + tk_attention_at(s, i, b, h, HD, s.tq), 1};
-    int64_t row = (b * s.heads + h) * s.tq + i;
-    float p = tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - stats[3 * row]) /
-              stats[3 * row + 1];
-    if (KEYS) {
-      float dp = tk_attention_dot<HD>(dyi, vj);
-      float ds = p * (dp - stats[3 * row + 2]) * s.scale;
+// nn.attention_grad, part two, a key row j per thread: over the queries
+// that see key j (i >= j when causal), in query tiles of BT rows with
+// their statistics, P_ij and dP_ij recomputed as part one computed them,
+// dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS) or dv_j = Σ_i P_ij dy_i.
+// One accumulator row per launch: both at once spill registers at HD = 64
+// (gpt2-124m). The k row (and, for dk, the v row) is in the row cache.
+template <int HD, int BT, bool KEYS, typename T>
+TK_BLOCK_FN void
+tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
+                       const T *k, const T *v, const T *dy, T *out,
+                       const float *stats, T *cache, T *qt, T *dyt, float *st) {
+  TK_LOCAL_ROW(float, acc, HD);
+  int64_t groups =
+      s.batch * s.heads * ((s.tk + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
+    tk_attention_group at = tk_attention_group_of(s, g, s.tk, TK_BLOCK_DIM);
+    // The thread's rows: k, and for dk v (the row cache or memory).
+    auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
+      int64_t row = tk_attention_at(s, at.first + thread, at.b, at.h, HD, s.tk);
+      return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
+                                  fill);
+    };
+    TK_PHASE
+    if (at.first + TK_THREAD < s.tk) {
+      own(k, 0, TK_THREAD, true);
+      if (KEYS)
+        own(v, 1, TK_THREAD, true);
       for (int d = 0; d < HD; ++d)
-        acc[d] = tk_fma(ds, qi[d], acc[d]);
-    } else {
-      for (int d = 0; d < HD; ++d)
-        acc[d] = tk_fma(p, dyi[d], acc[d]);
+        TK_ROW(acc)[d] = 0.0f;
     }
+    TK_END_PHASE
+    // Causal, no query before the block's first key sees any of its keys.
+    for (int64_t q0 = s.causal ? at.first : 0; q0 < s.tq; q0 += BT) {
+      int64_t n = s.tq - q0 < BT ? s.tq - q0 : BT;
+      TK_PHASE
+      tk_attention_load<HD>(s, q, s.tq, at.b, at.h, q0, n, qt, TK_THREAD,
+                            TK_BLOCK_DIM);
+      tk_attention_load<HD>(s, dy, s.tq, at.b, at.h, q0, n, dyt, TK_THREAD,
+                            TK_BLOCK_DIM);
+      for (int64_t e = TK_THREAD; e < 3 * n; e += TK_BLOCK_DIM)
+        st[e] = stats[3 * ((at.b * s.heads + at.h) * s.tq + q0) + e];
+      TK_END_PHASE
+      TK_PHASE
+      int64_t j = at.first + TK_THREAD;
+      if (j < s.tk) {
+        tk_row<T> kj = own(k, 0, TK_THREAD, false);
+        tk_row<T> vj = KEYS ? own(v, 1, TK_THREAD, false) : kj;
+        int64_t from = s.causal && j > q0 ? j - q0 : 0;
+        for (int64_t ii = from; ii < n; ++ii) {
+          tk_row<T> qi = {qt + ii * HD, 1}, dyi = {dyt + ii * HD, 1};
+          float p =
+              tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - st[3 * ii]) /
+              st[3 * ii + 1];
+          if (KEYS) {
+            float dp = tk_attention_dot<HD>(dyi, vj);
+            float ds = p * (dp - st[3 * ii + 2]) * s.scale;
+            for (int d = 0; d < HD; ++d)
+              TK_ROW(acc)[d] = tk_fma(ds, qi[d], TK_ROW(acc)[d]);
+          } else {
+            for (int d = 0; d < HD; ++d)
+              TK_ROW(acc)[d] = tk_fma(p, dyi[d], TK_ROW(acc)[d]);
+          }
+        }
+      }
+      TK_END_PHASE
+    }
+    TK_PHASE
+    int64_t j = at.first + TK_THREAD;
+    if (j < s.tk) {
+      int64_t row = tk_attention_at(s, j, at.b, at.h, HD, s.tk);
+      for (int d = 0; d < HD; ++d)
+        tk_store(out, row + d, TK_ROW(acc)[d]);
+    }
+    TK_END_PHASE
   }
-  for (int d = 0; d < HD; ++d)
-    tk_store(out, kv + d, acc[d]);
 }
 
 } // namespace

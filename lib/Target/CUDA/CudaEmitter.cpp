@@ -70,17 +70,35 @@ constexpr int64_t kSplitColumnsBelow = 16384;
 constexpr int64_t kColumnChunk = 64;
 /// The attention kernels keep a head's row in registers (AttentionPrelude.h).
 constexpr int64_t kMaxAttentionHeadDim = 256;
-/// The attention backward kernels' row cache (AttentionPrelude.h) is static
-/// shared memory, which CUDA limits to 48 KiB per block.
+/// The attention kernels' tiles and row caches (AttentionPrelude.h) are
+/// static shared memory, which CUDA limits to 48 KiB per block.
 constexpr int64_t kMaxStaticShared = 48 * 1024;
 
-/// Threads per block of an attention backward kernel caching `rows` rows of
-/// `rowBytes` each per thread: as many whole warps as the row cache fits
-/// (at most kBlockSize); 0 when not one warp fits, and the kernel reads its
-/// rows from memory.
-int64_t attentionCacheBlock(int64_t rows, int64_t rowBytes) {
-  int64_t warps = kMaxStaticShared / (rows * rowBytes * 32);
-  return std::min<int64_t>(warps * 32, tandem::cuda::kBlockSize);
+/// An attention kernel's shape: `rows` threads a block, a row each, tiles
+/// of `tile` rows of the other side, and its own `cached` rows a thread in
+/// the row cache (0: read from memory).
+struct AttentionBlock {
+  int64_t rows, tile, cached;
+};
+
+/// The largest shape whose shared memory fits: `tiles` tiles of HD
+/// elements of `bytes` a row, `stats` floats a tile row, and `cache` rows
+/// of the thread's own in the row cache. Blocks of 64 threads when they fit
+/// (then 32), tiles of 64 rows down to 8; without the row cache when not
+/// even 32 threads' rows fit.
+AttentionBlock attentionBlock(int64_t hd, int64_t bytes, int64_t tiles,
+                              int64_t stats, int64_t cache) {
+  for (int64_t cached : {cache, int64_t(0)})
+    for (int64_t rows : {64, 32})
+      for (int64_t tile : {64, 32, 16, 8}) {
+        int64_t shared = cached * hd * bytes * rows +
+                         tiles * tile * hd * bytes + stats * tile * 4;
+        if (shared <= kMaxStaticShared)
+          return {rows, tile, cached};
+      }
+  // Heads are at most kMaxAttentionHeadDim wide: 8 rows of two f32 tiles
+  // of 256 always fit.
+  return {64, 8, 0};
 }
 
 RankedTensorType tensorOf(Value value) {
@@ -1412,14 +1430,17 @@ void FunctionEmitter::emitAttention(Operation *op) {
   std::string shape = "TK_ATTENTION_SHAPE(" +
                       std::to_string(unit.attentionShapes.of(initializer)) +
                       ")";
-  // A kernel calling `call` (a prelude function with its template
-  // arguments) for every row of `rows` (its pointers: inputs, then outputs,
-  // then the rows' statistics where `stats`, then the thread's row cache
-  // where `stats` too: `cacheRows` rows per thread of `block` threads, or
-  // none when `block` is 0).
-  auto kernel = [&](StringRef title, int64_t rows, const std::string &call,
-                    unsigned inputs, unsigned outputs, bool stats,
-                    bool statsOut, int64_t cacheRows = 0, int64_t block = 0) {
+  int64_t hdValue = dim / heads;
+  int64_t bytes = tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8;
+  // A kernel calling the block function `call` (with its template
+  // arguments) on its pointers: inputs, then outputs, then the rows'
+  // statistics where `stats`, then the shared memory: the row cache when
+  // the shape has one, the tiles, and the tiles' statistics when
+  // `tileStats`.
+  auto kernel = [&](StringRef title, const std::string &call, unsigned inputs,
+                    unsigned outputs, bool stats, bool statsOut,
+                    const AttentionBlock &block, unsigned tiles,
+                    bool tileStats) {
     std::string text;
     llvm::raw_string_ostream b(text);
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
@@ -1429,73 +1450,81 @@ void FunctionEmitter::emitAttention(Operation *op) {
       b << ", " << type << " *__restrict__ o" << o;
     if (stats)
       b << ", " << (statsOut ? "" : "const ") << "float *__restrict__ st";
-    b << ") {\n  // " << title << "\n";
-    if (block)
+    b << ") {\n  // " << title << ", tiles of " << block.tile << "\n";
+    if (block.cached)
       b << "  TK_SHARED(" << type << ", tk_rows, "
-        << cacheRows * (dim / heads) * block << ");\n";
-    b << "  TK_PHASE\n" << gridStrideLoop("r", rows) << "    " << call << "(s";
+        << block.cached * hdValue * block.rows << ");\n";
+    for (unsigned t = 0; t < tiles; ++t)
+      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", "
+        << block.tile * hdValue << ");\n";
+    if (tileStats)
+      b << "  TK_SHARED(float, tk_tile_stats, " << 3 * block.tile << ");\n";
+    b << "  " << call << "(TK_LAUNCH_ARG s";
     for (unsigned i = 0; i < inputs; ++i)
       b << ", i" << i;
     for (unsigned o = 0; o < outputs; ++o)
       b << ", o" << o;
     if (stats)
-      b << ", st"
-        << (block ? ", tk_rows + TK_THREAD, TK_BLOCK_DIM"
-                  : ", (" + type + " *)nullptr, 0");
-    b << ", r);\n  }\n  TK_END_PHASE\n}\n";
+      b << ", st, " << (block.cached ? "tk_rows" : "(" + type + " *)nullptr");
+    for (unsigned t = 0; t < tiles; ++t)
+      b << ", tk_tile" << t;
+    if (tileStats)
+      b << ", tk_tile_stats";
+    b << ");\n}\n";
     return addKernel(text);
   };
-  // The backward kernels' blocks: as large as their row caches allow, or
-  // kBlockSize without a cache.
-  int64_t rowBytes =
-      dim / heads * (tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8);
-  auto launchCached = [&](const std::string &name, int64_t rows, int64_t block,
+  // A block of block.rows threads per `rows` rows of a head.
+  auto launchBlocks = [&](const std::string &name, int64_t rows,
+                          const AttentionBlock &block,
                           ArrayRef<std::string> operands) {
     if (rows == 0)
       return;
-    int64_t threads = block ? block : tandem::cuda::kBlockSize;
-    launch(name, std::min<int64_t>((rows + threads - 1) / threads, kMaxBlocks),
-           operands, threads);
+    int64_t groups = batch * heads * ((rows + block.rows - 1) / block.rows);
+    launch(name, std::min(groups, kMaxBlocks), operands, block.rows);
   };
   std::vector<std::string> args = {shape};
   for (Value operand : op->getOperands())
     args.push_back(pointers.lookup(operand));
-  int64_t queryRows = batch * heads * tq, keyRows = batch * heads * tk;
   if (isa<nn::AttentionOp>(op)) {
     args.push_back(outputBuffer(op->getResult(0)));
-    launchElements(kernel("nn.attention: a query row per thread", queryRows,
-                          "tk_attention_row<" + hd + ">", 3, 1, false, false),
-                   queryRows, args);
+    AttentionBlock block = attentionBlock(hdValue, bytes, 2, 0, 0);
+    launchBlocks(kernel("nn.attention: a query row per thread",
+                        "tk_attention_forward<" + hd + ", " +
+                            std::to_string(block.tile) + ">",
+                        3, 1, false, false, block, 2, false),
+                 tq, block, args);
     return;
   }
   // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
-  std::string stats =
-      allocateTemporary(static_cast<uint64_t>(queryRows) * 3 * sizeof(float));
+  std::string stats = allocateTemporary(
+      static_cast<uint64_t>(batch * heads * tq) * 3 * sizeof(float));
   std::vector<std::string> rowArgs = args;
   rowArgs.push_back(outputBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
-  // dq caches the q and dy rows.
-  int64_t rowBlock = attentionCacheBlock(2, rowBytes);
-  launchCached(kernel("nn.attention_grad: dq, a query row per thread",
-                      queryRows, "tk_attention_grad_row<" + hd + ">", 4, 1,
-                      true, true, 2, rowBlock),
-               queryRows, rowBlock, rowArgs);
-  // dk, then dv: a key row per thread, one accumulator row each.
+  // dq caches the q and dy rows and walks key and value tiles.
+  AttentionBlock rowBlock = attentionBlock(hdValue, bytes, 2, 0, 2);
+  launchBlocks(kernel("nn.attention_grad: dq, a query row per thread",
+                      "tk_attention_grad_rows<" + hd + ", " +
+                          std::to_string(rowBlock.tile) + ">",
+                      4, 1, true, true, rowBlock, 2, false),
+               tq, rowBlock, rowArgs);
+  // dk, then dv: a key row per thread, one accumulator row each, walking
+  // query and output-gradient tiles with their rows' statistics.
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
-    std::vector<std::string> columnArgs = args;
-    columnArgs.push_back(outputBuffer(op->getResult(result)));
-    columnArgs.push_back(stats);
+    std::vector<std::string> keyArgs = args;
+    keyArgs.push_back(outputBuffer(op->getResult(result)));
+    keyArgs.push_back(stats);
     // dk caches the k and v rows, dv the k row.
-    int64_t cacheRows = keys ? 2 : 1;
-    int64_t columnBlock = attentionCacheBlock(cacheRows, rowBytes);
-    launchCached(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
+    AttentionBlock keyBlock =
+        attentionBlock(hdValue, bytes, 2, 3, keys ? 2 : 1);
+    launchBlocks(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
                              : "nn.attention_grad: dv, a key row per thread",
-                        keyRows,
-                        "tk_attention_grad_column<" + hd +
+                        "tk_attention_grad_keys<" + hd + ", " +
+                            std::to_string(keyBlock.tile) +
                             (keys ? ", true>" : ", false>"),
-                        4, 1, true, false, cacheRows, columnBlock),
-                 keyRows, columnBlock, columnArgs);
+                        4, 1, true, false, keyBlock, 2, true),
+                 tk, keyBlock, keyArgs);
   }
 }
 

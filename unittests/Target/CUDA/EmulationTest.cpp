@@ -639,6 +639,14 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grad_cross_dq", 5, 9, false, 1);
   attention("attention_grad_cross_dk", 5, 9, false, 2);
   attention("attention_grad_cross_dv", 5, 9, false, 3);
+  // Longer than a block's rows and a tile (64 each at hd = 8): several
+  // blocks per head, several tiles per row, causal tiles cut mid-block.
+  attention("attention_causal_tiles", 150, 150, true, 0);
+  attention("attention_grad_tiles_dq", 150, 150, true, 1);
+  attention("attention_grad_tiles_dk", 150, 150, true, 2);
+  attention("attention_grad_tiles_dv", 150, 150, true, 3);
+  attention("attention_cross_tiles", 70, 130, false, 0);
+  attention("attention_grad_cross_tiles_dk", 70, 130, false, 2);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};
