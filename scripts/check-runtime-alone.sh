@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the runtime as a project of its own (cmake -S runtime: no MLIR, as
-# on a GPU machine), checks that its tools link nothing of LLVM or MLIR, and
-# trains the tiny GPT (2 stages, 3 steps) with its tandem-run-inproc: the
-# losses must be bitwise those of the main build's tandem-run-inproc.
+# on a GPU machine) with its unit tests from googletest's sources (as
+# scripts/gpu-check.sh builds them there) and runs them, checks that its
+# tools link nothing of LLVM or MLIR, and trains the tiny GPT (2 stages, 3
+# steps) with its tandem-run-inproc: the losses must be bitwise those of the
+# main build's tandem-run-inproc.
 #
 #   scripts/check-runtime-alone.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
@@ -14,8 +16,14 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$ROOT/runtime" -B "$ALONE" -G Ninja "${launcher[@]}" >/dev/null
+cmake -S "$ROOT/runtime" -B "$ALONE" -G Ninja "${launcher[@]}" \
+  -DTANDEM_GTEST_SOURCE_DIR=/usr/src/googletest >/dev/null
 ninja -C "$ALONE" >/dev/null
+if ! ctest --test-dir "$ALONE" -j 2 >"$ALONE/unit-tests.log" 2>&1; then
+  cat "$ALONE/unit-tests.log"
+  echo "runtime alone: its unit tests failed"
+  exit 1
+fi
 
 for tool in tandem-run-inproc tandem-run; do
   [[ -x "$ALONE/bin/$tool" ]] || { echo "runtime alone: $tool was not built"; exit 1; }
@@ -44,4 +52,5 @@ if ! diff "$work/main.loss" "$work/alone.loss"; then
   echo "runtime alone: the losses differ from the main build's"
   exit 1
 fi
-echo "runtime alone: built without MLIR; 3 steps bitwise equal to the main build"
+tests=$(grep -oE 'out of [0-9]+' "$ALONE/unit-tests.log" | grep -oE '[0-9]+' | tail -1)
+echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build"

@@ -46,8 +46,13 @@ prepare() {
     { echo "gpu-check --prepare: build first (scripts/setup.sh)"; exit 1; }
   rm -rf "$CARRY"
   mkdir -p "$CARRY/include"
-  # The runtime's one header-only dependency, which the GPU machine lacks.
+  # The runtime's one header-only dependency, which the GPU machine lacks,
+  # and googletest's sources for the runtime's unit tests there.
   cp -r /usr/include/nlohmann "$CARRY/include/"
+  mkdir -p "$CARRY/googletest/googletest"
+  cp /usr/src/googletest/CMakeLists.txt "$CARRY/googletest/"
+  cp -r /usr/src/googletest/googletest/{CMakeLists.txt,cmake,include,src} \
+    "$CARRY/googletest/googletest/"
   export TANDEM_CUDA_CACHE="$ROOT/build/gpu-carry-cache"
   local p s
   for p in f32 bf16; do
@@ -164,8 +169,25 @@ find_cuda_libraries() {
 
 build_runtime() {
   cmake -S "$ROOT/runtime" -B "$WORK/runtime" -G Ninja \
-    -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" >/dev/null &&
+    -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" \
+    -DTANDEM_GTEST_SOURCE_DIR="$CARRY/googletest" >/dev/null &&
     ninja -C "$WORK/runtime" bin/tandem-run-inproc
+}
+
+# The runtime's unit tests built alone and run on the GPU machine: the
+# device conformance cases against the real driver too
+# (TANDEM_TEST_REAL_CUDA), the transports (over MPI where it is there).
+unit_tests() {
+  ninja -C "$WORK/runtime" >/dev/null &&
+    TANDEM_TEST_REAL_CUDA=1 ctest --test-dir "$WORK/runtime" -j 8 \
+      --output-on-failure >"$WORK/unit-tests.log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    grep -E "RealCuda|tests passed" "$WORK/unit-tests.log" | tail -8
+  else
+    tail -40 "$WORK/unit-tests.log"
+  fi
+  return "$rc"
 }
 
 run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
@@ -267,7 +289,7 @@ begin() {
     { echo "gpu-check: no build/gpu-carry (run --prepare here and carry it)" | tee -a "$OUT/summary"; return 1; }
   export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
     BENCH_MICROBATCHES
-  export -f versions find_cuda_libraries build_runtime run_gpu chain \
+  export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile
   local found
   found=$(find_cuda_libraries)
@@ -288,6 +310,7 @@ check() {
 }
 
 check_steps() {
+  step "runtime unit tests" 120 unit_tests
   step "f32 chain vs emulation" 60 chain f32
   step "bf16 chain vs emulation" 60 chain bf16
   step "f32 S=1 vs S=2" 60 across_stages f32
