@@ -2,6 +2,8 @@
 
 #include "tandem/Runtime/Transport.h"
 
+#include "tandem/Runtime/Device.h"
+
 #include <cstring>
 #include <sstream>
 
@@ -9,9 +11,11 @@ using namespace tandem::runtime;
 
 Transport::~Transport() = default;
 
-InProcessTransport::InProcessTransport(int64_t ranks)
-    : ranks(ranks), finished(ranks, false), waiting(ranks, false),
-      remaining(ranks, 0), posted(ranks, nullptr) {}
+InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
+    : ranks(ranks),
+      device(device && device->kind() != DeviceKind::Host ? device : nullptr),
+      finished(ranks, false), waiting(ranks, false), remaining(ranks, 0),
+      posted(ranks, nullptr) {}
 
 bool InProcessTransport::complete(Pending send, Pending recv,
                                   std::string &error) {
@@ -27,8 +31,15 @@ bool InProcessTransport::complete(Pending send, Pending recv,
     error = os.str();
     return false;
   }
-  if (s.bytes)
+  if (s.bytes && !device)
     std::memcpy(r.recvData, s.sendData, s.bytes);
+  std::string copyError;
+  if (s.bytes && device &&
+      !device->copyOnDevice(r.recvData, s.sendData, s.bytes, copyError)) {
+    error = "rank " + std::to_string(send.rank) + " " + s.description +
+            " to rank " + std::to_string(recv.rank) + ": " + copyError;
+    return false;
+  }
   send.op->completed = true;
   r.completed = true;
   --remaining[send.rank];

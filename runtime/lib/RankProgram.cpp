@@ -831,8 +831,10 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       return fail(allocationError);
     std::vector<TransportOp> group;
     std::vector<size_t> received;
-    // Off the host device the transports (host memory) send and receive
-    // host copies: per op, its staging and, for a receive, its buffer.
+    // Off the host device a transport of host memory sends and receives
+    // host copies: per op, its staging and, for a receive, its buffer. A
+    // transport over this device's memory takes the buffers themselves.
+    const bool stage = !direct() && transport.payloadDevice() != device;
     std::vector<std::vector<uint8_t>> staged;
     std::vector<std::pair<size_t, size_t>> stagedReceives;
     std::string copyError;
@@ -855,7 +857,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         if (sizeOf(s) != a.bytes)
           return fail(op.description + ": slot size mismatch");
         op.sendData = bufferData[s];
-        if (!direct()) {
+        if (stage) {
           staged.emplace_back(a.bytes);
           if (!device->copyToHost(staged.back().data(), bufferData[s], a.bytes,
                                   copyError))
@@ -867,7 +869,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
             SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch});
         op.recvData = bufferData[index];
         received.push_back(index);
-        if (!direct()) {
+        if (stage) {
           staged.emplace_back(a.bytes);
           op.recvData = staged.back().data();
           stagedReceives.push_back({staged.size() - 1, index});
@@ -1012,7 +1014,12 @@ bool tandem::runtime::runStepInProcess(
     std::vector<std::unique_ptr<RankProgram>> &ranks,
     const std::map<int64_t, const Buffer *> &inputs,
     std::map<int64_t, std::shared_ptr<Buffer>> &outputs, std::string &error) {
-  InProcessTransport transport(static_cast<int64_t>(ranks.size()));
+  // Ranks that share one device exchange its memory directly.
+  Device *shared = &ranks[0]->memory();
+  for (const std::unique_ptr<RankProgram> &rank : ranks)
+    if (&rank->memory() != shared)
+      shared = nullptr;
+  InProcessTransport transport(static_cast<int64_t>(ranks.size()), shared);
   std::vector<StepResult> results(ranks.size());
   std::vector<std::string> errors(ranks.size());
   std::vector<char> ok(ranks.size(), 0);

@@ -96,7 +96,7 @@ struct RankProgramOptions {
   /// A library that runs on the host (target cpu, emulated cuda) needs a
   /// device whose memory the host can address. On a device other than the
   /// host every byte crosses through the device's copies (staged through
-  /// host memory for the transport, until the device transports exist).
+  /// host memory for a transport that moves host memory only).
   Device *device = nullptr;
 
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from

@@ -6,8 +6,8 @@
 // which returns when every op of the group has completed. A send completes
 // only when the matching receive is posted (rendezvous); messages from rank
 // a to rank b on channel c match in posting order. `InProcessTransport` runs
-// ranks as threads of one process; an MPI or NCCL transport implements the
-// same calls. No MLIR dependency.
+// ranks as threads of one process, over host memory or one device's; an MPI
+// or NCCL transport implements the same calls. No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,9 +45,15 @@ struct TransportOp {
   bool completed = false;
 };
 
+class Device;
+
 class Transport {
 public:
   virtual ~Transport();
+  /// The device whose memory payloads may be in (the transport moves them
+  /// with that device's copies), or nullptr: host memory only, and a rank
+  /// on another device stages its payloads through host memory.
+  virtual const Device *payloadDevice() const { return nullptr; }
   /// Posts `group` for `rank` and waits until all of it has completed.
   /// Returns false with `error` set on a mismatch, a deadlock or an abort.
   virtual bool exchange(int64_t rank, std::vector<TransportOp> &group,
@@ -61,10 +67,15 @@ public:
 /// Ranks as threads of one process. All state sits behind one mutex; when
 /// every rank that has not finished waits in a group with incomplete ops,
 /// nothing can change any more and the step fails with "deadlock under
-/// rendezvous semantics", one line per blocked rank.
+/// rendezvous semantics", one line per blocked rank. With a `device` that
+/// is not the host, payloads are in that device's memory and each pair is
+/// one device-to-device copy (on a CUDA device the legacy stream's copy,
+/// which waits for the sender's kernels and which the receiver's kernels
+/// wait for: the ranks' streams are blocking streams of one context).
 class InProcessTransport final : public Transport {
 public:
-  explicit InProcessTransport(int64_t ranks);
+  explicit InProcessTransport(int64_t ranks, Device *device = nullptr);
+  const Device *payloadDevice() const override { return device; }
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error) override;
   void finish(int64_t rank) override;
@@ -87,6 +98,8 @@ private:
   std::mutex mutex;
   std::condition_variable changed;
   int64_t ranks;
+  /// Where payloads live when not in host memory (see the class comment).
+  Device *device;
   std::vector<bool> finished;
   std::vector<bool> waiting;
   std::vector<int64_t> remaining;
