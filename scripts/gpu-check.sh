@@ -14,8 +14,8 @@
 #                                    the same run (5 minutes)
 #   scripts/gpu-check.sh --all       there: both, sharing one runtime build
 #                                    (with TANDEM_GPU_CHECK_SHORT=1: no
-#                                    racecheck, no PyTorch f32 and no bf16
-#                                    S = 2 benchmark, to fit 4 minutes)
+#                                    racecheck and no PyTorch f32, to fit
+#                                    4 minutes)
 #   scripts/gpu-check.sh --profile   there: the kernel screen, then bf16
 #                                    GPT-2's step time and its kernels by
 #                                    time (ncu), for a short call
@@ -375,8 +375,7 @@ bench_steps() {
   : >"$OUT/results"
   step "tandem f32" 60 tandem_bench f32-s1
   step "tandem bf16" 60 tandem_bench bf16-s1
-  [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] &&
-    step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
+  step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
   step "tandem bf16 kernel times" 90 profile bf16-s1
   [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] && step "torch eager f32" 60 torch_bench f32
   step "torch eager bf16" 60 torch_bench bf16
