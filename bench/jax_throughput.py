@@ -33,14 +33,10 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import tandem_ref  # noqa: E402
+from gpt_configs import CONFIGS  # noqa: E402
 
-# name -> (layers, width, heads, vocab), as in lib/Models/Config.cpp. The
-# sequence length and batch are the benchmark's (64 and 4) for both.
-CONFIGS = {
-    "tiny": (8, 32, 2, 256),
-    "small": (4, 256, 4, 256),
-    "gpt2-124m": (12, 768, 12, 50257),
-}
+# The sequence length and batch are the benchmark's (64 and 4) for every
+# configuration.
 BATCH, SEQ = 4, 64
 
 

@@ -34,13 +34,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from gpt_configs import CONFIGS
 
-# name -> (layers, width, heads, vocab), as in lib/Models/Config.cpp.
-CONFIGS = {
-    "tiny": (8, 32, 2, 256),
-    "small": (4, 256, 4, 256),
-    "gpt2-124m": (12, 768, 12, 50257),
-}
 
 
 class Block(nn.Module):

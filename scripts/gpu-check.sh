@@ -36,8 +36,17 @@ MODEL="$ROOT/examples/tiny-gpt.mlir"
 CHAIN=5
 # The benchmark's model and step (bench/torch_gpt.py takes the same
 # numbers): GPT-2 124M, 4 microbatches of 8 sequences of 1024 tokens.
-BENCH_MODEL=(--config gpt2-124m --batch 8 --seq 1024)
-BENCH_MICROBATCHES=4
+BENCH_CONFIG=gpt2-124m BENCH_BATCH=8 BENCH_SEQ=1024 BENCH_MICROBATCHES=4
+
+# gpu_build DIR MODEL ARGS...: MODEL compiled by tandemc for the GPU into
+# DIR, its log beside it, keeping only what the GPU run reads (manifests,
+# libraries, sources).
+gpu_build() {
+  local dir=$1 model=$2
+  shift 2
+  "$ROOT/build/bin/tandemc" "$model" -o "$dir" --target cuda "$@" 2>"$dir.tandemc.log" || return
+  rm -rf "$dir"/*.mlir "$dir/eval"
+}
 
 prepare() {
   set -e
@@ -57,13 +66,9 @@ prepare() {
   local p s
   for p in f32 bf16; do
     for s in 1 2; do
-      "$bin/tandemc" "$MODEL" -o "$CARRY/$p-s$s" --stages "$s" --microbatches 8 \
-        --precision "$p" --target cuda 2>"$CARRY/$p-s$s.tandemc.log"
+      gpu_build "$CARRY/$p-s$s" "$MODEL" --stages "$s" --microbatches 8 --precision "$p"
       "$bin/tandemc" "$MODEL" -o "$CARRY/$p-s$s-emu" --stages "$s" --microbatches 8 \
         --precision "$p" --target cuda --cuda-emulate 2>/dev/null
-      # Only what the GPU run reads travels: manifests, libraries, sources.
-      rm -f "$CARRY/$p-s$s"/*.mlir
-      rm -rf "$CARRY/$p-s$s/eval"
     done
     # The emulation's chain: the parameters before each step, and each
     # step's loss from them.
@@ -88,11 +93,9 @@ prepare() {
   for name in dump dump-small; do
     local model=$MODEL m=2
     [[ $name == dump-small ]] && model="$CARRY/small.mlir" m=1
-    "$bin/tandemc" "$model" -o "$CARRY/$name" --stages 1 --microbatches "$m" \
-      --target cuda 2>"$CARRY/$name.tandemc.log"
+    gpu_build "$CARRY/$name" "$model" --stages 1 --microbatches "$m"
     "$bin/tandemc" "$model" -o "$CARRY/$name-emu" --stages 1 --microbatches "$m" \
       --target cuda --cuda-emulate 2>/dev/null
-    rm -rf "$CARRY/$name"/*.mlir "$CARRY/$name/eval"
     TANDEM_DUMP_FRAGMENTS="$CARRY/$name-emu/calls" OMP_NUM_THREADS=1 \
       "$bin/tandem-run-inproc" "$CARRY/$name-emu" --data "$DATA" --steps 1 --seed 3 >/dev/null
     mv "$CARRY/$name-emu/calls" "$CARRY/$name-calls"
@@ -104,12 +107,11 @@ prepare() {
   rm -f "$CARRY"/*/step"$CHAIN".st
   # The benchmark's programs: S = 1 in both precisions, and bf16 with two
   # stages on the one GPU.
-  "$bin/tandemc" models gpt "${BENCH_MODEL[@]}" --stage-every 6 -o "$CARRY/bench.mlir"
+  "$bin/tandemc" models gpt --config "$BENCH_CONFIG" --batch "$BENCH_BATCH" \
+    --seq "$BENCH_SEQ" --stage-every 6 -o "$CARRY/bench.mlir"
   for p in f32-s1 bf16-s1 bf16-s2; do
-    "$bin/tandemc" "$CARRY/bench.mlir" -o "$CARRY/bench-$p" --stages "${p#*-s}" \
-      --microbatches "$BENCH_MICROBATCHES" --precision "${p%-s*}" --target cuda \
-      2>"$CARRY/bench-$p.tandemc.log"
-    rm -rf "$CARRY/bench-$p"/*.mlir "$CARRY/bench-$p/eval"
+    gpu_build "$CARRY/bench-$p" "$CARRY/bench.mlir" --stages "${p#*-s}" \
+      --microbatches "$BENCH_MICROBATCHES" --precision "${p%-s*}"
   done
   du -sh "$CARRY"
   echo "gpu-check --prepare: carry build/gpu-carry (64 MiB at most travel)"
@@ -288,7 +290,7 @@ begin() {
   [[ -d "$CARRY/f32-s1" ]] ||
     { echo "gpu-check: no build/gpu-carry (run --prepare here and carry it)" | tee -a "$OUT/summary"; return 1; }
   export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
-    BENCH_MICROBATCHES
+    BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile
   local found
@@ -302,9 +304,14 @@ begin() {
   fi
 }
 
-check() {
+# run_profile STEPS...: the shared start, then each function of steps; the
+# number of failed steps.
+run_profile() {
   begin || return "$failures"
-  check_steps
+  local steps
+  for steps in "$@"; do
+    "$steps"
+  done
   echo "failures: $failures" | tee -a "$OUT/summary"
   return "$failures"
 }
@@ -327,7 +334,7 @@ check_steps() {
 tandem_bench() { # NAME
   local name=$1
   run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
-  python3 - "$name" "$((BENCH_MICROBATCHES * 8 * 1024))" "$WORK/tandem-$name.log" <<'PY' |
+  python3 - "$name" "$((BENCH_MICROBATCHES * BENCH_BATCH * BENCH_SEQ))" "$WORK/tandem-$name.log" <<'PY' |
 import statistics, sys
 name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
@@ -338,8 +345,9 @@ PY
 }
 
 torch_bench() { # PRECISION [--compile]
-  python3 "$ROOT/bench/torch_gpt.py" --config gpt2-124m --batch 8 --seq 1024 \
-    --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 --corpus "$DATA" |
+  python3 "$ROOT/bench/torch_gpt.py" --config "$BENCH_CONFIG" --batch "$BENCH_BATCH" \
+    --seq "$BENCH_SEQ" --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 \
+    --corpus "$DATA" |
     tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
 }
 
@@ -364,13 +372,6 @@ profile() { # NAME
     tee "$OUT/profile-$1.txt"
 }
 
-bench() {
-  begin || return "$failures"
-  bench_steps
-  echo "failures: $failures" | tee -a "$OUT/summary"
-  return "$failures"
-}
-
 bench_steps() {
   : >"$OUT/results"
   step "tandem f32" 60 tandem_bench f32-s1
@@ -383,25 +384,19 @@ bench_steps() {
   cat "$OUT/results"
 }
 
+# A short look: the kernel screen, the bf16 benchmark and its kernel times.
+profile_steps() {
+  : >"$OUT/results"
+  step "kernels vs emulation" 60 kernels
+  step "tandem bf16" 60 tandem_bench bf16-s1
+  step "tandem bf16 kernel times" 90 profile bf16-s1
+}
+
 case "${1:-}" in
   --prepare) prepare ;;
-  --check) check; exit $? ;;
-  --bench) bench; exit $? ;;
-  --profile)
-    begin || exit "$failures"
-    : >"$OUT/results"
-    step "kernels vs emulation" 60 kernels
-    step "tandem bf16" 60 tandem_bench bf16-s1
-    step "tandem bf16 kernel times" 90 profile bf16-s1
-    echo "failures: $failures" | tee -a "$OUT/summary"
-    exit "$failures"
-    ;;
-  --all)
-    begin || exit "$failures"
-    check_steps
-    bench_steps
-    echo "failures: $failures" | tee -a "$OUT/summary"
-    exit "$failures"
-    ;;
+  --check) run_profile check_steps; exit $? ;;
+  --bench) run_profile bench_steps; exit $? ;;
+  --profile) run_profile profile_steps; exit $? ;;
+  --all) run_profile check_steps bench_steps; exit $? ;;
   *) echo "usage: scripts/gpu-check.sh --prepare | --check | --bench | --all | --profile"; exit 2 ;;
 esac

@@ -31,11 +31,11 @@ bool InProcessTransport::complete(Pending send, Pending recv,
     error = os.str();
     return false;
   }
+  std::string copyError;
   if (s.bytes && !device)
     std::memcpy(r.recvData, s.sendData, s.bytes);
-  std::string copyError;
-  if (s.bytes && device &&
-      !device->copyOnDevice(r.recvData, s.sendData, s.bytes, copyError)) {
+  else if (s.bytes &&
+           !device->copyOnDevice(r.recvData, s.sendData, s.bytes, copyError)) {
     error = "rank " + std::to_string(send.rank) + " " + s.description +
             " to rank " + std::to_string(recv.rank) + ": " + copyError;
     return false;

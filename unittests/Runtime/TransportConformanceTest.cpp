@@ -10,28 +10,16 @@
 #include "tandem/Runtime/Device.h"
 
 #include <atomic>
-#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 using namespace tandem::runtime;
 
 namespace {
 
-void runInProcess(void (*body)(Transport &, int64_t)) {
-  InProcessTransport transport(2);
-  std::thread other([&] { body(transport, 1); });
-  body(transport, 0);
-  other.join();
-}
-
-} // namespace
-
-TANDEM_TRANSPORT_CONFORMANCE_TESTS(InProcessTransportConformance, runInProcess)
-
-namespace {
-
-/// A device standing for a GPU: its memory is the host's, and the copies
-/// between two of its buffers are counted.
+/// A device standing for a GPU: its memory is the host's, and its copies
+/// are counted (those between two of its buffers apart). It holds no
+/// memory of its own: the bodies' payloads are theirs.
 class CountingDevice final : public Device {
 public:
   DeviceKind kind() const override { return DeviceKind::Cuda; }
@@ -39,21 +27,15 @@ public:
   std::string describe() const override { return "a counting device"; }
   bool copyToDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &) override {
-    ++hostCopies;
-    std::memcpy(dst, src, bytes);
-    return true;
+    return copy(hostCopies, dst, src, bytes);
   }
   bool copyToHost(void *dst, const void *src, uint64_t bytes,
                   std::string &) override {
-    ++hostCopies;
-    std::memcpy(dst, src, bytes);
-    return true;
+    return copy(hostCopies, dst, src, bytes);
   }
   bool copyOnDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &) override {
-    ++deviceCopies;
-    std::memcpy(dst, src, bytes);
-    return true;
+    return copy(deviceCopies, dst, src, bytes);
   }
   bool zero(void *dst, uint64_t bytes, std::string &) override {
     std::memset(dst, 0, bytes);
@@ -64,11 +46,18 @@ public:
   std::atomic<int> deviceCopies{0}, hostCopies{0};
 
 protected:
-  void *allocateBytes(uint64_t bytes, uint64_t, std::string &) override {
-    return std::calloc(1, bytes ? bytes : 1);
+  void *allocateBytes(uint64_t, uint64_t, std::string &error) override {
+    error = "the counting device holds no memory";
+    return nullptr;
   }
-  void releaseBytes(void *pointer, uint64_t, uint64_t) override {
-    std::free(pointer);
+  void releaseBytes(void *, uint64_t, uint64_t) override {}
+
+private:
+  static bool copy(std::atomic<int> &count, void *dst, const void *src,
+                   uint64_t bytes) {
+    ++count;
+    std::memcpy(dst, src, bytes);
+    return true;
   }
 };
 
@@ -77,14 +66,23 @@ CountingDevice &countingDevice() {
   return device;
 }
 
-void runOnDevice(void (*body)(Transport &, int64_t)) {
-  InProcessTransport transport(2, &countingDevice());
+/// Two ranks as threads over a fresh transport, over `device`'s memory
+/// when one is given.
+void runInProcess(void (*body)(Transport &, int64_t),
+                  Device *device = nullptr) {
+  InProcessTransport transport(2, device);
   std::thread other([&] { body(transport, 1); });
   body(transport, 0);
   other.join();
 }
 
+void runOnDevice(void (*body)(Transport &, int64_t)) {
+  runInProcess(body, &countingDevice());
+}
+
 } // namespace
+
+TANDEM_TRANSPORT_CONFORMANCE_TESTS(InProcessTransportConformance, runInProcess)
 
 // The same bodies over a device's memory: every pair a device copy.
 TANDEM_TRANSPORT_CONFORMANCE_TESTS(InProcessTransportOnDeviceConformance,

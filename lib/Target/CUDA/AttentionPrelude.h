@@ -95,15 +95,34 @@ TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
 }
 
 // The rows a block of R rows takes: group g of head (b, h) is rows
-// [first, first + R) of it.
+// [first, first + R) of it; for groups of query rows, `keys` is how many
+// keys its queries see (up to its last row's when causal).
 struct tk_attention_group {
-  int64_t b, h, first;
+  int64_t b, h, first, keys;
 };
+// Groups of R of `rows` rows a head, over every head.
+TK_HD int64_t tk_attention_groups(const tk_attention_shape &s, int64_t rows,
+                                  int64_t r) {
+  return s.batch * s.heads * ((rows + r - 1) / r);
+}
 TK_HD tk_attention_group tk_attention_group_of(const tk_attention_shape &s,
                                                int64_t g, int64_t rows,
                                                int64_t r) {
-  int64_t groups = (rows + r - 1) / r;
-  return {g / groups / s.heads, g / groups % s.heads, g % groups * r};
+  int64_t groups = (rows + r - 1) / r, first = g % groups * r;
+  int64_t end = first + r < rows ? first + r : rows;
+  return {g / groups / s.heads, g / groups % s.heads, first,
+          s.causal && end < s.tk ? end : s.tk};
+}
+
+// Row `i` of head (b, h) of `out` (rows of `len`): the thread's
+// accumulator row `acc`.
+template <int HD, typename T>
+TK_HD void tk_attention_store(const tk_attention_shape &s, T *out, int64_t len,
+                              const tk_attention_group &at, int64_t i,
+                              const float *acc) {
+  int64_t row = tk_attention_at(s, i, at.b, at.h, HD, len);
+  for (int d = 0; d < HD; ++d)
+    tk_store(out, row + d, acc[d]);
 }
 
 // Rows [from, from + n) of head (b, h) of `src` (rows of `len`) into
@@ -129,13 +148,9 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   TK_LOCAL_ROW(float, acc, HD);
   TK_LOCAL(float, rowMax);
   TK_LOCAL(float, sum);
-  int64_t groups =
-      s.batch * s.heads * ((s.tq + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  int64_t groups = tk_attention_groups(s, s.tq, TK_BLOCK_DIM);
   for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
     tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
-    int64_t rowsEnd =
-        at.first + TK_BLOCK_DIM < s.tq ? at.first + TK_BLOCK_DIM : s.tq;
-    int64_t keys = s.causal && rowsEnd < s.tk ? rowsEnd : s.tk;
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
@@ -148,8 +163,8 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       TK_AT(sum) = 0.0f;
     }
     TK_END_PHASE
-    for (int64_t k0 = 0; k0 < keys; k0 += BT) {
-      int64_t n = keys - k0 < BT ? keys - k0 : BT;
+    for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
+      int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
       TK_PHASE
       tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
                             TK_BLOCK_DIM);
@@ -206,13 +221,9 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   TK_LOCAL(float, rowMax);
   TK_LOCAL(float, sum);
   TK_LOCAL(float, rowDot);
-  int64_t groups =
-      s.batch * s.heads * ((s.tq + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  int64_t groups = tk_attention_groups(s, s.tq, TK_BLOCK_DIM);
   for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
     tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
-    int64_t rowsEnd =
-        at.first + TK_BLOCK_DIM < s.tq ? at.first + TK_BLOCK_DIM : s.tq;
-    int64_t keys = s.causal && rowsEnd < s.tk ? rowsEnd : s.tk;
     // The thread's rows: q and dy (the row cache or memory).
     auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
       int64_t row = tk_attention_at(s, at.first + thread, at.b, at.h, HD, s.tq);
@@ -232,8 +243,8 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_END_PHASE
     // Pass 0: the maximum; 1: the sum; 2: D; 3: dq.
     for (int pass = 0; pass < 4; ++pass) {
-      for (int64_t k0 = 0; k0 < keys; k0 += BT) {
-        int64_t n = keys - k0 < BT ? keys - k0 : BT;
+      for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
+        int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
         TK_PHASE
         tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
                               TK_BLOCK_DIM);
@@ -274,9 +285,7 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
-      for (int d = 0; d < HD; ++d)
-        tk_store(dq, row + d, TK_ROW(acc)[d]);
+      tk_attention_store<HD>(s, dq, s.tq, at, i, TK_ROW(acc));
       int64_t r = (at.b * s.heads + at.h) * s.tq + i;
       stats[3 * r] = TK_AT(rowMax);
       stats[3 * r + 1] = TK_AT(sum);
@@ -298,8 +307,7 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
                        const T *k, const T *v, const T *dy, T *out,
                        const float *stats, T *cache, T *qt, T *dyt, float *st) {
   TK_LOCAL_ROW(float, acc, HD);
-  int64_t groups =
-      s.batch * s.heads * ((s.tk + TK_BLOCK_DIM - 1) / TK_BLOCK_DIM);
+  int64_t groups = tk_attention_groups(s, s.tk, TK_BLOCK_DIM);
   for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
     tk_attention_group at = tk_attention_group_of(s, g, s.tk, TK_BLOCK_DIM);
     // The thread's rows: k, and for dk v (the row cache or memory).
@@ -354,11 +362,8 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     }
     TK_PHASE
     int64_t j = at.first + TK_THREAD;
-    if (j < s.tk) {
-      int64_t row = tk_attention_at(s, j, at.b, at.h, HD, s.tk);
-      for (int d = 0; d < HD; ++d)
-        tk_store(out, row + d, TK_ROW(acc)[d]);
-    }
+    if (j < s.tk)
+      tk_attention_store<HD>(s, out, s.tk, at, j, TK_ROW(acc));
     TK_END_PHASE
   }
 }

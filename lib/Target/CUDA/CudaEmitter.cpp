@@ -81,18 +81,18 @@ struct AttentionBlock {
   int64_t rows, tile, cached;
 };
 
-/// The largest shape whose shared memory fits: `tiles` tiles of HD
-/// elements of `bytes` a row, `stats` floats a tile row, and `cache` rows
-/// of the thread's own in the row cache. Blocks of 64 threads when they fit
-/// (then 32), tiles of 64 rows down to 8; without the row cache when not
-/// even 32 threads' rows fit.
-AttentionBlock attentionBlock(int64_t hd, int64_t bytes, int64_t tiles,
-                              int64_t stats, int64_t cache) {
+/// The largest shape whose shared memory fits: two tiles of HD elements of
+/// `bytes` a row, `stats` floats a tile row, and `cache` rows of the
+/// thread's own in the row cache. Blocks of 64 threads when they fit (then
+/// 32), tiles of 64 rows down to 8; without the row cache when not even 32
+/// threads' rows fit.
+AttentionBlock attentionBlock(int64_t hd, int64_t bytes, int64_t stats,
+                              int64_t cache) {
   for (int64_t cached : {cache, int64_t(0)})
     for (int64_t rows : {64, 32})
       for (int64_t tile : {64, 32, 16, 8}) {
-        int64_t shared = cached * hd * bytes * rows +
-                         tiles * tile * hd * bytes + stats * tile * 4;
+        int64_t shared = cached * hd * bytes * rows + 2 * tile * hd * bytes +
+                         stats * tile * 4;
         if (shared <= kMaxStaticShared)
           return {rows, tile, cached};
       }
@@ -650,7 +650,7 @@ private:
   /// references live at it.
   void addStep(const std::string &line);
   /// The program's step launching kernel `name` on `grid` blocks of
-  /// kBlockSize threads with the parameters `operands`.
+  /// `block` threads with the parameters `operands`.
   void launch(const std::string &name, int64_t grid,
               llvm::ArrayRef<std::string> operands,
               int64_t block = tandem::cuda::kBlockSize);
@@ -1420,7 +1420,6 @@ void FunctionEmitter::emitAttention(Operation *op) {
   double scale = isa<nn::AttentionOp>(op)
                      ? cast<nn::AttentionOp>(op).getEffectiveScale()
                      : cast<nn::AttentionGradOp>(op).getEffectiveScale();
-  std::string hd = std::to_string(dim / heads);
   std::string type = storageOf(op->getOperand(0)).str();
   std::string initializer =
       "{" + std::to_string(batch) + ", " + std::to_string(heads) + ", " +
@@ -1430,69 +1429,60 @@ void FunctionEmitter::emitAttention(Operation *op) {
   std::string shape = "TK_ATTENTION_SHAPE(" +
                       std::to_string(unit.attentionShapes.of(initializer)) +
                       ")";
-  int64_t hdValue = dim / heads;
+  int64_t hd = dim / heads;
   int64_t bytes = tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8;
-  // A kernel calling the block function `call` (with its template
-  // arguments) on its pointers: inputs, then outputs, then the rows'
-  // statistics where `stats`, then the shared memory: the row cache when
-  // the shape has one, the tiles, and the tiles' statistics when
-  // `tileStats`.
-  auto kernel = [&](StringRef title, const std::string &call, unsigned inputs,
-                    unsigned outputs, bool stats, bool statsOut,
-                    const AttentionBlock &block, unsigned tiles,
-                    bool tileStats) {
+  std::vector<std::string> args = {shape};
+  for (Value operand : op->getOperands())
+    args.push_back(pointers.lookup(operand));
+  // One kernel calling the block function `function` (template arguments
+  // HD, the tile rows, then `more`) on its pointers: `inputs` inputs,
+  // `operands`' output, the rows' statistics (written by dq, read by dk
+  // and dv), then its shared memory: the row cache when the shape has one,
+  // two tiles, and the tiles' statistics where it reads statistics. Then
+  // its launch: a block of block.rows threads per block.rows of `rows`
+  // rows of a head.
+  enum class Stats { None, Write, Read };
+  auto emit = [&](StringRef title, StringRef function, StringRef more,
+                  unsigned inputs, Stats stats, const AttentionBlock &block,
+                  int64_t rows, ArrayRef<std::string> operands) {
     std::string text;
     llvm::raw_string_ostream b(text);
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
     for (unsigned i = 0; i < inputs; ++i)
       b << ", const " << type << " *__restrict__ i" << i;
-    for (unsigned o = 0; o < outputs; ++o)
-      b << ", " << type << " *__restrict__ o" << o;
-    if (stats)
-      b << ", " << (statsOut ? "" : "const ") << "float *__restrict__ st";
+    b << ", " << type << " *__restrict__ o0";
+    if (stats != Stats::None)
+      b << ", " << (stats == Stats::Write ? "" : "const ")
+        << "float *__restrict__ st";
     b << ") {\n  // " << title << ", tiles of " << block.tile << "\n";
     if (block.cached)
       b << "  TK_SHARED(" << type << ", tk_rows, "
-        << block.cached * hdValue * block.rows << ");\n";
-    for (unsigned t = 0; t < tiles; ++t)
-      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", "
-        << block.tile * hdValue << ");\n";
-    if (tileStats)
+        << block.cached * hd * block.rows << ");\n";
+    for (unsigned t = 0; t < 2; ++t)
+      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", " << block.tile * hd
+        << ");\n";
+    if (stats == Stats::Read)
       b << "  TK_SHARED(float, tk_tile_stats, " << 3 * block.tile << ");\n";
-    b << "  " << call << "(TK_LAUNCH_ARG s";
+    b << "  " << function << "<" << hd << ", " << block.tile << more
+      << ">(TK_LAUNCH_ARG s";
     for (unsigned i = 0; i < inputs; ++i)
       b << ", i" << i;
-    for (unsigned o = 0; o < outputs; ++o)
-      b << ", o" << o;
-    if (stats)
+    b << ", o0";
+    if (stats != Stats::None)
       b << ", st, " << (block.cached ? "tk_rows" : "(" + type + " *)nullptr");
-    for (unsigned t = 0; t < tiles; ++t)
-      b << ", tk_tile" << t;
-    if (tileStats)
+    b << ", tk_tile0, tk_tile1";
+    if (stats == Stats::Read)
       b << ", tk_tile_stats";
     b << ");\n}\n";
-    return addKernel(text);
-  };
-  // A block of block.rows threads per `rows` rows of a head.
-  auto launchBlocks = [&](const std::string &name, int64_t rows,
-                          const AttentionBlock &block,
-                          ArrayRef<std::string> operands) {
     if (rows == 0)
       return;
     int64_t groups = batch * heads * ((rows + block.rows - 1) / block.rows);
-    launch(name, std::min(groups, kMaxBlocks), operands, block.rows);
+    launch(addKernel(text), std::min(groups, kMaxBlocks), operands, block.rows);
   };
-  std::vector<std::string> args = {shape};
-  for (Value operand : op->getOperands())
-    args.push_back(pointers.lookup(operand));
   if (isa<nn::AttentionOp>(op)) {
     args.push_back(outputBuffer(op->getResult(0)));
-    AttentionBlock block = attentionBlock(hdValue, bytes, 2, 0, 0);
-    launchBlocks(kernel("nn.attention: a query row per thread",
-                        "tk_attention_forward<" + hd + ", " +
-                            std::to_string(block.tile) + ">",
-                        3, 1, false, false, block, 2, false),
-                 tq, block, args);
+    emit("nn.attention: a query row per thread", "tk_attention_forward", "", 3,
+         Stats::None, attentionBlock(hd, bytes, 0, 0), tq, args);
     return;
   }
   // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
@@ -1502,29 +1492,21 @@ void FunctionEmitter::emitAttention(Operation *op) {
   rowArgs.push_back(outputBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
   // dq caches the q and dy rows and walks key and value tiles.
-  AttentionBlock rowBlock = attentionBlock(hdValue, bytes, 2, 0, 2);
-  launchBlocks(kernel("nn.attention_grad: dq, a query row per thread",
-                      "tk_attention_grad_rows<" + hd + ", " +
-                          std::to_string(rowBlock.tile) + ">",
-                      4, 1, true, true, rowBlock, 2, false),
-               tq, rowBlock, rowArgs);
+  emit("nn.attention_grad: dq, a query row per thread",
+       "tk_attention_grad_rows", "", 4, Stats::Write,
+       attentionBlock(hd, bytes, 0, 2), tq, rowArgs);
   // dk, then dv: a key row per thread, one accumulator row each, walking
-  // query and output-gradient tiles with their rows' statistics.
+  // query and output-gradient tiles with their rows' statistics. dk caches
+  // the k and v rows, dv the k row.
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
     std::vector<std::string> keyArgs = args;
     keyArgs.push_back(outputBuffer(op->getResult(result)));
     keyArgs.push_back(stats);
-    // dk caches the k and v rows, dv the k row.
-    AttentionBlock keyBlock =
-        attentionBlock(hdValue, bytes, 2, 3, keys ? 2 : 1);
-    launchBlocks(kernel(keys ? "nn.attention_grad: dk, a key row per thread"
-                             : "nn.attention_grad: dv, a key row per thread",
-                        "tk_attention_grad_keys<" + hd + ", " +
-                            std::to_string(keyBlock.tile) +
-                            (keys ? ", true>" : ", false>"),
-                        4, 1, true, false, keyBlock, 2, true),
-                 tk, keyBlock, keyArgs);
+    emit(keys ? "nn.attention_grad: dk, a key row per thread"
+              : "nn.attention_grad: dv, a key row per thread",
+         "tk_attention_grad_keys", keys ? ", true" : ", false", 4, Stats::Read,
+         attentionBlock(hd, bytes, 3, keys ? 2 : 1), tk, keyArgs);
   }
 }
 
