@@ -79,6 +79,23 @@ public:
         error);
   }
 
+  bool pollIdle(bool &idle, std::string &error) override {
+    int answer = 0;
+    bool ok = check(
+        "cuStreamQuery",
+        [&] {
+          answer = driver.api().streamQuery(nullptr);
+          return answer == kCudaErrorNotReady ? 0 : answer;
+        },
+        error);
+    idle = ok && answer == 0;
+    return ok;
+  }
+  bool makeCurrent(std::string &error) override {
+    return check(
+        "cuCtxSetCurrent", [] { return 0; }, error);
+  }
+
   std::unique_ptr<FragmentResources>
   fragmentResources(bool deviceCode, std::string &error) override;
 

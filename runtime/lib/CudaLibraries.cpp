@@ -27,10 +27,13 @@ std::vector<std::string> searchFolders() {
   return folders;
 }
 
-/// Opens `name` globally from the first folder that has it, else through
-/// the loader's search; the path (or name) opened, or nullptr with `error`.
-void *openGlobal(const std::string &name, const std::string &what,
-                 std::string &opened, std::string &error) {
+} // namespace
+
+void *tandem::runtime::openCudaComponent(const std::string &name,
+                                         const std::string &what,
+                                         const std::string &folderHint,
+                                         std::string &opened,
+                                         std::string &error) {
   std::string tried;
   for (const std::string &folder : searchFolders()) {
     std::string path = folder + "/" + name;
@@ -49,11 +52,10 @@ void *openGlobal(const std::string &name, const std::string &what,
   error = "no " + what + ": cannot load '" + name +
           "': " + (message ? message : "unknown error") + tried +
           " (set TANDEM_CUDA_LIBRARY_PATH to the folders that hold it, e.g. "
-          "a Python environment's site-packages/nvidia/cu13/lib)";
+          "a Python environment's " +
+          folderHint + ")";
   return nullptr;
 }
-
-} // namespace
 
 const CudaLibraries *CudaLibraries::open(std::string &error) {
   static std::mutex mutex;
@@ -62,10 +64,12 @@ const CudaLibraries *CudaLibraries::open(std::string &error) {
   if (opened)
     return opened.get();
   std::unique_ptr<CudaLibraries> libraries(new CudaLibraries());
-  if (!openGlobal("libcudart.so.13", "CUDA runtime", libraries->cudart, error))
+  const std::string folder = "site-packages/nvidia/cu13/lib";
+  if (!openCudaComponent("libcudart.so.13", "CUDA runtime", folder,
+                         libraries->cudart, error))
     return nullptr;
-  void *blas =
-      openGlobal("libcublasLt.so.13", "cuBLASLt", libraries->cublasLt, error);
+  void *blas = openCudaComponent("libcublasLt.so.13", "cuBLASLt", folder,
+                                 libraries->cublasLt, error);
   if (!blas)
     return nullptr;
   auto version =

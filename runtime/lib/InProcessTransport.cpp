@@ -9,8 +9,6 @@
 
 using namespace tandem::runtime;
 
-Transport::~Transport() = default;
-
 InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
     : ranks(ranks),
       device(device && device->kind() != DeviceKind::Host ? device : nullptr),
@@ -42,6 +40,8 @@ bool InProcessTransport::complete(Pending send, Pending recv,
   }
   send.op->completed = true;
   r.completed = true;
+  countCompleted(send.rank, s);
+  countCompleted(recv.rank, r);
   --remaining[send.rank];
   --remaining[recv.rank];
   return true;

@@ -111,6 +111,7 @@ bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
   for (size_t i = 0; i < group.size(); ++i) {
     if (group[i].send) {
       group[i].completed = true;
+      countCompleted(rank, group[i]);
       continue;
     }
     int received = 0;
@@ -122,6 +123,7 @@ bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
       return false;
     }
     group[i].completed = true;
+    countCompleted(rank, group[i]);
   }
   return true;
 }

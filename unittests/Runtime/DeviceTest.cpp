@@ -7,9 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Runtime/Device.h"
+#include "ScopedEnv.h"
+
 #include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/CudaLibraries.h"
+#include "tandem/Runtime/Device.h"
 
 #include <gtest/gtest.h>
 
@@ -22,27 +24,6 @@
 using namespace tandem::runtime;
 
 namespace {
-
-/// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old, had = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool had = false;
-};
 
 std::unique_ptr<CudaDriver> loadFake(std::string &error) {
   return CudaDriver::load(TANDEM_FAKE_CUDA_DRIVER, error);

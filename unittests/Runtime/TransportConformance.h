@@ -4,9 +4,10 @@
 // What every Transport must do (Transport.h), written once as per-rank
 // bodies over two ranks and run by a harness per transport, as IREE's HAL
 // conformance tests are: ranks as threads over InProcessTransport
-// (TransportConformanceTest.cpp) and MPI processes over MPITransport
-// (TransportConformanceMPI.cpp, under mpirun). A body runs on every rank
-// with a fresh transport and checks with gtest's EXPECT macros.
+// (TransportConformanceTest.cpp), MPI processes over MPITransport
+// (TransportConformanceMPI.cpp, under mpirun), and ranks as threads over
+// NcclTransport with the fake NCCL (NcclTransportTest.cpp). A body runs on
+// every rank with a fresh transport and checks with gtest's EXPECT macros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +120,36 @@ inline void bothWaysInOneGroup(Transport &transport, int64_t rank) {
   transport.finish(rank);
 }
 
+/// Every completed op is counted against its rank and peer.
+inline void bytesAreCountedPerPeer(Transport &transport, int64_t rank) {
+  std::string error;
+  int64_t other = 1 - rank;
+  const int32_t values[3] = {1, 2, 3};
+  int32_t got[3] = {};
+  std::vector<TransportOp> group;
+  if (rank == 0) {
+    TransportOp pair = sendOf(1, 6, values[0], "pair");
+    pair.bytes = 2 * sizeof(int32_t);
+    group = {pair, recvOf(1, 6, got[2], "one")};
+  } else {
+    TransportOp pair = recvOf(0, 6, got[0], "pair");
+    pair.bytes = 2 * sizeof(int32_t);
+    group = {pair, sendOf(0, 6, values[2], "one")};
+  }
+  ASSERT_TRUE(transport.exchange(rank, group, error)) << error;
+  PeerBytes counted = transport.bytesWith(rank, other);
+  EXPECT_EQ(counted.sent, rank == 0 ? 8u : 4u);
+  EXPECT_EQ(counted.received, rank == 0 ? 4u : 8u);
+  EXPECT_EQ(transport.bytesWith(rank, rank).sent, 0u);
+  if (rank == 1) {
+    EXPECT_EQ(got[0], 1);
+    EXPECT_EQ(got[1], 2);
+  } else {
+    EXPECT_EQ(got[2], 3);
+  }
+  transport.finish(rank);
+}
+
 /// A message larger than its receive fails the receiving rank, naming its
 /// op; nothing is written past the receive's bytes.
 inline void aLargerMessageFails(Transport &transport, int64_t rank) {
@@ -156,16 +187,17 @@ inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
 
 } // namespace tandem::runtime::conformance
 
-/// Registers every body above as a test of `SUITE`, each run by
-/// `RUN(body)` (RUN may take extra arguments after the body: `EXTRA`, given
-/// to the silent peer's run only, which needs a short timeout and, over MPI,
-/// a drain).
-#define TANDEM_TRANSPORT_CONFORMANCE_TESTS(SUITE, RUN, ...)                    \
+/// Registers every body above but channelsAreSeparate as a test of
+/// `SUITE`, each run by `RUN(body)` (RUN may take extra arguments after the
+/// body: `EXTRA`, given to the silent peer's run only, which needs a short
+/// timeout and, over MPI, a drain). For transports without tags (NCCL),
+/// where messages between two ranks match in issue order across channels.
+#define TANDEM_TRANSPORT_CONFORMANCE_TESTS_UNTAGGED(SUITE, RUN, ...)           \
   TEST(SUITE, PairsInPostingOrder) {                                           \
     RUN(::tandem::runtime::conformance::pairsInPostingOrder);                  \
   }                                                                            \
-  TEST(SUITE, ChannelsAreSeparate) {                                           \
-    RUN(::tandem::runtime::conformance::channelsAreSeparate);                  \
+  TEST(SUITE, BytesAreCountedPerPeer) {                                        \
+    RUN(::tandem::runtime::conformance::bytesAreCountedPerPeer);               \
   }                                                                            \
   TEST(SUITE, BothWaysInOneGroup) {                                            \
     RUN(::tandem::runtime::conformance::bothWaysInOneGroup);                   \
@@ -175,6 +207,13 @@ inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
   }                                                                            \
   TEST(SUITE, ASilentPeerIsNamed) {                                            \
     RUN(::tandem::runtime::conformance::aSilentPeerIsNamed, ##__VA_ARGS__);    \
+  }
+
+/// Every body, for transports whose channels are separate queues (tags).
+#define TANDEM_TRANSPORT_CONFORMANCE_TESTS(SUITE, RUN, ...)                    \
+  TANDEM_TRANSPORT_CONFORMANCE_TESTS_UNTAGGED(SUITE, RUN, ##__VA_ARGS__)       \
+  TEST(SUITE, ChannelsAreSeparate) {                                           \
+    RUN(::tandem::runtime::conformance::channelsAreSeparate);                  \
   }
 
 #endif // TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H

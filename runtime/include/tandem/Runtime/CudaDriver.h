@@ -64,7 +64,13 @@ struct CudaDriverApi {
   Result (*streamCreate)(void **stream, unsigned flags);
   Result (*streamDestroy)(void *stream);
   Result (*streamSynchronize)(void *stream);
+  /// 0 when the stream's work has finished, kCudaErrorNotReady while it
+  /// runs (nullptr: the legacy default stream).
+  Result (*streamQuery)(void *stream);
 };
+
+/// cuStreamQuery's answer while work is still running (CUDA_ERROR_NOT_READY).
+constexpr int kCudaErrorNotReady = 600;
 
 /// The loaded driver library: opened once per process and kept open (the
 /// driver does not support being unloaded while contexts exist).

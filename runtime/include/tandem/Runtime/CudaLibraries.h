@@ -24,6 +24,15 @@ namespace tandem::runtime {
 /// (cublasLtGetVersion's encoding, major * 10000 + minor * 100 + patch).
 constexpr size_t kMinimumCublasLtVersion = 130000;
 
+/// Opens the shared library `name` globally from the first folder of
+/// TANDEM_CUDA_LIBRARY_PATH that has it, else through the loader's search:
+/// the handle and, in `opened`, the path (or name) loaded; nullptr with
+/// `error` saying "no `what`", what was tried and, as the fix, to set
+/// TANDEM_CUDA_LIBRARY_PATH to a folder like `folderHint`.
+void *openCudaComponent(const std::string &name, const std::string &what,
+                        const std::string &folderHint, std::string &opened,
+                        std::string &error);
+
 class CudaLibraries {
 public:
   /// Loads libcudart.so.13 and libcublasLt.so.13 (first from the folders

@@ -77,6 +77,16 @@ public:
   virtual bool zero(void *dst, uint64_t bytes, std::string &error) = 0;
   /// Waits for everything issued on the device so far.
   virtual bool synchronize(std::string &error) = 0;
+  /// Without waiting: whether the work issued on the device's default
+  /// stream (where a GPU's transports enqueue, ordered after every rank
+  /// stream's earlier work) has finished. The host's work always has.
+  virtual bool pollIdle(bool &idle, std::string &error) {
+    idle = true;
+    return true;
+  }
+  /// Makes the device current on the calling thread, for libraries that
+  /// find their device that way (NCCL). Nothing to do on the host.
+  virtual bool makeCurrent(std::string &error) { return true; }
 
   /// A rank's fragment context: for code compiled for this device (a GPU
   /// library on a GPU: its own stream, cuBLASLt handle, workspace and plan

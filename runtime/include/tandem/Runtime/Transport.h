@@ -47,9 +47,17 @@ struct TransportOp {
 
 class Device;
 
+/// The payload bytes one rank has moved to and from one peer.
+struct PeerBytes {
+  uint64_t sent = 0, received = 0;
+};
+
 class Transport {
 public:
   virtual ~Transport();
+  /// What `rank` has sent to and received from `peer` in completed ops
+  /// since the transport was made (every implementation counts).
+  PeerBytes bytesWith(int64_t rank, int64_t peer) const;
   /// The device whose memory payloads may be in (the transport moves them
   /// with that device's copies), or nullptr: host memory only, and a rank
   /// on another device stages its payloads through host memory.
@@ -62,6 +70,14 @@ public:
   virtual void finish(int64_t rank) = 0;
   /// Ends the step: every waiting rank wakes up and fails with `reason`.
   virtual void abort(const std::string &reason) = 0;
+
+protected:
+  /// Adds a completed op of `rank` to the counts.
+  void countCompleted(int64_t rank, const TransportOp &op);
+
+private:
+  mutable std::mutex countMutex;
+  std::map<std::pair<int64_t, int64_t>, PeerBytes> counts;
 };
 
 /// Ranks as threads of one process. All state sits behind one mutex; when

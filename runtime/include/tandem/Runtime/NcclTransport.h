@@ -1,0 +1,76 @@
+//===- NcclTransport.h - send/recv groups over NCCL -------------*- C++ -*-===//
+//
+// The transport for ranks with one GPU each, across processes and hosts:
+// one NCCL communicator for the pipeline's point-to-point traffic, made
+// non-blocking so that no NCCL call can hang the rank. A group's sends and
+// receives are one ncclGroupStart/ncclGroupEnd on the device's default
+// stream, which orders them after the rank's earlier kernels and its later
+// kernels after them (the rank's stream is a blocking stream, as the
+// in-process transport's copies rely on too). Completion is polled against
+// the timeout: the communicator's state (ncclCommGetAsyncError) and the
+// stream; a group that waits longer fails with a message naming every op
+// in it, and the communicator is aborted, so a dead or silent peer ends the
+// job instead of hanging it.
+//
+// NCCL has no tags: messages between two ranks match in issue order, not
+// by channel. The compiled rank programs must therefore send and receive
+// in one order per directed rank pair (transferOrdersAgree in
+// RankProgram.h checks two ranks' orders before a job starts); the channel
+// here only names the op. docs/runtime.md, "NCCL".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_NCCLTRANSPORT_H
+#define TANDEM_RUNTIME_NCCLTRANSPORT_H
+
+#include "tandem/Runtime/NcclLibrary.h"
+#include "tandem/Runtime/Transport.h"
+
+#include <memory>
+
+namespace tandem::runtime {
+
+class NcclTransport final : public Transport {
+public:
+  /// Joins communicator `id` as `rank` of `ranks` on `device` (whose memory
+  /// the payloads are in), waiting at most `timeoutSeconds` for every rank
+  /// to join; nullptr with `error` naming the rank and what failed. Call
+  /// on the thread that runs the rank.
+  static std::unique_ptr<NcclTransport>
+  create(const NcclLibrary &nccl, Device &device, const NcclUniqueId &id,
+         int64_t rank, int64_t ranks, double timeoutSeconds,
+         std::string &error);
+  /// Finalizes and destroys the communicator (an aborted one is gone).
+  ~NcclTransport() override;
+
+  const Device *payloadDevice() const override { return &device; }
+  bool exchange(int64_t rank, std::vector<TransportOp> &group,
+                std::string &error) override;
+  void finish(int64_t rank) override {}
+  /// Aborts the communicator: this rank's pending NCCL work ends, and the
+  /// transport refuses further groups with `reason`.
+  void abort(const std::string &reason) override;
+
+private:
+  NcclTransport(const NcclLibrary &nccl, Device &device, int64_t rank,
+                int64_t ranks, double timeoutSeconds)
+      : nccl(nccl), device(device), rank(rank), ranks(ranks),
+        timeoutSeconds(timeoutSeconds) {}
+  /// Polls the communicator (and, with `stream`, the default stream) until
+  /// its work is done, an error, or the timeout: "" when done, else what
+  /// went wrong (the communicator is then aborted).
+  std::string wait(bool stream);
+  void abortCommunicator();
+
+  const NcclLibrary &nccl;
+  Device &device;
+  NcclApi::Comm comm = nullptr;
+  int64_t rank, ranks;
+  double timeoutSeconds;
+  bool aborted = false;
+  std::string abortReason;
+};
+
+} // namespace tandem::runtime
+
+#endif // TANDEM_RUNTIME_NCCLTRANSPORT_H

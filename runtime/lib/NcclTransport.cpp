@@ -1,0 +1,225 @@
+//===- NcclTransport.cpp - send/recv groups over NCCL ---------------------===//
+
+#include "tandem/Runtime/NcclTransport.h"
+
+#include "tandem/Runtime/Device.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+using namespace tandem::runtime;
+
+namespace {
+
+std::string seconds(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::string describe(int64_t rank, const TransportOp &op) {
+  return "rank " + std::to_string(rank) + " " + op.description +
+         (op.send ? " to rank " : " from rank ") + std::to_string(op.peer) +
+         " (" + std::to_string(op.bytes) + " bytes)";
+}
+
+} // namespace
+
+std::unique_ptr<NcclTransport>
+NcclTransport::create(const NcclLibrary &nccl, Device &device,
+                      const NcclUniqueId &id, int64_t rank, int64_t ranks,
+                      double timeoutSeconds, std::string &error) {
+  std::string where = "NCCL rank " + std::to_string(rank) + " of " +
+                      std::to_string(ranks) + ": ";
+  if (ranks < 1 || ranks > INT32_MAX || rank < 0 || rank >= ranks) {
+    error = where + "not a rank of the communicator";
+    return nullptr;
+  }
+  if (device.kind() != DeviceKind::Cuda) {
+    error = where + "NCCL moves GPU memory, and the rank runs on " +
+            device.describe();
+    return nullptr;
+  }
+  if (!device.makeCurrent(error)) {
+    error = where + error;
+    return nullptr;
+  }
+  std::unique_ptr<NcclTransport> transport(
+      new NcclTransport(nccl, device, rank, ranks, timeoutSeconds));
+  // Non-blocking: initialization and every later call return at once, and
+  // the communicator's state is polled, so a rank that never joins (or a
+  // peer that never answers) is a timeout, not a hang.
+  NcclConfig config;
+  config.blocking = 0;
+  int result =
+      nccl.api().commInitRankConfig(&transport->comm, static_cast<int>(ranks),
+                                    id, static_cast<int>(rank), &config);
+  if (result != kNcclSuccess && result != kNcclInProgress) {
+    error =
+        where + nccl.failure("ncclCommInitRankConfig", result, transport->comm);
+    if (transport->comm)
+      transport->abortCommunicator();
+    return nullptr;
+  }
+  std::string failure = transport->wait(/*stream=*/false);
+  if (!failure.empty()) {
+    error = where + "the communicator did not form: " + failure;
+    return nullptr;
+  }
+  return transport;
+}
+
+NcclTransport::~NcclTransport() {
+  if (aborted || !comm)
+    return;
+  std::string ignored;
+  device.makeCurrent(ignored);
+  // Finalize flushes what is still in flight; an error there leaves only
+  // the abort, which also frees the communicator.
+  int result = nccl.api().commFinalize(comm);
+  if ((result == kNcclSuccess || result == kNcclInProgress) &&
+      wait(/*stream=*/false).empty())
+    nccl.api().commDestroy(comm);
+  else if (!aborted)
+    abortCommunicator();
+}
+
+void NcclTransport::abortCommunicator() {
+  if (!aborted && comm)
+    nccl.api().commAbort(comm);
+  aborted = true;
+}
+
+std::string NcclTransport::wait(bool stream) {
+  auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(1);
+  while (true) {
+    int state = kNcclSuccess;
+    int result = nccl.api().commGetAsyncError(comm, &state);
+    if (result != kNcclSuccess ||
+        (state != kNcclSuccess && state != kNcclInProgress)) {
+      std::string failure =
+          result != kNcclSuccess
+              ? nccl.failure("ncclCommGetAsyncError", result, comm)
+              : nccl.failure("NCCL", state, comm);
+      abortCommunicator();
+      return failure;
+    }
+    bool idle = state == kNcclSuccess;
+    if (idle && stream) {
+      std::string deviceError;
+      if (!device.pollIdle(idle, deviceError)) {
+        abortCommunicator();
+        return deviceError;
+      }
+    }
+    if (idle)
+      return "";
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (waited > timeoutSeconds) {
+      abortCommunicator();
+      return "no progress for " + seconds(timeoutSeconds) +
+             " s (the --timeout)";
+    }
+    // Back off to at most 1 ms between polls, as the MPI transport does.
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+bool NcclTransport::exchange(int64_t rank, std::vector<TransportOp> &group,
+                             std::string &error) {
+  if (aborted) {
+    error = abortReason.empty() ? "rank " + std::to_string(this->rank) +
+                                      ": the NCCL communicator was aborted"
+                                : abortReason;
+    return false;
+  }
+  if (rank != this->rank) {
+    error = "rank " + std::to_string(rank) +
+            " exchanged through the NCCL transport of rank " +
+            std::to_string(this->rank);
+    return false;
+  }
+  struct Call {
+    int type;
+    size_t count;
+  };
+  std::vector<Call> calls;
+  for (TransportOp &op : group) {
+    op.completed = false;
+    size_t elementBytes = 1;
+    int type = ncclDataTypeOf(op.dtype, elementBytes);
+    if (op.wire != op.dtype) {
+      error = describe(rank, op) + ": wire conversion is not supported";
+      return false;
+    }
+    if (op.peer < 0 || op.peer >= ranks || op.peer == rank) {
+      error = describe(rank, op) + ": peer " + std::to_string(op.peer) +
+              " is not another rank of the communicator";
+      return false;
+    }
+    if (op.bytes % elementBytes) {
+      error = describe(rank, op) + ": not a whole number of " +
+              elementTypeName(op.dtype) + " elements";
+      return false;
+    }
+    calls.push_back({type, static_cast<size_t>(op.bytes / elementBytes)});
+  }
+  if (group.empty())
+    return true;
+
+  auto failed = [&](const std::string &failure) {
+    error = "rank " + std::to_string(rank) + ": " + failure + "; the group:";
+    for (const TransportOp &op : group)
+      error += "\n  " + describe(rank, op);
+    return false;
+  };
+  if (!device.makeCurrent(error))
+    return failed(error);
+  const NcclApi &api = nccl.api();
+  int result = api.groupStart();
+  if (result != kNcclSuccess)
+    return failed(nccl.failure("ncclGroupStart", result, comm));
+  for (size_t i = 0; i < group.size(); ++i) {
+    TransportOp &op = group[i];
+    int peer = static_cast<int>(op.peer);
+    // The default stream (nullptr): see the file comment.
+    result = op.send ? api.send(op.sendData, calls[i].count, calls[i].type,
+                                peer, comm, nullptr)
+                     : api.recv(op.recvData, calls[i].count, calls[i].type,
+                                peer, comm, nullptr);
+    if (result != kNcclSuccess && result != kNcclInProgress) {
+      api.groupEnd();
+      abortCommunicator();
+      return failed(
+          nccl.failure(op.send ? "ncclSend" : "ncclRecv", result, comm));
+    }
+  }
+  result = api.groupEnd();
+  if (result != kNcclSuccess && result != kNcclInProgress) {
+    std::string failure = nccl.failure("ncclGroupEnd", result, comm);
+    abortCommunicator();
+    return failed(failure);
+  }
+  std::string failure = wait(/*stream=*/true);
+  if (!failure.empty())
+    return failed(failure);
+  for (TransportOp &op : group) {
+    op.completed = true;
+    countCompleted(rank, op);
+  }
+  return true;
+}
+
+void NcclTransport::abort(const std::string &reason) {
+  if (abortReason.empty())
+    abortReason = reason;
+  std::string ignored;
+  device.makeCurrent(ignored);
+  abortCommunicator();
+}
