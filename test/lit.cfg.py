@@ -43,6 +43,9 @@ config.substitutions.append(("%tandem_lib_dir", config.tandem_lib_dir))
 # The tests' stand-in for libcuda.so.1 (unittests/Runtime/FakeCudaDriver.cpp).
 config.substitutions.append(("%fake_cuda_driver", os.path.join(
     config.tandem_obj_root, "unittests", "libTandemFakeCudaDriver.so")))
+# The tests' stand-in for libnccl.so.2 (unittests/Runtime/FakeNccl.cpp).
+config.substitutions.append(("%fake_nccl", os.path.join(
+    config.tandem_obj_root, "unittests", "libTandemFakeNccl.so")))
 
 # The example pass plugin (examples/plugin), built against the build tree's
 # Tandem package: tests that load it say `REQUIRES: plugin`.

@@ -92,8 +92,7 @@ public:
     return ok;
   }
   bool makeCurrent(std::string &error) override {
-    return check(
-        "cuCtxSetCurrent", [] { return 0; }, error);
+    return check("cuCtxSetCurrent", [] { return 0; }, error);
   }
 
   std::unique_ptr<FragmentResources>

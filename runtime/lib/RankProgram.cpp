@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -1013,19 +1014,28 @@ bool tandem::runtime::loadRanks(
 bool tandem::runtime::runStepInProcess(
     std::vector<std::unique_ptr<RankProgram>> &ranks,
     const std::map<int64_t, const Buffer *> &inputs,
-    std::map<int64_t, std::shared_ptr<Buffer>> &outputs, std::string &error) {
+    std::map<int64_t, std::shared_ptr<Buffer>> &outputs, std::string &error,
+    const std::vector<Transport *> *transports) {
+  if (transports && transports->size() != ranks.size()) {
+    error = std::to_string(transports->size()) + " transports for " +
+            std::to_string(ranks.size()) + " ranks";
+    return false;
+  }
   // Ranks that share one device exchange its memory directly.
   Device *shared = &ranks[0]->memory();
   for (const std::unique_ptr<RankProgram> &rank : ranks)
     if (&rank->memory() != shared)
       shared = nullptr;
-  InProcessTransport transport(static_cast<int64_t>(ranks.size()), shared);
+  std::optional<InProcessTransport> inProcess;
+  if (!transports)
+    inProcess.emplace(static_cast<int64_t>(ranks.size()), shared);
   std::vector<StepResult> results(ranks.size());
   std::vector<std::string> errors(ranks.size());
   std::vector<char> ok(ranks.size(), 0);
   std::vector<std::thread> threads;
   for (size_t r = 0; r < ranks.size(); ++r)
     threads.emplace_back([&, r] {
+      Transport &transport = transports ? *(*transports)[r] : *inProcess;
       ok[r] = ranks[r]->runStep(inputs, transport, results[r], errors[r]);
     });
   for (std::thread &t : threads)

@@ -4,6 +4,7 @@
 //                        [--first-step K] [--held-out-fraction F])
 //                   [--seed N] [--params FILE] [--save-params FILE]
 //                   [--save-outputs FILE] [--device host|cuda[:N]]
+//                   [--transport inproc|nccl] [--timeout SECONDS]
 //
 // Loads DIR/rank<N>.json and their libraries (tandemc --target cpu),
 // initializes parameters from the manifests' init specs with the seed (as
@@ -15,15 +16,22 @@
 // inputs tandem-eval --train --program uses (StepInputs.h), printing one line
 // per step. Saves the last step's outputs (`result.<k>`) and the parameters.
 // --device: where the ranks' memory lives (docs/runtime.md, "Devices"): the
-// host, or GPU N through the CUDA driver, all ranks on one device. No MLIR.
+// host, or GPU N through the CUDA driver, all ranks on one device.
+// --transport: how the ranks' threads exchange (docs/runtime.md, "NCCL"):
+// in process (default), or one NCCL communicator with a rank per thread,
+// which needs --device cuda and an NCCL that allows ranks to share a GPU
+// (the tests' fake NCCL does; the real one refuses); --timeout bounds a
+// group's wait there (default 300 s). No MLIR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/NcclTransport.h"
 #include "tandem/Runtime/OptionValues.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/StepInputs.h"
+#include "tandem/Runtime/TransferOrder.h"
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +41,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 using namespace tandem;
 using namespace tandem::runtime;
@@ -75,6 +84,46 @@ static bool readInputFile(const std::string &path,
   return true;
 }
 
+/// One NCCL communicator over `ranks`, a rank per thread, each joining on
+/// its own thread (a rank's join waits for the others); false with `error`
+/// when NCCL is missing, the ranks' transfer orders disagree, or a rank
+/// cannot join.
+static bool joinNccl(std::vector<std::unique_ptr<RankProgram>> &ranks,
+                     Device &device, double timeout,
+                     std::vector<std::unique_ptr<NcclTransport>> &joined,
+                     std::string &error) {
+  std::vector<Manifest> manifests;
+  for (auto &rank : ranks)
+    manifests.push_back(rank->manifest());
+  if (!transferOrdersAgree(manifests, error))
+    return false;
+  const NcclLibrary *nccl = NcclLibrary::open(error);
+  if (!nccl)
+    return false;
+  NcclUniqueId id;
+  if (int result = nccl->api().getUniqueId(&id)) {
+    error = nccl->failure("ncclGetUniqueId", result);
+    return false;
+  }
+  joined.resize(ranks.size());
+  std::vector<std::string> errors(ranks.size());
+  std::vector<std::thread> threads;
+  int64_t count = static_cast<int64_t>(ranks.size());
+  for (int64_t r = 0; r < count; ++r)
+    threads.emplace_back([&, r] {
+      joined[r] = NcclTransport::create(*nccl, device, id, r, count, timeout,
+                                        errors[r]);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::string &message : errors)
+    if (!message.empty()) {
+      error = message;
+      return false;
+    }
+  return true;
+}
+
 /// The loss (output 0) of a step, from whichever rank produces it.
 static std::optional<double>
 lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
@@ -87,7 +136,8 @@ lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
 
 int main(int argc, char **argv) {
   std::string dir, inputsFile, dataFile, paramsFile, saveParams, saveOutputs;
-  std::string deviceName = "host";
+  std::string deviceName = "host", transportName = "inproc";
+  double timeout = 300;
   uint64_t seed = 0, steps = 1, firstStep = 0;
   bool stepsGiven = false, firstGiven = false;
   double heldOutFraction = 0.1;
@@ -116,6 +166,20 @@ int main(int argc, char **argv) {
     } else if (arg == "--device") {
       if (!value(deviceName))
         return fail("--device needs host or cuda[:N]");
+    } else if (arg == "--transport") {
+      if (!value(transportName))
+        return fail("--transport needs inproc or nccl");
+      if (transportName != "inproc" && transportName != "nccl")
+        return fail("--transport takes inproc or nccl, not '" + transportName +
+                    "'");
+    } else if (arg == "--timeout") {
+      if (!value(text))
+        return fail("--timeout needs a number of seconds");
+      char *end = nullptr;
+      timeout = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || !(timeout > 0))
+        return fail("--timeout needs a positive number of seconds, found '" +
+                    text + "'");
     } else if (arg == "--save-outputs") {
       if (!value(saveOutputs))
         return fail("--save-outputs needs a file");
@@ -142,7 +206,8 @@ int main(int argc, char **argv) {
                   "[--steps N] [--first-step K] [--held-out-fraction F])\n"
                   "                         [--seed N] [--params FILE] "
                   "[--save-params FILE] [--save-outputs FILE]\n"
-                  "                         [--device host|cuda[:N]]\n");
+                  "                         [--device host|cuda[:N]] "
+                  "[--transport inproc|nccl] [--timeout SECONDS]\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
       return fail("unknown option '" + arg + "'");
@@ -159,6 +224,8 @@ int main(int argc, char **argv) {
                 "--data (training on token data)");
   if (!inputsFile.empty() && (stepsGiven || firstGiven))
     return fail("--steps and --first-step need --data");
+  if (transportName == "nccl" && deviceName == "host")
+    return fail("--transport nccl moves GPU memory: it needs --device cuda");
 
   // The device first: the ranks allocate on it as they load.
   std::unique_ptr<Device> device;
@@ -204,6 +271,17 @@ int main(int argc, char **argv) {
       return fail(error);
   }
 
+  std::vector<std::unique_ptr<NcclTransport>> nccl;
+  std::vector<Transport *> transports;
+  if (transportName == "nccl") {
+    if (!joinNccl(ranks, *device, timeout, nccl, error))
+      return fail("--transport nccl: " + error);
+    for (auto &transport : nccl)
+      transports.push_back(transport.get());
+  }
+  const std::vector<Transport *> *perRank =
+      transports.empty() ? nullptr : &transports;
+
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
   if (!inputsFile.empty()) {
     std::map<int64_t, Buffer> buffers;
@@ -212,7 +290,7 @@ int main(int argc, char **argv) {
     std::map<int64_t, const Buffer *> inputs;
     for (auto &[index, buffer] : buffers)
       inputs[index] = &buffer;
-    if (!runStepInProcess(ranks, inputs, outputs, error))
+    if (!runStepInProcess(ranks, inputs, outputs, error, perRank))
       return fail(error);
     if (std::optional<double> loss = lossOf(ranks, outputs))
       std::printf("loss: %.9g\n", *loss);
@@ -235,7 +313,7 @@ int main(int argc, char **argv) {
       return fail(error);
     for (uint64_t step = firstStep; step < firstStep + steps; ++step) {
       auto start = std::chrono::steady_clock::now();
-      if (!runStepInProcess(ranks, inputs->get(step), outputs, error))
+      if (!runStepInProcess(ranks, inputs->get(step), outputs, error, perRank))
         return fail("step " + std::to_string(step) + ": " + error);
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)

@@ -266,14 +266,17 @@ bool loadRanks(
     std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,
     const RankProgramOptions &options = RankProgramOptions::fromEnvironment());
 
-/// Runs one step of every rank on its own thread over an
-/// InProcessTransport. On success applies every rank's updates and returns
-/// the outputs of all ranks by index; on any error changes nothing and
-/// returns the first error (prefixed "rank N: ").
+/// Runs one step of every rank on its own thread, over a fresh
+/// InProcessTransport or, when `transports` is given, rank r over
+/// (*transports)[r] (e.g. one NcclTransport per rank). On success applies
+/// every rank's updates and returns the outputs of all ranks by index; on
+/// any error changes nothing and returns the first error (prefixed
+/// "rank N: ").
 bool runStepInProcess(std::vector<std::unique_ptr<RankProgram>> &ranks,
                       const std::map<int64_t, const Buffer *> &inputs,
                       std::map<int64_t, std::shared_ptr<Buffer>> &outputs,
-                      std::string &error);
+                      std::string &error,
+                      const std::vector<Transport *> *transports = nullptr);
 
 } // namespace tandem::runtime
 
