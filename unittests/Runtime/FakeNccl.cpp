@@ -1,39 +1,47 @@
 //===- FakeNccl.cpp - NCCL without GPUs or a network, for tests -----------===//
 //
-// Exports the NCCL entry points NcclLibrary resolves, for ranks that are
-// threads of one process (device memory is the fake CUDA driver's, that
-// is host memory): the NCCL transport's logic runs here through the same
-// dlopen path as on a GPU. Like NCCL it has no tags: messages from one rank
-// to another match in issue order, and a send and the receive it meets
-// must agree on element count and type, else both ranks' communicators
-// fail with a message saying so (real NCCL would hang or corrupt the
-// payload), which is how a misordered program shows here. Stricter than
-// NCCL where that catches mistakes: communicators must be non-blocking,
-// and a send and receive are only complete once both are posted
+// Exports the NCCL entry points NcclLibrary resolves, so that the NCCL
+// transport's logic runs here through the same dlopen path as on a GPU,
+// for ranks that are threads of one process or processes of one machine
+// (device memory is the fake CUDA driver's, that is host memory). The
+// communicator is a folder, named by the unique id: a rank joins by making
+// its file there, and the k-th message from rank a to rank b is the file
+// msg-a-b-k, written whole by the sender and taken (read and removed) by
+// the receiver's k-th receive from a. So, like NCCL, it has no tags:
+// messages between two ranks pair in issue order. A send and the receive it
+// meets must agree on element count and type, else both ranks'
+// communicators fail with a message saying so (real NCCL would hang or
+// corrupt the payload): that is how a misordered program shows here.
+// Stricter than NCCL where that catches mistakes: communicators must be
+// non-blocking, and an op is complete only once its partner has taken it
 // (rendezvous); the communicator's state stays ncclInProgress until then,
 // since the fake driver's streams are always idle.
 //   TANDEM_FAKE_NCCL_VERSION  ncclGetVersion's value (default 22809)
+//   TANDEM_FAKE_NCCL_DIR      where communicators' folders go (default
+//                             TMPDIR, else /tmp)
 //
 //===----------------------------------------------------------------------===//
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
-#include <memory>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
-#include <utility>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
 
 enum Result {
   kSuccess = 0,
-  kInternalError = 3,
+  kSystemError = 2,
   kInvalidArgument = 4,
   kInvalidUsage = 5,
   kInProgress = 7,
@@ -51,42 +59,37 @@ struct Config {
   int blocking;
 };
 
-struct Comm;
-
 struct Op {
-  Comm *comm;
   bool send;
   int peer;
   const void *sendData;
   void *recvData;
   size_t count;
   int type;
-};
-
-/// The ranks of one unique id.
-struct Clique {
-  int ranks = 0;
-  std::vector<Comm *> members;
-  /// Ranks that joined, and those of them still members: the
-  /// communicator has formed once every rank has joined, whoever leaves
-  /// later.
-  int joined = 0, alive = 0;
-  /// Posted, unmatched ops by (source, destination).
-  std::map<std::pair<int, int>, std::deque<Op>> sends, recvs;
+  /// The message's number among this rank's messages with `peer` in this
+  /// direction.
+  uint64_t sequence;
 };
 
 struct Comm {
-  Clique *clique;
-  int rank;
-  int pending = 0;
+  std::string folder;
+  int rank = 0, ranks = 0;
+  bool formed = false;
+  std::vector<uint64_t> sent, received;
+  std::vector<Op> pending;
   int error = kSuccess;
   std::string lastError;
+  std::mutex mutex;
 };
 
-std::mutex mutex;
-std::map<std::string, std::unique_ptr<Clique>> cliques;
+/// The header of a message file.
+struct Header {
+  uint64_t count;
+  int32_t type;
+};
+
 thread_local int groupDepth = 0;
-thread_local std::vector<Op> staged;
+thread_local std::vector<std::pair<Comm *, Op>> staged;
 
 size_t typeBytes(int type) {
   switch (type) {
@@ -115,91 +118,149 @@ const char *typeName(int type) {
   return type >= 0 && type < 10 ? names[type] : "an unknown type";
 }
 
-void fail(Comm *comm, int error, const std::string &message) {
-  if (comm->error == kSuccess) {
-    comm->error = error;
-    comm->lastError = message;
-  }
-}
-
-std::string describe(const Op &op, int rank) {
+std::string describe(bool send, int rank, int peer, uint64_t count, int type) {
   return "rank " + std::to_string(rank) + "'s " +
-         (op.send ? "send of " : "recv of ") + std::to_string(op.count) +
-         " x " + typeName(op.type) + (op.send ? " to rank " : " from rank ") +
-         std::to_string(op.peer);
+         (send ? "send of " : "recv of ") + std::to_string(count) + " x " +
+         typeName(type) + (send ? " to rank " : " from rank ") +
+         std::to_string(peer);
 }
 
-/// Pairs the fronts of (source, destination)'s queues while both have
-/// one. Called with the lock held.
-void match(Clique &clique, std::pair<int, int> key) {
-  auto &sends = clique.sends[key];
-  auto &recvs = clique.recvs[key];
-  while (!sends.empty() && !recvs.empty()) {
-    Op send = sends.front(), recv = recvs.front();
-    sends.pop_front();
-    recvs.pop_front();
-    if (send.count != recv.count || send.type != recv.type) {
-      std::string message =
-          describe(send, key.first) + " met " + describe(recv, key.second) +
-          ": messages between two ranks match in issue order, so the two "
-          "ranks' programs order their transfers differently";
-      fail(send.comm, kInvalidUsage, message);
-      fail(recv.comm, kInvalidUsage, message);
-      continue;
-    }
-    if (send.count)
-      std::memcpy(recv.recvData, send.sendData,
-                  send.count * typeBytes(send.type));
-    --send.comm->pending;
-    --recv.comm->pending;
+bool exists(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+/// Writes `bytes` to `path` whole: a reader never sees a partial file.
+bool writeWhole(const std::string &path, const void *first, size_t firstBytes,
+                const void *second, size_t secondBytes) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(static_cast<const char *>(first),
+              static_cast<std::streamsize>(firstBytes));
+    if (secondBytes)
+      out.write(static_cast<const char *>(second),
+                static_cast<std::streamsize>(secondBytes));
+    if (!out)
+      return false;
+  }
+  return std::rename(temporary.c_str(), path.c_str()) == 0;
+}
+
+std::string messagePath(const Comm &comm, int from, int to, uint64_t k) {
+  return comm.folder + "/msg-" + std::to_string(from) + "-" +
+         std::to_string(to) + "-" + std::to_string(k);
+}
+
+void fail(Comm &comm, int error, const std::string &message) {
+  if (comm.error == kSuccess) {
+    comm.error = error;
+    comm.lastError = message;
   }
 }
 
-int post(const Op &op) {
-  std::lock_guard<std::mutex> lock(mutex);
-  Comm *comm = op.comm;
-  if (comm->error != kSuccess)
-    return comm->error;
-  Clique &clique = *comm->clique;
-  ++comm->pending;
-  std::pair<int, int> key = op.send ? std::make_pair(comm->rank, op.peer)
-                                    : std::make_pair(op.peer, comm->rank);
-  (op.send ? clique.sends : clique.recvs)[key].push_back(op);
-  match(clique, key);
-  return kSuccess;
+/// Tries to finish `op`: a send is done once its file has been taken, a
+/// receive once its file was there to take. Called with the comm's lock.
+bool progress(Comm &comm, const Op &op) {
+  if (op.send) {
+    std::string path = messagePath(comm, comm.rank, op.peer, op.sequence);
+    if (exists(path))
+      return false;
+    // The receiver writes its complaint before it removes the message.
+    std::ifstream bad(path + ".bad");
+    if (bad) {
+      std::string text((std::istreambuf_iterator<char>(bad)),
+                       std::istreambuf_iterator<char>());
+      fail(comm, kInvalidUsage, text);
+    }
+    return true;
+  }
+  std::string path = messagePath(comm, op.peer, comm.rank, op.sequence);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  Header header{};
+  in.read(reinterpret_cast<char *>(&header), sizeof header);
+  if (!in) {
+    fail(comm, kSystemError, path + ": a truncated message");
+    return true;
+  }
+  if (header.count != op.count || header.type != op.type) {
+    std::string text =
+        describe(true, op.peer, comm.rank, header.count, header.type) +
+        " met " + describe(false, comm.rank, op.peer, op.count, op.type) +
+        ": messages between two ranks match in issue order, so the two "
+        "ranks' programs order their transfers differently";
+    writeWhole(path + ".bad", text.data(), text.size(), nullptr, 0);
+    std::remove(path.c_str());
+    fail(comm, kInvalidUsage, text);
+    return true;
+  }
+  in.read(static_cast<char *>(op.recvData),
+          static_cast<std::streamsize>(op.count * typeBytes(op.type)));
+  if (!in)
+    fail(comm, kSystemError, path + ": a truncated message");
+  in.close();
+  std::remove(path.c_str());
+  return true;
 }
 
-/// Removes `comm` from its clique and its unmatched ops from the queues.
-/// Called with the lock held.
-void leave(Comm *comm) {
-  Clique *clique = comm->clique;
-  for (auto *queues : {&clique->sends, &clique->recvs})
-    for (auto &[key, queue] : *queues)
-      for (auto it = queue.begin(); it != queue.end();)
-        it = it->comm == comm ? queue.erase(it) : std::next(it);
-  clique->members[comm->rank] = nullptr;
-  if (--clique->alive == 0)
-    for (auto it = cliques.begin(); it != cliques.end(); ++it)
-      if (it->second.get() == clique) {
-        cliques.erase(it);
-        break;
-      }
-  delete comm;
+int post(Comm &comm, Op op) {
+  std::lock_guard<std::mutex> lock(comm.mutex);
+  if (comm.error != kSuccess)
+    return comm.error;
+  if (op.send) {
+    op.sequence = comm.sent[op.peer]++;
+    Header header{op.count, op.type};
+    if (!writeWhole(messagePath(comm, comm.rank, op.peer, op.sequence), &header,
+                    sizeof header, op.sendData,
+                    op.count * typeBytes(op.type))) {
+      fail(comm, kSystemError, "cannot write a message in " + comm.folder);
+      return comm.error;
+    }
+  } else {
+    op.sequence = comm.received[op.peer]++;
+  }
+  comm.pending.push_back(op);
+  return kSuccess;
 }
 
 int queue(Comm *comm, bool send, const void *sendData, void *recvData,
           size_t count, int type, int peer) {
-  if (!comm)
+  if (!comm || !typeBytes(type) || peer < 0 || peer >= comm->ranks)
     return kInvalidArgument;
-  if (!typeBytes(type) || peer < 0 || peer >= comm->clique->ranks)
-    return kInvalidArgument;
-  Op op{comm, send, peer, sendData, recvData, count, type};
+  Op op{send, peer, sendData, recvData, count, type, 0};
   if (groupDepth > 0) {
-    staged.push_back(op);
+    staged.push_back({comm, op});
     return kSuccess;
   }
-  int result = post(op);
+  int result = post(*comm, op);
   return result == kSuccess ? kInProgress : result;
+}
+
+std::string baseFolder() {
+  for (const char *name : {"TANDEM_FAKE_NCCL_DIR", "TMPDIR"})
+    if (const char *value = std::getenv(name); value && *value)
+      return value;
+  return "/tmp";
+}
+
+/// Removes the communicator's folder once every rank that joined has left
+/// (a rank that never joined cannot join later: its peers gave up).
+void removeIfEmpty(const Comm &comm) {
+  for (int r = 0; r < comm.ranks; ++r) {
+    std::string suffix = std::to_string(r);
+    if (exists(comm.folder + "/joined-" + suffix) &&
+        !exists(comm.folder + "/left-" + suffix))
+      return;
+  }
+  if (DIR *dir = opendir(comm.folder.c_str())) {
+    while (dirent *entry = readdir(dir))
+      if (std::strcmp(entry->d_name, ".") && std::strcmp(entry->d_name, ".."))
+        std::remove((comm.folder + "/" + entry->d_name).c_str());
+    closedir(dir);
+  }
+  rmdir(comm.folder.c_str());
 }
 
 } // namespace
@@ -216,8 +277,8 @@ const char *ncclGetErrorString(int result) {
   switch (result) {
   case kSuccess:
     return "no error";
-  case kInternalError:
-    return "internal error";
+  case kSystemError:
+    return "unhandled system error";
   case kInvalidArgument:
     return "invalid argument";
   case kInvalidUsage:
@@ -229,15 +290,17 @@ const char *ncclGetErrorString(int result) {
 }
 
 const char *ncclGetLastError(Comm *comm) {
-  std::lock_guard<std::mutex> lock(mutex);
   return comm ? comm->lastError.c_str() : "";
 }
 
 int ncclGetUniqueId(UniqueId *id) {
-  static int next = 0;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::string pattern = baseFolder() + "/tandem-fake-nccl-XXXXXX";
+  std::vector<char> folder(pattern.begin(), pattern.end());
+  folder.push_back(0);
+  if (!mkdtemp(folder.data()) || folder.size() > sizeof id->internal)
+    return kSystemError;
   std::memset(id->internal, 0, sizeof id->internal);
-  std::snprintf(id->internal, sizeof id->internal, "fake-nccl-%d", next++);
+  std::memcpy(id->internal, folder.data(), folder.size());
   return kSuccess;
 }
 
@@ -248,32 +311,36 @@ int ncclCommInitRankConfig(Comm **out, int ranks, UniqueId id, int rank,
     return kInvalidUsage; // The fake serves non-blocking communicators.
   if (ranks < 1 || rank < 0 || rank >= ranks)
     return kInvalidArgument;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::string key(id.internal, sizeof id.internal);
-  std::unique_ptr<Clique> &clique = cliques[key];
-  if (!clique) {
-    clique = std::make_unique<Clique>();
-    clique->ranks = ranks;
-    clique->members.assign(ranks, nullptr);
+  auto comm = new Comm();
+  comm->folder.assign(id.internal, strnlen(id.internal, sizeof id.internal));
+  comm->rank = rank;
+  comm->ranks = ranks;
+  comm->sent.assign(ranks, 0);
+  comm->received.assign(ranks, 0);
+  std::string joined = comm->folder + "/joined-" + std::to_string(rank);
+  if (exists(joined) || !writeWhole(joined, "", 0, nullptr, 0)) {
+    delete comm;
+    return kInvalidUsage; // Joined twice, or not a communicator's folder.
   }
-  if (clique->ranks != ranks || clique->members[rank])
-    return kInvalidUsage;
-  Comm *comm = new Comm{clique.get(), rank, 0, kSuccess, ""};
-  clique->members[rank] = comm;
-  ++clique->joined;
-  ++clique->alive;
   *out = comm;
   return kInProgress;
 }
 
 int ncclCommGetAsyncError(Comm *comm, int *state) {
-  std::lock_guard<std::mutex> lock(mutex);
   if (!comm)
     return kInvalidArgument;
-  *state = comm->error != kSuccess                      ? comm->error
-           : comm->clique->joined < comm->clique->ranks ? kInProgress
-           : comm->pending > 0                          ? kInProgress
-                                                        : kSuccess;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  if (!comm->formed) {
+    comm->formed = true;
+    for (int r = 0; r < comm->ranks; ++r)
+      comm->formed &= exists(comm->folder + "/joined-" + std::to_string(r));
+  }
+  if (comm->formed && comm->error == kSuccess)
+    for (auto it = comm->pending.begin(); it != comm->pending.end();)
+      it = progress(*comm, *it) ? comm->pending.erase(it) : std::next(it);
+  *state = comm->error != kSuccess                   ? comm->error
+           : !comm->formed || !comm->pending.empty() ? kInProgress
+                                                     : kSuccess;
   return kSuccess;
 }
 
@@ -282,8 +349,14 @@ int ncclCommFinalize(Comm *comm) { return comm ? kSuccess : kInvalidArgument; }
 int ncclCommDestroy(Comm *comm) {
   if (!comm)
     return kInvalidArgument;
-  std::lock_guard<std::mutex> lock(mutex);
-  leave(comm);
+  // What this rank sent and nobody took goes with it.
+  for (const Op &op : comm->pending)
+    if (op.send)
+      std::remove(messagePath(*comm, comm->rank, op.peer, op.sequence).c_str());
+  writeWhole(comm->folder + "/left-" + std::to_string(comm->rank), "", 0,
+             nullptr, 0);
+  removeIfEmpty(*comm);
+  delete comm;
   return kSuccess;
 }
 
@@ -299,11 +372,11 @@ int ncclGroupEnd() {
     return kInvalidUsage;
   if (--groupDepth > 0)
     return kSuccess;
-  std::vector<Op> ops;
+  std::vector<std::pair<Comm *, Op>> ops;
   ops.swap(staged);
   int result = kSuccess;
-  for (const Op &op : ops)
-    if (int posted = post(op); posted != kSuccess && result == kSuccess)
+  for (auto &[comm, op] : ops)
+    if (int posted = post(*comm, op); posted != kSuccess && result == kSuccess)
       result = posted;
   return result == kSuccess && !ops.empty() ? kInProgress : result;
 }

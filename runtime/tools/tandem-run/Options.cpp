@@ -35,6 +35,8 @@ Trains what `tandemc --target cpu` wrote to DIR, one MPI process per rank
   --trace FILE           a Chrome trace of every rank's steps
   --device host|cuda     where each rank's memory lives (default host; cuda:
                          the GPU of its local rank on its host)
+  --transport mpi|nccl   how ranks exchange activations and gradients
+                         (default mpi; nccl needs --device cuda)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -102,6 +104,13 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
         return false;
       if (o.device != "host" && o.device != "cuda") {
         error = "--device takes host or cuda, not '" + o.device + "'";
+        return false;
+      }
+    } else if (arg == "--transport") {
+      if (!value(o.transport))
+        return false;
+      if (o.transport != "mpi" && o.transport != "nccl") {
+        error = "--transport takes mpi or nccl, not '" + o.transport + "'";
         return false;
       }
     } else if (arg == "--trace") {
@@ -181,6 +190,10 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
   if (!o.resume.empty() && (o.firstStepGiven || !o.params.empty())) {
     error = "--resume takes the step and parameters from the checkpoint; "
             "drop --first-step and --params";
+    return false;
+  }
+  if (o.transport == "nccl" && o.device != "cuda") {
+    error = "--transport nccl moves GPU memory: it needs --device cuda";
     return false;
   }
   if (!o.hosts.empty() && o.ranksPerHost == 0) {

@@ -24,6 +24,9 @@ struct Options {
   /// Where each rank's memory lives: "host", or "cuda" (the GPU its local
   /// rank names, docs/runtime.md, "Devices").
   std::string device = "host";
+  /// How ranks exchange activations and gradients: "mpi", or "nccl" (GPU
+  /// memory; docs/runtime.md, "NCCL"). MPI starts the job either way.
+  std::string transport = "mpi";
   /// Where the ranks go (Hosts.h): `ranksPerHost` slots on each of `hosts`
   /// (empty: this machine), filled in order. 0: not given, and every rank
   /// runs here, oversubscribed.

@@ -7,9 +7,11 @@
 #include "tandem/Runtime/Checkpoint.h"
 #include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/MPITransport.h"
+#include "tandem/Runtime/NcclTransport.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/StepInputs.h"
+#include "tandem/Runtime/TransferOrder.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -327,6 +329,56 @@ private:
   std::optional<StepInputs> inputs;
 };
 
+/// Whether every pair of ranks sends and receives in one order, in the
+/// training program and, when held-out losses are asked for, the eval
+/// program (NCCL pairs messages in issue order: TransferOrder.h).
+bool checkTransferOrders(const Options &o, int size, std::string &error) {
+  std::vector<std::string> folders = {o.dir};
+  if (o.evalEvery > 0)
+    folders.push_back(o.dir + "/eval");
+  for (const std::string &folder : folders) {
+    std::vector<Manifest> manifests;
+    for (int r = 0; r < size; ++r) {
+      std::optional<Manifest> m =
+          readManifest(folder + "/rank" + std::to_string(r) + ".json", error);
+      if (!m)
+        return false;
+      manifests.push_back(std::move(*m));
+    }
+    if (!transferOrdersAgree(manifests, error)) {
+      error = folder + ": " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The NCCL communicator of the job's ranks: rank 0 makes the unique id
+/// and MPI hands it to every rank (the control plane), then each joins on
+/// its GPU; nullptr with `error`.
+std::unique_ptr<NcclTransport> joinNccl(const Options &o, int rank, int size,
+                                        Device &device, std::string &error) {
+  // Rank 0 compares every pair's orders (the manifests are the same files
+  // for all); a failure ends the job before anyone waits on NCCL.
+  if (rank == 0 && !checkTransferOrders(o, size, error))
+    return nullptr;
+  const NcclLibrary *nccl = NcclLibrary::open(error);
+  if (!nccl)
+    return nullptr;
+  NcclUniqueId id = {};
+  if (rank == 0) {
+    if (int result = nccl->api().getUniqueId(&id)) {
+      error = nccl->failure("ncclGetUniqueId", result);
+      return nullptr;
+    }
+    std::fprintf(stderr, "tandem-run: transport NCCL %s ('%s')\n",
+                 NcclLibrary::versionName(nccl->version()).c_str(),
+                 nccl->library().c_str());
+  }
+  MPI_Bcast(id.internal, sizeof id.internal, MPI_BYTE, 0, MPI_COMM_WORLD);
+  return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error);
+}
+
 } // namespace
 
 int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
@@ -469,11 +521,19 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       return abortJob(error);
   }
 
-  MPITransport transport(MPI_COMM_WORLD, o.timeout);
+  // Point-to-point traffic over MPI, or over NCCL with MPI as the control
+  // plane (start-up, barriers, summaries, checkpoints).
+  MPITransport mpi(MPI_COMM_WORLD, o.timeout);
+  std::unique_ptr<NcclTransport> nccl;
+  if (o.transport == "nccl") {
+    nccl = joinNccl(o, rank, size, *device, error);
+    if (!nccl)
+      return abortJob("--transport nccl: " + error);
+  }
+  Transport &transport = nccl ? static_cast<Transport &>(*nccl) : mpi;
   std::optional<double> firstHeldOut, lastHeldOut;
   auto evaluate = [&](uint64_t step) {
-    transport.setContext("held-out loss at step " + std::to_string(step) +
-                         ": ");
+    mpi.setContext("held-out loss at step " + std::to_string(step) + ": ");
     double mean = 0;
     if (!heldOut->run(*program, o.evalBatches, transport, mean, error))
       return false;
@@ -498,7 +558,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     if (shouldKill(rank, step))
       raise(SIGKILL);
     StepResult result;
-    transport.setContext("step " + std::to_string(step) + ": ");
+    mpi.setContext("step " + std::to_string(step) + ": ");
     timer.beginStep(step);
     if (!program->runStep(inputs->get(step), timer, result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
@@ -681,6 +741,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       std::printf("trace: %s\n", o.trace.c_str());
     }
   }
+  // The communicator goes before MPI and the device.
+  nccl.reset();
   status.set("done");
   MPI_Finalize();
   return 0;
