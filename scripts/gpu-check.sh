@@ -158,22 +158,24 @@ versions() {
   return 0
 }
 
-# The CUDA 13 wheels' folders of this machine's Python, if it has them.
+# The CUDA 13 and NCCL wheels' folders of this machine's Python, if it has
+# them, as one search path.
 find_cuda_libraries() {
-  local site
+  local site folders=()
   for site in $(python3 -c 'import site, sys; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
-    if [[ -e "$site/nvidia/cu13/lib/libcublasLt.so.13" ]]; then
-      echo "$site/nvidia/cu13/lib"
-      return
-    fi
+    [[ -e "$site/nvidia/cu13/lib/libcublasLt.so.13" ]] && folders+=("$site/nvidia/cu13/lib")
+    [[ -e "$site/nvidia/nccl/lib/libnccl.so.2" ]] && folders+=("$site/nvidia/nccl/lib")
   done
+  local IFS=:
+  echo "${folders[*]}"
 }
 
 build_runtime() {
   cmake -S "$ROOT/runtime" -B "$WORK/runtime" -G Ninja \
     -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" \
     -DTANDEM_GTEST_SOURCE_DIR="$CARRY/googletest" >/dev/null &&
-    ninja -C "$WORK/runtime" bin/tandem-run-inproc
+    ninja -C "$WORK/runtime" bin/tandem-run-inproc &&
+    { ! command -v mpirun >/dev/null || ninja -C "$WORK/runtime" bin/tandem-run; }
 }
 
 # The runtime's unit tests built alone and run on the GPU machine: the
@@ -197,6 +199,28 @@ run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
   shift 2
   "$WORK/runtime/bin/tandem-run-inproc" "$dir" --data "$DATA" --steps "$steps" \
     --seed 3 --device cuda "$@"
+}
+
+# The real NCCL (docs/runtime.md, "NCCL"): tandem-run with one rank over
+# --transport nccl loads it, checks its version and forms and finalizes a
+# communicator on the GPU; the losses are bitwise the MPI transport's.
+# (Two ranks need two GPUs: NCCL refuses two ranks on one device.)
+nccl_one_rank() {
+  if [[ ! -x "$WORK/runtime/bin/tandem-run" ]]; then
+    echo "skipped: no MPI, so no tandem-run"
+    return 0
+  fi
+  local transport
+  for transport in mpi nccl; do
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s1" --data "$DATA" --steps 3 \
+      --seed 3 --device cuda --transport "$transport" >"$WORK/nccl-$transport.log" 2>&1 ||
+      { tail -20 "$WORK/nccl-$transport.log"; return 1; }
+    grep '^step' "$WORK/nccl-$transport.log" | cut -d' ' -f1-4 >"$WORK/nccl-$transport.loss"
+  done
+  grep "transport NCCL" "$WORK/nccl-nccl.log"
+  cat "$WORK/nccl-nccl.loss"
+  diff "$WORK/nccl-mpi.loss" "$WORK/nccl-nccl.loss" && echo "NCCL and MPI bitwise equal over 3 steps"
 }
 
 # Every step once from the emulation's parameters: each loss within the
@@ -292,7 +316,8 @@ begin() {
   export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
     BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
-    across_stages kernels timing sanitizer tandem_bench torch_bench profile
+    across_stages kernels timing sanitizer tandem_bench torch_bench profile \
+    nccl_one_rank
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -322,6 +347,7 @@ check_steps() {
   step "bf16 chain vs emulation" 60 chain bf16
   step "f32 S=1 vs S=2" 60 across_stages f32
   step "bf16 S=1 vs S=2" 60 across_stages bf16
+  step "NCCL, one rank" 60 nccl_one_rank
   step "f32 kernels vs emulation" 60 kernels
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
