@@ -4,6 +4,7 @@
 
 #include "tandem/Runtime/Device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -13,7 +14,7 @@ InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
     : ranks(ranks),
       device(device && device->kind() != DeviceKind::Host ? device : nullptr),
       finished(ranks, false), waiting(ranks, false), remaining(ranks, 0),
-      posted(ranks, nullptr) {}
+      posted(ranks, nullptr), inCollective(ranks, nullptr) {}
 
 bool InProcessTransport::complete(Pending send, Pending recv,
                                   std::string &error) {
@@ -47,6 +48,17 @@ bool InProcessTransport::complete(Pending send, Pending recv,
   return true;
 }
 
+namespace {
+
+std::string membersText(const std::vector<int64_t> &members) {
+  std::string text;
+  for (int64_t member : members)
+    text += (text.empty() ? "" : ", ") + std::to_string(member);
+  return text;
+}
+
+} // namespace
+
 void InProcessTransport::checkDeadlock() {
   if (aborted)
     return;
@@ -63,6 +75,15 @@ void InProcessTransport::checkDeadlock() {
   std::ostringstream os;
   os << "deadlock under rendezvous semantics:";
   for (int64_t r = 0; r < ranks; ++r) {
+    if (Instance *instance = inCollective[r]) {
+      os << "\n  rank " << r << " waits in " << instance->first.description
+         << " over ranks {" << membersText(instance->first.group)
+         << "}: not reached by";
+      for (int64_t member : instance->first.group)
+        if (!instance->arrived.count(member))
+          os << " rank " << member
+             << (finished[member] ? " (finished its list)" : "");
+    }
     if (finished[r] || !posted[r])
       continue;
     for (const TransportOp &op : *posted[r]) {
@@ -150,4 +171,154 @@ void InProcessTransport::abort(const std::string &reason) {
     abortReason = reason;
   }
   changed.notify_all();
+}
+
+void InProcessTransport::abortLocked(const std::string &reason) {
+  if (!aborted) {
+    aborted = true;
+    abortReason = reason;
+  }
+  changed.notify_all();
+}
+
+bool InProcessTransport::completeCollective(Instance &instance,
+                                            std::string &error) {
+  const CollectiveOp &op = instance.first;
+  uint64_t bytes = op.bytes;
+  if (!bytes)
+    return true;
+  if (op.kind == CollectiveOp::Kind::Broadcast) {
+    const void *source = instance.arrived.at(op.root)->data;
+    for (auto &[member, theirs] : instance.arrived) {
+      if (member == op.root)
+        continue;
+      if (!device)
+        std::memcpy(theirs->data, source, bytes);
+      else if (!device->copyOnDevice(theirs->data, source, bytes, error))
+        return false;
+    }
+    return true;
+  }
+  // In group order, on the host (a device's values are copied out and the
+  // result back: the runtime has no kernels of its own).
+  std::vector<uint8_t> result(bytes), value(bytes);
+  auto read = [&](int64_t member, void *into) {
+    const void *from = instance.arrived.at(member)->data;
+    if (!device) {
+      std::memcpy(into, from, bytes);
+      return true;
+    }
+    return device->copyToHost(into, from, bytes, error);
+  };
+  if (!read(op.group.front(), result.data()))
+    return false;
+  for (size_t k = 1; k < op.group.size(); ++k)
+    if (!read(op.group[k], value.data()) ||
+        !foldCollective(op.reduction, op.dtype, result.data(), value.data(),
+                        bytes, error))
+      return false;
+  for (auto &[member, theirs] : instance.arrived) {
+    if (!device)
+      std::memcpy(theirs->data, result.data(), bytes);
+    else if (!device->copyToDevice(theirs->data, result.data(), bytes, error))
+      return false;
+  }
+  return true;
+}
+
+bool InProcessTransport::collective(int64_t rank, CollectiveOp &op,
+                                    std::string &error) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (aborted) {
+    error = abortReason;
+    return false;
+  }
+  std::vector<int64_t> members = op.group;
+  std::sort(members.begin(), members.end());
+  bool valid =
+      members.size() >= 2 &&
+      std::adjacent_find(members.begin(), members.end()) == members.end() &&
+      members.front() >= 0 && members.back() < ranks &&
+      std::binary_search(members.begin(), members.end(), rank);
+  if (!valid) {
+    error = "rank " + std::to_string(rank) + ": " + op.description +
+            ": the group {" + membersText(op.group) +
+            "} must list at least two distinct ranks of the grid, including "
+            "this one";
+    abortLocked(error);
+    return false;
+  }
+  if (op.kind == CollectiveOp::Kind::Broadcast &&
+      !std::binary_search(members.begin(), members.end(), op.root)) {
+    error = "rank " + std::to_string(rank) + ": " + op.description +
+            ": the root " + std::to_string(op.root) +
+            " is not a member of the group";
+    abortLocked(error);
+    return false;
+  }
+  auto &sequence = collectives[members];
+  size_t index = entered[{rank, members}]++;
+  if (index == sequence.size()) {
+    sequence.push_back(std::make_unique<Instance>());
+    sequence.back()->first = op;
+    sequence.back()->firstRank = rank;
+  }
+  Instance &instance = *sequence[index];
+  const CollectiveOp &first = instance.first;
+  std::string differ;
+  if (first.kind != op.kind)
+    differ = "kind";
+  else if (first.group != op.group)
+    differ = "group order";
+  else if (first.dtype != op.dtype || first.bytes != op.bytes)
+    differ = "type";
+  else if (op.kind == CollectiveOp::Kind::AllReduce &&
+           first.reduction != op.reduction)
+    differ = "reduction";
+  else if (op.kind == CollectiveOp::Kind::Broadcast && first.root != op.root)
+    differ = "root";
+  if (!differ.empty()) {
+    error = "collective mismatch: rank " + std::to_string(rank) + "'s " +
+            op.description + " and rank " + std::to_string(instance.firstRank) +
+            "'s " + first.description + " are collective #" +
+            std::to_string(index) + " over ranks {" + membersText(members) +
+            "} but differ in " + differ;
+    abortLocked(error);
+    return false;
+  }
+  instance.arrived[rank] = &op;
+  inCollective[rank] = &instance;
+  ++remaining[rank];
+  if (instance.arrived.size() == members.size()) {
+    std::string failure;
+    if (!completeCollective(instance, failure)) {
+      error = "rank " + std::to_string(rank) + ": " + op.description + ": " +
+              failure;
+      inCollective[rank] = nullptr;
+      abortLocked(error);
+      return false;
+    }
+    // Every member's wait ends now, before any of them wakes: a rank that
+    // moves on must not find the others still counted as blocked.
+    instance.complete = true;
+    for (auto &[member, theirs] : instance.arrived) {
+      --remaining[member];
+      inCollective[member] = nullptr;
+    }
+    changed.notify_all();
+  }
+  waiting[rank] = true;
+  while (!instance.complete && !aborted) {
+    checkDeadlock();
+    if (aborted)
+      break;
+    changed.wait(lock);
+  }
+  waiting[rank] = false;
+  inCollective[rank] = nullptr;
+  if (!instance.complete) {
+    error = abortReason;
+    return false;
+  }
+  return true;
 }

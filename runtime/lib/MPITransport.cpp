@@ -2,8 +2,11 @@
 
 #include "tandem/Runtime/MPITransport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <thread>
 
 using namespace tandem::runtime;
@@ -13,10 +16,43 @@ MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds)
   // Errors come back as codes, reported with the op that failed, instead
   // of MPI's default of aborting with its own message.
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  // Collectives travel on a communicator of their own, so that their
+  // messages never meet a channel's.
+  MPI_Comm_dup(comm, &collectiveComm);
+  MPI_Comm_set_errhandler(collectiveComm, MPI_ERRORS_RETURN);
   int *bound = nullptr, found = 0;
   MPI_Comm_get_attr(comm, MPI_TAG_UB, &bound, &found);
   if (found && bound)
     tagUpperBound = *bound;
+}
+
+MPITransport::~MPITransport() { MPI_Comm_free(&collectiveComm); }
+
+std::string MPITransport::timeoutText() const {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", timeoutSeconds);
+  return std::string("no progress for ") + seconds + " s (the --timeout)";
+}
+
+int MPITransport::poll(std::vector<MPI_Request> &requests,
+                       std::vector<MPI_Status> &statuses) {
+  auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(1);
+  while (true) {
+    int done = 0;
+    int code = MPI_Testall(static_cast<int>(requests.size()), requests.data(),
+                           &done, statuses.data());
+    if (code != MPI_SUCCESS || done)
+      return code;
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (waited > timeoutSeconds)
+      return kTimedOut;
+    // Back off to at most 1 ms between polls: ranks often share cores.
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
 }
 
 static std::string mpiError(int code) {
@@ -64,13 +100,9 @@ bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
   }
 
   std::vector<MPI_Status> statuses(group.size());
-  auto start = std::chrono::steady_clock::now();
-  auto pause = std::chrono::microseconds(1);
   while (true) {
-    int done = 0;
-    int code = MPI_Testall(static_cast<int>(requests.size()), requests.data(),
-                           &done, statuses.data());
-    if (code != MPI_SUCCESS) {
+    int code = poll(requests, statuses);
+    if (code != MPI_SUCCESS && code != kTimedOut) {
       for (size_t i = 0; i < group.size(); ++i)
         if (code != MPI_ERR_IN_STATUS ||
             (statuses[i].MPI_ERROR != MPI_SUCCESS &&
@@ -86,27 +118,16 @@ bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
       error = "rank " + std::to_string(rank) + ": " + mpiError(code);
       return false;
     }
-    if (done)
+    if (code == MPI_SUCCESS)
       break;
-    double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (waited > timeoutSeconds) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", timeoutSeconds);
-      error = std::string("no progress for ") + seconds +
-              " s (the --timeout); still waiting:";
-      for (size_t i = 0; i < group.size(); ++i) {
-        int flag = 0;
-        MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
-        if (!flag)
-          error += "\n  " + describe(rank, group[i]);
-      }
-      return false;
+    error = timeoutText() + "; still waiting:";
+    for (size_t i = 0; i < group.size(); ++i) {
+      int flag = 0;
+      MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
+      if (!flag)
+        error += "\n  " + describe(rank, group[i]);
     }
-    // Back off to at most 1 ms between polls: ranks often share cores.
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    return false;
   }
   for (size_t i = 0; i < group.size(); ++i) {
     if (group[i].send) {
@@ -133,4 +154,165 @@ void MPITransport::abort(const std::string &reason) {
                reason.c_str());
   std::fflush(stderr);
   MPI_Abort(comm, 1);
+}
+
+namespace {
+
+/// What every member sends with its value, so that members that disagree
+/// find out instead of folding unlike values.
+struct CollectiveHeader {
+  int32_t kind, reduction, dtype, pad = 0;
+  int64_t root;
+  uint64_t bytes, groupHash;
+
+  bool operator==(const CollectiveHeader &o) const {
+    return kind == o.kind && reduction == o.reduction && dtype == o.dtype &&
+           root == o.root && bytes == o.bytes && groupHash == o.groupHash;
+  }
+};
+
+/// FNV-1a of the members in order.
+uint64_t hashOf(const std::vector<int64_t> &members) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t member : members)
+    for (int k = 0; k < 8; ++k) {
+      hash ^= static_cast<uint64_t>(member >> (8 * k)) & 0xff;
+      hash *= 1099511628211ull;
+    }
+  return hash;
+}
+
+std::string differences(const CollectiveHeader &a, const CollectiveHeader &b) {
+  if (a.kind != b.kind)
+    return "kind";
+  if (a.groupHash != b.groupHash)
+    return "group order";
+  if (a.dtype != b.dtype || a.bytes != b.bytes)
+    return "type";
+  return a.reduction != b.reduction ? "reduction" : "root";
+}
+
+} // namespace
+
+bool MPITransport::collective(int64_t rank, CollectiveOp &op,
+                              std::string &error) {
+  std::string what = "rank " + std::to_string(rank) + " " + op.description;
+  std::vector<int64_t> members = op.group;
+  std::sort(members.begin(), members.end());
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (members.size() < 2 ||
+      std::adjacent_find(members.begin(), members.end()) != members.end() ||
+      members.front() < 0 || members.back() >= size ||
+      !std::binary_search(members.begin(), members.end(), rank) ||
+      (op.kind == CollectiveOp::Kind::Broadcast &&
+       !std::binary_search(members.begin(), members.end(), op.root))) {
+    error = what + ": the group must list at least two distinct ranks of the "
+                   "job, including this one (and the root of a broadcast)";
+    return false;
+  }
+  if (op.bytes > static_cast<uint64_t>(INT32_MAX) - sizeof(CollectiveHeader)) {
+    error = what + ": " + std::to_string(op.bytes) +
+            " bytes exceed one MPI message";
+    return false;
+  }
+  CollectiveHeader header{static_cast<int32_t>(op.kind),
+                          static_cast<int32_t>(op.reduction),
+                          static_cast<int32_t>(op.dtype),
+                          0,
+                          op.kind == CollectiveOp::Kind::Broadcast ? op.root
+                                                                   : 0,
+                          op.bytes,
+                          hashOf(op.group)};
+  // One tag per member set: collectives over one set pair in entry order.
+  int tag = static_cast<int>(hashOf(members) %
+                             static_cast<uint64_t>(tagUpperBound + 1));
+  size_t messageBytes = sizeof header + op.bytes;
+  std::vector<uint8_t> mine(messageBytes);
+  std::memcpy(mine.data(), &header, sizeof header);
+  if (op.bytes)
+    std::memcpy(mine.data() + sizeof header, op.data, op.bytes);
+
+  bool broadcast = op.kind == CollectiveOp::Kind::Broadcast;
+  std::vector<int64_t> sendTo, receiveFrom;
+  for (int64_t member : members) {
+    if (member == rank)
+      continue;
+    if (!broadcast || rank == op.root)
+      sendTo.push_back(member);
+    if (!broadcast || member == op.root)
+      receiveFrom.push_back(member);
+  }
+  std::map<int64_t, std::vector<uint8_t>> theirs;
+  std::vector<MPI_Request> requests;
+  for (int64_t member : receiveFrom) {
+    std::vector<uint8_t> &into = theirs[member];
+    into.resize(messageBytes);
+    requests.emplace_back();
+    MPI_Irecv(into.data(), static_cast<int>(messageBytes), MPI_BYTE,
+              static_cast<int>(member), tag, collectiveComm, &requests.back());
+  }
+  for (int64_t member : sendTo) {
+    requests.emplace_back();
+    MPI_Issend(mine.data(), static_cast<int>(messageBytes), MPI_BYTE,
+               static_cast<int>(member), tag, collectiveComm, &requests.back());
+  }
+  std::vector<MPI_Status> statuses(requests.size());
+  int code = poll(requests, statuses);
+  if (code == kTimedOut) {
+    error = what + ": " + timeoutText() + "; still waiting for ranks";
+    for (size_t i = 0; i < receiveFrom.size(); ++i) {
+      int flag = 0;
+      MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
+      if (!flag)
+        error += " " + std::to_string(receiveFrom[i]);
+    }
+    return false;
+  }
+  if (code != MPI_SUCCESS) {
+    error = what + ": " + mpiError(code) +
+            " (a member's value differs in size: collective mismatch)";
+    return false;
+  }
+  for (auto &[member, message] : theirs) {
+    CollectiveHeader other;
+    std::memcpy(&other, message.data(), sizeof other);
+    if (!(other == header)) {
+      error = "collective mismatch: " + what + " and rank " +
+              std::to_string(member) + "'s collective over ranks {" +
+              [&] {
+                std::string text;
+                for (int64_t m : members)
+                  text += (text.empty() ? "" : ", ") + std::to_string(m);
+                return text;
+              }() +
+              "} differ in " + differences(header, other);
+      return false;
+    }
+  }
+  if (broadcast) {
+    if (rank != op.root && op.bytes)
+      std::memcpy(op.data, theirs.at(op.root).data() + sizeof header, op.bytes);
+    return true;
+  }
+  std::vector<uint8_t> result(op.bytes);
+  for (size_t k = 0; k < op.group.size(); ++k) {
+    int64_t member = op.group[k];
+    const uint8_t *value = member == rank
+                               ? mine.data() + sizeof header
+                               : theirs.at(member).data() + sizeof header;
+    if (k == 0) {
+      std::memcpy(result.data(), value, op.bytes);
+      continue;
+    }
+    std::string foldError;
+    if (!foldCollective(op.reduction, op.dtype, result.data(), value, op.bytes,
+                        foldError)) {
+      error = what + ": " + foldError;
+      return false;
+    }
+  }
+  if (op.bytes)
+    std::memcpy(op.data, result.data(), op.bytes);
+  return true;
 }

@@ -223,3 +223,11 @@ void NcclTransport::abort(const std::string &reason) {
   device.makeCurrent(ignored);
   abortCommunicator();
 }
+
+bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
+                               std::string &error) {
+  error = "rank " + std::to_string(rank) + " " + op.description +
+          ": collectives over NCCL are not supported yet (use --transport "
+          "mpi)";
+  return false;
+}

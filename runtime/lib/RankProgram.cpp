@@ -137,12 +137,11 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
     return nullptr;
   }
   for (size_t i = 0; i < m.actions.size(); ++i)
-    if (m.actions[i].op == ActionKind::AllReduce ||
-        m.actions[i].op == ActionKind::Broadcast) {
-      error = m.path + ": actions[" + std::to_string(i) + "]: " +
-              (m.actions[i].op == ActionKind::AllReduce ? "all_reduce"
-                                                        : "broadcast") +
-              " is not supported by the runtime yet";
+    if (m.actions[i].op == ActionKind::AllReduce &&
+        m.actions[i].reduction != "sum" && m.actions[i].reduction != "max") {
+      error = m.path + ": actions[" + std::to_string(i) + "]: all_reduce " +
+              m.actions[i].reduction +
+              " is not supported by the runtime (sum, max)";
       return nullptr;
     }
   for (const ActionInfo &a : m.actions)
@@ -547,6 +546,71 @@ void accumulate(void *acc, const void *value, uint64_t bytes) {
 
 } // namespace
 
+bool RankProgram::runCollective(int64_t at, Transport &transport,
+                                std::vector<char> &held, std::string &error) {
+  const Manifest &m = info;
+  const ActionInfo &a = m.actions[at];
+  const int64_t rank = m.grid.rank;
+  CollectiveOp op;
+  bool broadcast = a.op == ActionKind::Broadcast;
+  op.kind =
+      broadcast ? CollectiveOp::Kind::Broadcast : CollectiveOp::Kind::AllReduce;
+  op.group = a.group;
+  op.reduction = a.reduction == "max" ? CollectiveOp::Reduction::Max
+                                      : CollectiveOp::Reduction::Sum;
+  op.root = a.root;
+  op.dtype = a.dtype;
+  op.bytes = a.bytes;
+  op.description =
+      (broadcast ? "broadcast of " : "all_reduce " + a.reduction + " of ") +
+      describe(a.slot.fragment, a.slot.result, a.slot.microbatch);
+  auto fail = [&](const std::string &message) {
+    error = "rank " + std::to_string(rank) + ": " + message;
+    transport.abort(error);
+    return false;
+  };
+  std::string localError;
+  if (separateBuffers && !allocateSeparate(at, at, localError))
+    return fail(op.description + ": " + localError);
+  auto found = slotBuffers.find(
+      SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch});
+  if (found == slotBuffers.end())
+    return fail(op.description + ": the slot has no buffer");
+  size_t index = found->second;
+  // Every member contributes its value but a broadcast's receivers, whose
+  // slot the broadcast defines.
+  bool contributes = !broadcast || a.root == rank;
+  if (contributes && !held[index])
+    return fail(op.description + ": the slot is not held");
+  if (m.memory.buffers[index].bytes != a.bytes)
+    return fail(op.description + ": slot size mismatch");
+  op.data = bufferData[index];
+  // A transport of host memory gets a host copy of a device's value.
+  std::vector<uint8_t> staged;
+  const bool stage = !direct() && transport.payloadDevice() != device;
+  if (stage) {
+    staged.resize(a.bytes);
+    if (contributes &&
+        !device->copyToHost(staged.data(), op.data, a.bytes, localError))
+      return fail(op.description + ": " + localError);
+    op.data = staged.data();
+  }
+  if (!transport.collective(rank, op, localError)) {
+    error = localError.rfind("rank ", 0) == 0 ||
+                    localError.rfind("collective mismatch", 0) == 0 ||
+                    localError.rfind("deadlock", 0) == 0
+                ? localError
+                : "rank " + std::to_string(rank) + ": " + localError;
+    transport.abort(error);
+    return false;
+  }
+  if (stage && !device->copyToDevice(bufferData[index], staged.data(), a.bytes,
+                                     localError))
+    return fail(op.description + ": " + localError);
+  held[index] = 1;
+  return true;
+}
+
 bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                           Transport &transport, StepResult &result,
                           std::string &error) {
@@ -820,11 +884,26 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       continue;
     }
 
+    if (action.op == ActionKind::AllReduce ||
+        action.op == ActionKind::Broadcast) {
+      const int64_t at = static_cast<int64_t>(pc++);
+      if (!runCollective(at, transport, held, error))
+        return false;
+      if (!foldSums(at))
+        return fail(foldError);
+      if (separateBuffers)
+        freeSeparate(at, at);
+      continue;
+    }
+
     // A group: the maximal run of consecutive sends and receives.
+    auto pointToPoint = [&](int64_t i) {
+      return m.actions[i].op == ActionKind::Send ||
+             m.actions[i].op == ActionKind::Recv;
+    };
     const int64_t groupFirst = static_cast<int64_t>(pc);
     int64_t groupLast = groupFirst;
-    while (groupLast + 1 < end &&
-           m.actions[groupLast + 1].op != ActionKind::Run)
+    while (groupLast + 1 < end && pointToPoint(groupLast + 1))
       ++groupLast;
     std::string allocationError;
     if (separateBuffers &&
@@ -839,7 +918,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::vector<std::vector<uint8_t>> staged;
     std::vector<std::pair<size_t, size_t>> stagedReceives;
     std::string copyError;
-    for (; pc < m.actions.size() && m.actions[pc].op != ActionKind::Run; ++pc) {
+    for (; static_cast<int64_t>(pc) <= groupLast; ++pc) {
       const ActionInfo &a = m.actions[pc];
       TransportOp op;
       op.send = a.op == ActionKind::Send;

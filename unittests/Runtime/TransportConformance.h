@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -185,6 +186,70 @@ inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
   transport.finish(rank);
 }
 
+/// A collective over both ranks of `count` values of `dtype` at `data`.
+inline CollectiveOp collectiveOf(CollectiveOp::Kind kind, ElementType dtype,
+                                 void *data, uint64_t bytes,
+                                 const std::string &what) {
+  CollectiveOp op;
+  op.kind = kind;
+  op.group = {1, 0};
+  op.dtype = dtype;
+  op.bytes = bytes;
+  op.data = data;
+  op.description = what;
+  return op;
+}
+
+/// All-reduce sum and max (a NaN wins), then a broadcast from rank 1: every
+/// member ends with the same values.
+inline void collectivesAgree(Transport &transport, int64_t rank) {
+  std::string error;
+  float values[3] = {rank == 0 ? 1.5f : 2.25f, rank == 0 ? -1.0f : 4.0f,
+                     rank == 0 ? 0.0f : std::nanf("")};
+  CollectiveOp sum = collectiveOf(CollectiveOp::Kind::AllReduce,
+                                  ElementType::F32, values, 8, "sum");
+  ASSERT_TRUE(transport.collective(rank, sum, error)) << error;
+  EXPECT_EQ(values[0], 3.75f);
+  EXPECT_EQ(values[1], 3.0f);
+  CollectiveOp max = collectiveOf(CollectiveOp::Kind::AllReduce,
+                                  ElementType::F32, values + 1, 8, "max");
+  max.reduction = CollectiveOp::Reduction::Max;
+  ASSERT_TRUE(transport.collective(rank, max, error)) << error;
+  EXPECT_EQ(values[1], 3.0f);
+  EXPECT_TRUE(std::isnan(values[2]));
+  int64_t mine[2] = {10 * rank, 10 * rank + 1};
+  CollectiveOp broadcast = collectiveOf(CollectiveOp::Kind::Broadcast,
+                                        ElementType::I64, mine, 16, "bcast");
+  broadcast.root = 1;
+  ASSERT_TRUE(transport.collective(rank, broadcast, error)) << error;
+  EXPECT_EQ(mine[0], 10);
+  EXPECT_EQ(mine[1], 11);
+  // bf16 sums round to nearest even: 1 + 2^-8 is a tie that stays 1, and
+  // 1 + 3 * 2^-8 one that goes up to 1 + 2^-6.
+  uint16_t halves[2] = {static_cast<uint16_t>(rank == 0 ? 0x3F80 : 0x3B80),
+                        static_cast<uint16_t>(rank == 0 ? 0x3F80 : 0x3C40)};
+  CollectiveOp bf16 = collectiveOf(CollectiveOp::Kind::AllReduce,
+                                   ElementType::BF16, halves, 4, "bf16");
+  ASSERT_TRUE(transport.collective(rank, bf16, error)) << error;
+  EXPECT_EQ(halves[0], 0x3F80);
+  EXPECT_EQ(halves[1], 0x3F82);
+  transport.finish(rank);
+}
+
+/// Members that disagree (here on the reduction) fail, saying so.
+inline void aCollectiveMismatchFails(Transport &transport, int64_t rank) {
+  std::string error;
+  float value = 1;
+  CollectiveOp op = collectiveOf(CollectiveOp::Kind::AllReduce,
+                                 ElementType::F32, &value, 4, "odd one");
+  if (rank == 1)
+    op.reduction = CollectiveOp::Reduction::Max;
+  EXPECT_FALSE(transport.collective(rank, op, error));
+  EXPECT_NE(error.find("collective mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find("reduction"), std::string::npos) << error;
+  transport.finish(rank);
+}
+
 } // namespace tandem::runtime::conformance
 
 /// Registers every body above but channelsAreSeparate as a test of
@@ -209,11 +274,18 @@ inline void aSilentPeerIsNamed(Transport &transport, int64_t rank) {
     RUN(::tandem::runtime::conformance::aSilentPeerIsNamed, ##__VA_ARGS__);    \
   }
 
-/// Every body, for transports whose channels are separate queues (tags).
+/// Every body, for transports whose channels are separate queues (tags)
+/// and that carry collectives.
 #define TANDEM_TRANSPORT_CONFORMANCE_TESTS(SUITE, RUN, ...)                    \
   TANDEM_TRANSPORT_CONFORMANCE_TESTS_UNTAGGED(SUITE, RUN, ##__VA_ARGS__)       \
   TEST(SUITE, ChannelsAreSeparate) {                                           \
     RUN(::tandem::runtime::conformance::channelsAreSeparate);                  \
+  }                                                                            \
+  TEST(SUITE, CollectivesAgree) {                                              \
+    RUN(::tandem::runtime::conformance::collectivesAgree);                     \
+  }                                                                            \
+  TEST(SUITE, ACollectiveMismatchFails) {                                      \
+    RUN(::tandem::runtime::conformance::aCollectiveMismatchFails);             \
   }
 
 #endif // TANDEM_UNITTESTS_RUNTIME_TRANSPORTCONFORMANCE_H

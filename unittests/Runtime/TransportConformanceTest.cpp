@@ -90,15 +90,61 @@ TANDEM_TRANSPORT_CONFORMANCE_TESTS(InProcessTransportOnDeviceConformance,
 
 TEST(InProcessTransportOnDevice, EachPairIsOneDeviceCopy) {
   CountingDevice &device = countingDevice();
-  int before = device.deviceCopies;
+  int before = device.deviceCopies, hostBefore = device.hostCopies;
   runOnDevice(conformance::pairsInPostingOrder);
   // Five messages, one copy each, none through the host.
   EXPECT_EQ(device.deviceCopies - before, 5);
-  EXPECT_EQ(device.hostCopies, 0);
+  EXPECT_EQ(device.hostCopies - hostBefore, 0);
   InProcessTransport onDevice(2, &device);
   EXPECT_EQ(onDevice.payloadDevice(), &device);
   // The host device's memory is host memory: no device copies.
   std::unique_ptr<Device> host = makeHostDevice();
   InProcessTransport onHost(2, host.get());
   EXPECT_EQ(onHost.payloadDevice(), nullptr);
+}
+
+TEST(InProcessTransport, AllReduceFoldsInGroupOrder) {
+  // f32 addition is not associative: 1e8 + 1 rounds back to 1e8.
+  const float values[3] = {1e8f, 1.0f, -1e8f};
+  auto run = [&](std::vector<int64_t> group) {
+    InProcessTransport transport(3);
+    float got[3] = {values[0], values[1], values[2]};
+    std::string errors[3];
+    std::vector<std::thread> threads;
+    for (int64_t r = 0; r < 3; ++r)
+      threads.emplace_back([&, r] {
+        CollectiveOp op;
+        op.group = group;
+        op.bytes = sizeof(float);
+        op.data = &got[r];
+        op.description = "sum";
+        EXPECT_TRUE(transport.collective(r, op, errors[r])) << errors[r];
+      });
+    for (std::thread &t : threads)
+      t.join();
+    EXPECT_EQ(got[0], got[1]);
+    EXPECT_EQ(got[1], got[2]);
+    return got[0];
+  };
+  EXPECT_EQ(run({0, 1, 2}), 0.0f); // (1e8 + 1) - 1e8
+  EXPECT_EQ(run({0, 2, 1}), 1.0f); // (1e8 - 1e8) + 1
+}
+
+TEST(InProcessTransport, AMemberThatNeverArrivesIsADeadlock) {
+  InProcessTransport transport(2);
+  std::string error;
+  std::thread other([&] { transport.finish(1); });
+  float value = 1;
+  CollectiveOp op;
+  op.group = {0, 1};
+  op.bytes = sizeof value;
+  op.data = &value;
+  op.description = "all_reduce sum of g";
+  EXPECT_FALSE(transport.collective(0, op, error));
+  other.join();
+  EXPECT_NE(error.find("deadlock under rendezvous semantics:\n  rank 0 waits "
+                       "in all_reduce sum of g over ranks {0, 1}: not reached "
+                       "by rank 1 (finished its list)"),
+            std::string::npos)
+      << error;
 }

@@ -11,7 +11,8 @@ using namespace tandem::runtime;
 
 StepTimer::StepTimer(Transport &inner, const Manifest &manifest)
     : inner(inner) {
-  // The list alternates runs and groups of consecutive sends/receives.
+  // The list alternates runs and waits: groups of consecutive
+  // sends/receives, and each collective on its own.
   std::string names;
   bool inGroup = false;
   for (const ActionInfo &action : manifest.actions) {
@@ -24,11 +25,14 @@ StepTimer::StepTimer(Transport &inner, const Manifest &manifest)
       names += (names.empty() ? "" : ", ") + name;
       continue;
     }
-    if (!inGroup) {
+    bool collective = action.op == ActionKind::AllReduce ||
+                      action.op == ActionKind::Broadcast;
+    if (!inGroup || collective) {
       gapNames.push_back(names);
       names.clear();
-      inGroup = true;
     }
+    // A send or receive after a collective starts a group of its own.
+    inGroup = !collective;
   }
   gapNames.push_back(names);
 }
@@ -58,6 +62,17 @@ bool StepTimer::exchange(int64_t rank, std::vector<TransportOp> &group,
     name += (name.empty() ? "" : ", ") + op.description +
             (op.send ? " to " : " from ") + std::to_string(op.peer);
   trace.push_back({name, "wait", start, end - start, step});
+  wait += end - start;
+  lastEnd = end;
+  return ok;
+}
+
+bool StepTimer::collective(int64_t rank, CollectiveOp &op, std::string &error) {
+  double start = now();
+  compute(lastEnd, start);
+  bool ok = inner.collective(rank, op, error);
+  double end = now();
+  trace.push_back({op.description, "wait", start, end - start, step});
   wait += end - start;
   lastEnd = end;
   return ok;

@@ -37,6 +37,8 @@ public:
 
   bool exchange(int64_t rank, std::vector<runtime::TransportOp> &group,
                 std::string &error) override;
+  bool collective(int64_t rank, runtime::CollectiveOp &op,
+                  std::string &error) override;
   void finish(int64_t rank) override { inner.finish(rank); }
   void abort(const std::string &reason) override { inner.abort(reason); }
 

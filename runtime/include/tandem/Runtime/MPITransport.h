@@ -26,9 +26,17 @@ class MPITransport final : public Transport {
 public:
   /// `timeoutSeconds`: how long one group may wait before the step fails.
   MPITransport(MPI_Comm comm, double timeoutSeconds);
+  ~MPITransport() override;
+  MPITransport(const MPITransport &) = delete;
+  MPITransport &operator=(const MPITransport &) = delete;
 
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error) override;
+  /// Every member sends its value (with a header the others check) to
+  /// every other member on a communicator of the collectives' own, and
+  /// folds them in group order itself; a broadcast's root sends to the
+  /// others. Host memory.
+  bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override {}
   /// Prints `reason` and ends every rank of the job (MPI_Abort): the other
   /// ranks may be blocked on this one.
@@ -37,8 +45,17 @@ public:
   void setContext(std::string text) { context = std::move(text); }
 
 private:
+  /// poll's answer when the timeout passed first.
+  static constexpr int kTimedOut = -1;
+  /// Tests `requests` until all complete: MPI_SUCCESS, an MPI error code
+  /// (`statuses` filled), or kTimedOut.
+  int poll(std::vector<MPI_Request> &requests,
+           std::vector<MPI_Status> &statuses);
+  /// "no progress for T s (the --timeout)".
+  std::string timeoutText() const;
+
   std::string context;
-  MPI_Comm comm;
+  MPI_Comm comm, collectiveComm = MPI_COMM_NULL;
   double timeoutSeconds;
   int tagUpperBound = 32767;
 };

@@ -46,6 +46,8 @@ public:
   const Device *payloadDevice() const override { return &device; }
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error) override;
+  /// Not carried over NCCL yet: fails naming the op.
+  bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override {}
   /// Aborts the communicator: this rank's pending NCCL work ends, and the
   /// transport refuses further groups with `reason`.

@@ -176,6 +176,11 @@ private:
   bool allocateSeparate(int64_t from, int64_t to, std::string &error);
   void freeSeparate(int64_t from, int64_t to);
   void bindBuffer(size_t index, uint8_t *data);
+  /// Runs the all-reduce or broadcast of actions[at] on its slot's buffer,
+  /// which is then held (`held`, by plan buffer). False with `error` set,
+  /// after aborting the transport.
+  bool runCollective(int64_t at, Transport &transport, std::vector<char> &held,
+                     std::string &error);
 
   Manifest info;
   /// The device the options named, or the host device the program owns.

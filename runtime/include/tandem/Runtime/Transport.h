@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -45,6 +46,36 @@ struct TransportOp {
   bool completed = false;
 };
 
+/// An all-reduce or broadcast over `group` (docs/pipeline-eval.md, the
+/// evaluator's semantics): an all-reduce folds the members' values in
+/// `group` order, ((x[g0] op x[g1]) op x[g2])..., rounded to the element
+/// type after each step, so every member gets the same bits; a broadcast
+/// gives every member the root's value. The n-th collective a rank enters
+/// over a set of members matches the n-th of every other member, and they
+/// must agree on kind, group order, type, size, reduction and root.
+struct CollectiveOp {
+  enum class Kind { AllReduce, Broadcast };
+  enum class Reduction { Sum, Max };
+  Kind kind = Kind::AllReduce;
+  std::vector<int64_t> group;
+  Reduction reduction = Reduction::Sum;
+  int64_t root = 0;
+  ElementType dtype = ElementType::F32;
+  uint64_t bytes = 0;
+  /// This rank's value in, the result out (in the transport's payload
+  /// memory; not read on a broadcast's other members).
+  void *data = nullptr;
+  /// For messages: "all_reduce sum of s0.opt[0]".
+  std::string description;
+};
+
+/// Folds `value` into `acc` (`bytes` of `dtype` each, host memory) by
+/// `reduction`, rounding each element to `dtype` (a NaN wins a max): the
+/// all-reduce's step. False with `error` for a type it cannot fold.
+bool foldCollective(CollectiveOp::Reduction reduction, ElementType dtype,
+                    void *acc, const void *value, uint64_t bytes,
+                    std::string &error);
+
 class Device;
 
 /// The payload bytes one rank has moved to and from one peer.
@@ -66,6 +97,11 @@ public:
   /// Returns false with `error` set on a mismatch, a deadlock or an abort.
   virtual bool exchange(int64_t rank, std::vector<TransportOp> &group,
                         std::string &error) = 0;
+  /// Runs `op` for `rank`, returning when every member has reached it and
+  /// `op.data` holds the result. False with `error` set on a disagreement,
+  /// a deadlock, a timeout or an abort.
+  virtual bool collective(int64_t rank, CollectiveOp &op,
+                          std::string &error) = 0;
   /// `rank` has finished its list.
   virtual void finish(int64_t rank) = 0;
   /// Ends the step: every waiting rank wakes up and fails with `reason`.
@@ -94,10 +130,25 @@ public:
   const Device *payloadDevice() const override { return device; }
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error) override;
+  bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override;
   void abort(const std::string &reason) override;
 
 private:
+  /// The n-th collective over one set of members.
+  struct Instance {
+    CollectiveOp first;
+    int64_t firstRank = 0;
+    /// Each member's op, as it arrives.
+    std::map<int64_t, CollectiveOp *> arrived;
+    bool complete = false;
+  };
+  /// Called with the lock held by the last member to arrive: computes the
+  /// result into every member's data.
+  bool completeCollective(Instance &instance, std::string &error);
+  /// Called with the lock held: fails the transport with `reason`.
+  void abortLocked(const std::string &reason);
+
   struct Pending {
     int64_t rank;
     TransportOp *op;
@@ -122,6 +173,12 @@ private:
   /// Each rank's current group.
   std::vector<std::vector<TransportOp> *> posted;
   std::map<Key, std::deque<Pending>> sends, recvs;
+  /// Member set (sorted) -> its collectives in entry order; how many of
+  /// them each rank has entered; the instance each rank waits in.
+  std::map<std::vector<int64_t>, std::vector<std::unique_ptr<Instance>>>
+      collectives;
+  std::map<std::pair<int64_t, std::vector<int64_t>>, size_t> entered;
+  std::vector<Instance *> inCollective;
   bool aborted = false;
   std::string abortReason;
 };
