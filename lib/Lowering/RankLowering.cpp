@@ -164,7 +164,8 @@ LogicalResult checkLowered(mpmd::ProgramOp program) {
            << " has no mpmd.rank action lists (" << lowerFirstAdvice() << ")";
   for (mpmd::RankOp rank : ranks)
     for (Operation &action : rank.getBodyBlock())
-      if (isa<mpmd::SendOp, mpmd::RecvOp>(action))
+      // A broadcast delivers a transfer as a send/recv pair does.
+      if (isa<mpmd::SendOp, mpmd::RecvOp, mpmd::BroadcastOp>(action))
         return success();
   SymbolTable table(program);
   for (auto transfer : program.getBodyBlock().getOps<mpmd::TransferOp>()) {
@@ -174,7 +175,7 @@ LogicalResult checkLowered(mpmd::ProgramOp program) {
       return transfer.emitError()
              << toolName << ": transfer crosses from stage " << src.getStage()
              << " to stage " << dst.getStage()
-             << ", but no rank has an mpmd.send or mpmd.recv ("
+             << ", but no rank has an mpmd.send, mpmd.recv or mpmd.broadcast ("
              << lowerFirstAdvice() << ")";
   }
   return success();

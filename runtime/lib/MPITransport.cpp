@@ -26,7 +26,14 @@ MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds)
     tagUpperBound = *bound;
 }
 
-MPITransport::~MPITransport() { MPI_Comm_free(&collectiveComm); }
+MPITransport::~MPITransport() {
+  // A transport may outlive MPI_Finalize (tandem-run's lives to the end of
+  // the rank's main), after which no MPI call is allowed.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && collectiveComm != MPI_COMM_NULL)
+    MPI_Comm_free(&collectiveComm);
+}
 
 std::string MPITransport::timeoutText() const {
   char seconds[32];
@@ -278,8 +285,9 @@ bool MPITransport::collective(int64_t rank, CollectiveOp &op,
     CollectiveHeader other;
     std::memcpy(&other, message.data(), sizeof other);
     if (!(other == header)) {
-      error = "collective mismatch: " + what + " and rank " +
-              std::to_string(member) + "'s collective over ranks {" +
+      error = "collective mismatch: rank " + std::to_string(rank) + "'s " +
+              op.description + " and rank " + std::to_string(member) +
+              "'s collective over ranks {" +
               [&] {
                 std::string text;
                 for (int64_t m : members)

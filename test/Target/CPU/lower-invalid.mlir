@@ -39,7 +39,7 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 1 {
     %y = nn.exp %x : tensor<4xf32>
     mpmd.yield %y : tensor<4xf32>
   }
-  // expected-error @below {{tandemc lower: transfer crosses from stage 0 to stage 1, but no rank has an mpmd.send or mpmd.recv (expected a scheduled, lowered program}}
+  // expected-error @below {{tandemc lower: transfer crosses from stage 0 to stage 1, but no rank has an mpmd.send, mpmd.recv or mpmd.broadcast (expected a scheduled, lowered program}}
   mpmd.transfer @a[0] -> @b[0] : tensor<4xf32>
   mpmd.rank 0 {
     mpmd.run @a microbatch 0
