@@ -233,26 +233,8 @@ bool InProcessTransport::collective(int64_t rank, CollectiveOp &op,
     error = abortReason;
     return false;
   }
-  std::vector<int64_t> members = op.group;
-  std::sort(members.begin(), members.end());
-  bool valid =
-      members.size() >= 2 &&
-      std::adjacent_find(members.begin(), members.end()) == members.end() &&
-      members.front() >= 0 && members.back() < ranks &&
-      std::binary_search(members.begin(), members.end(), rank);
-  if (!valid) {
-    error = "rank " + std::to_string(rank) + ": " + op.description +
-            ": the group {" + membersText(op.group) +
-            "} must list at least two distinct ranks of the grid, including "
-            "this one";
-    abortLocked(error);
-    return false;
-  }
-  if (op.kind == CollectiveOp::Kind::Broadcast &&
-      !std::binary_search(members.begin(), members.end(), op.root)) {
-    error = "rank " + std::to_string(rank) + ": " + op.description +
-            ": the root " + std::to_string(op.root) +
-            " is not a member of the group";
+  std::vector<int64_t> members;
+  if (!collectiveMembers(rank, ranks, op, members, error)) {
     abortLocked(error);
     return false;
   }

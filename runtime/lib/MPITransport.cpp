@@ -163,76 +163,22 @@ void MPITransport::abort(const std::string &reason) {
   MPI_Abort(comm, 1);
 }
 
-namespace {
-
-/// What every member sends with its value, so that members that disagree
-/// find out instead of folding unlike values.
-struct CollectiveHeader {
-  int32_t kind, reduction, dtype, pad = 0;
-  int64_t root;
-  uint64_t bytes, groupHash;
-
-  bool operator==(const CollectiveHeader &o) const {
-    return kind == o.kind && reduction == o.reduction && dtype == o.dtype &&
-           root == o.root && bytes == o.bytes && groupHash == o.groupHash;
-  }
-};
-
-/// FNV-1a of the members in order.
-uint64_t hashOf(const std::vector<int64_t> &members) {
-  uint64_t hash = 1469598103934665603ull;
-  for (int64_t member : members)
-    for (int k = 0; k < 8; ++k) {
-      hash ^= static_cast<uint64_t>(member >> (8 * k)) & 0xff;
-      hash *= 1099511628211ull;
-    }
-  return hash;
-}
-
-std::string differences(const CollectiveHeader &a, const CollectiveHeader &b) {
-  if (a.kind != b.kind)
-    return "kind";
-  if (a.groupHash != b.groupHash)
-    return "group order";
-  if (a.dtype != b.dtype || a.bytes != b.bytes)
-    return "type";
-  return a.reduction != b.reduction ? "reduction" : "root";
-}
-
-} // namespace
-
 bool MPITransport::collective(int64_t rank, CollectiveOp &op,
                               std::string &error) {
   std::string what = "rank " + std::to_string(rank) + " " + op.description;
-  std::vector<int64_t> members = op.group;
-  std::sort(members.begin(), members.end());
   int size = 0;
   MPI_Comm_size(comm, &size);
-  if (members.size() < 2 ||
-      std::adjacent_find(members.begin(), members.end()) != members.end() ||
-      members.front() < 0 || members.back() >= size ||
-      !std::binary_search(members.begin(), members.end(), rank) ||
-      (op.kind == CollectiveOp::Kind::Broadcast &&
-       !std::binary_search(members.begin(), members.end(), op.root))) {
-    error = what + ": the group must list at least two distinct ranks of the "
-                   "job, including this one (and the root of a broadcast)";
+  std::vector<int64_t> members;
+  if (!collectiveMembers(rank, size, op, members, error))
     return false;
-  }
   if (op.bytes > static_cast<uint64_t>(INT32_MAX) - sizeof(CollectiveHeader)) {
     error = what + ": " + std::to_string(op.bytes) +
             " bytes exceed one MPI message";
     return false;
   }
-  CollectiveHeader header{static_cast<int32_t>(op.kind),
-                          static_cast<int32_t>(op.reduction),
-                          static_cast<int32_t>(op.dtype),
-                          0,
-                          op.kind == CollectiveOp::Kind::Broadcast ? op.root
-                                                                   : 0,
-                          op.bytes,
-                          hashOf(op.group)};
+  CollectiveHeader header = CollectiveHeader::of(op);
   // One tag per member set: collectives over one set pair in entry order.
-  int tag = static_cast<int>(hashOf(members) %
+  int tag = static_cast<int>(hashMembers(members) %
                              static_cast<uint64_t>(tagUpperBound + 1));
   size_t messageBytes = sizeof header + op.bytes;
   std::vector<uint8_t> mine(messageBytes);
@@ -294,7 +240,7 @@ bool MPITransport::collective(int64_t rank, CollectiveOp &op,
                   text += (text.empty() ? "" : ", ") + std::to_string(m);
                 return text;
               }() +
-              "} differ in " + differences(header, other);
+              "} differ in " + header.differenceFrom(other);
       return false;
     }
   }

@@ -226,8 +226,132 @@ void NcclTransport::abort(const std::string &reason) {
 
 bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
                                std::string &error) {
-  error = "rank " + std::to_string(rank) + " " + op.description +
-          ": collectives over NCCL are not supported yet (use --transport "
-          "mpi)";
-  return false;
+  std::string what = "rank " + std::to_string(rank) + " " + op.description;
+  if (aborted) {
+    error = abortReason.empty() ? what + ": the NCCL communicator was aborted"
+                                : abortReason;
+    return false;
+  }
+  std::vector<int64_t> members;
+  if (!collectiveMembers(rank, ranks, op, members, error))
+    return false;
+  size_t elementBytes = 1;
+  int type = ncclDataTypeOf(op.dtype, elementBytes);
+  if (op.bytes % elementBytes) {
+    error = what + ": not a whole number of " + elementTypeName(op.dtype) +
+            " elements";
+    return false;
+  }
+  size_t count = static_cast<size_t>(op.bytes / elementBytes);
+  bool broadcast = op.kind == CollectiveOp::Kind::Broadcast;
+  // Each message is its header (bytes) and then its value, to every member
+  // that needs it: all of them for an all-reduce, the root's for a
+  // broadcast. Messages between two ranks pair in issue order, so the
+  // collectives take their places in the ranks' one order per pair
+  // (TransferOrder.h counts them there).
+  CollectiveHeader header = CollectiveHeader::of(op);
+  std::vector<int64_t> peers;
+  for (int64_t member : members)
+    if (member != rank && (!broadcast || rank == op.root || member == op.root))
+      peers.push_back(member);
+  std::vector<CollectiveHeader> headers(peers.size());
+  // The members' values land in device memory; an all-reduce folds them on
+  // the host in group order (the runtime has no kernels of its own).
+  std::vector<DeviceAllocation> values;
+  if (!broadcast)
+    for (size_t k = 0; k < peers.size(); ++k) {
+      values.emplace_back(device, op.bytes ? op.bytes : 1, kMaxDeviceAlignment,
+                          error);
+      if (!values.back())
+        return false;
+    }
+  std::vector<DeviceAllocation> headerCopies;
+  DeviceAllocation mine(device, sizeof header, kMaxDeviceAlignment, error);
+  if (!mine || !device.copyToDevice(mine.data(), &header, sizeof header, error))
+    return false;
+  for (size_t k = 0; k < peers.size(); ++k) {
+    headerCopies.emplace_back(device, sizeof header, kMaxDeviceAlignment,
+                              error);
+    if (!headerCopies.back())
+      return false;
+  }
+  auto failed = [&](const std::string &failure) {
+    error = what + ": " + failure;
+    return false;
+  };
+  if (!device.makeCurrent(error))
+    return failed(error);
+  const NcclApi &api = nccl.api();
+  const int kUint8 = 1;
+  int result = api.groupStart();
+  for (size_t k = 0; k < peers.size() && result == kNcclSuccess; ++k) {
+    int peer = static_cast<int>(peers[k]);
+    bool sends = !broadcast || rank == op.root;
+    bool receives = !broadcast || peers[k] == op.root;
+    if (sends) {
+      result =
+          api.send(mine.data(), sizeof header, kUint8, peer, comm, nullptr);
+      if (result == kNcclSuccess || result == kNcclInProgress)
+        result = api.send(op.data, count, type, peer, comm, nullptr);
+    }
+    if (receives && (result == kNcclSuccess || result == kNcclInProgress)) {
+      result = api.recv(headerCopies[k].data(), sizeof header, kUint8, peer,
+                        comm, nullptr);
+      if (result == kNcclSuccess || result == kNcclInProgress)
+        result = api.recv(broadcast ? op.data : values[k].data(), count, type,
+                          peer, comm, nullptr);
+    }
+    if (result == kNcclInProgress)
+      result = kNcclSuccess;
+  }
+  int ended = api.groupEnd();
+  if (result != kNcclSuccess ||
+      (ended != kNcclSuccess && ended != kNcclInProgress)) {
+    std::string failure = nccl.failure(
+        result != kNcclSuccess ? "ncclSend/ncclRecv" : "ncclGroupEnd",
+        result != kNcclSuccess ? result : ended, comm);
+    abortCommunicator();
+    return failed(failure);
+  }
+  std::string failure = wait(/*stream=*/true);
+  if (!failure.empty())
+    return failed(failure);
+  for (size_t k = 0; k < peers.size(); ++k) {
+    if (broadcast && peers[k] != op.root)
+      continue;
+    CollectiveHeader theirs;
+    if (!device.copyToHost(&theirs, headerCopies[k].data(), sizeof theirs,
+                           error))
+      return failed(error);
+    if (!(theirs == header)) {
+      std::string group;
+      for (int64_t m : members)
+        group += (group.empty() ? "" : ", ") + std::to_string(m);
+      error = "collective mismatch: rank " + std::to_string(rank) + "'s " +
+              op.description + " and rank " + std::to_string(peers[k]) +
+              "'s collective over ranks {" + group + "} differ in " +
+              header.differenceFrom(theirs);
+      return false;
+    }
+  }
+  if (broadcast || !op.bytes)
+    return true;
+  std::vector<uint8_t> sum(op.bytes), value(op.bytes);
+  auto read = [&](int64_t member, void *into) {
+    if (member == rank)
+      return device.copyToHost(into, op.data, op.bytes, error);
+    size_t k = static_cast<size_t>(
+        std::find(peers.begin(), peers.end(), member) - peers.begin());
+    return device.copyToHost(into, values[k].data(), op.bytes, error);
+  };
+  if (!read(op.group.front(), sum.data()))
+    return failed(error);
+  for (size_t k = 1; k < op.group.size(); ++k)
+    if (!read(op.group[k], value.data()) ||
+        !foldCollective(op.reduction, op.dtype, sum.data(), value.data(),
+                        op.bytes, error))
+      return failed(error);
+  if (!device.copyToDevice(op.data, sum.data(), op.bytes, error))
+    return failed(error);
+  return true;
 }

@@ -23,12 +23,35 @@ std::string ordinal(size_t index) {
   return "the " + std::to_string(n) + suffix;
 }
 
+bool collective(const ActionInfo &action) {
+  return action.op == ActionKind::AllReduce ||
+         action.op == ActionKind::Broadcast;
+}
+
 std::string message(const ActionInfo *action) {
   if (!action)
     return "nothing";
+  if (collective(*action)) {
+    std::string group;
+    for (int64_t member : action->group)
+      group += (group.empty() ? "" : ", ") + std::to_string(member);
+    return std::string(action->op == ActionKind::AllReduce ? "the all_reduce"
+                                                           : "the broadcast") +
+           " of " + slotText(action->slot) + " (collective " +
+           std::to_string(action->sequence) + " over ranks {" + group + "})";
+  }
   return slotText(action->slot) + " (channel " +
          std::to_string(action->channel) + ", message " +
          std::to_string(action->sequence) + ")";
+}
+
+/// Whether the sender's and the receiver's entries name one message: the
+/// same channel and number, or the same collective (kind and number; the
+/// members compare the rest when it runs).
+bool same(const ActionInfo &s, const ActionInfo &r) {
+  if (collective(s) || collective(r))
+    return s.op == r.op && s.sequence == r.sequence && s.group == r.group;
+  return s.channel == r.channel && s.sequence == r.sequence;
 }
 
 } // namespace
@@ -46,6 +69,19 @@ bool tandem::runtime::transferOrdersAgree(const std::vector<Manifest> &ranks,
         sends[{self, action.peer}].push_back(&action);
       else if (action.op == ActionKind::Recv)
         receives[{action.peer, self}].push_back(&action);
+      else if (collective(action))
+        // Carried as point-to-point messages in the pairs' order too: an
+        // all-reduce's members send to and receive from each other, a
+        // broadcast's root sends to the others.
+        for (int64_t member : action.group) {
+          if (member == self)
+            continue;
+          bool broadcast = action.op == ActionKind::Broadcast;
+          if (!broadcast || action.root == self)
+            sends[{self, member}].push_back(&action);
+          if (!broadcast || action.root == member)
+            receives[{member, self}].push_back(&action);
+        }
     }
   }
   std::map<Pair, bool> pairs;
@@ -59,7 +95,7 @@ bool tandem::runtime::transferOrdersAgree(const std::vector<Manifest> &ranks,
     for (size_t k = 0; k < std::max(sent.size(), received.size()); ++k) {
       const ActionInfo *s = k < sent.size() ? sent[k] : nullptr;
       const ActionInfo *r = k < received.size() ? received[k] : nullptr;
-      if (s && r && s->channel == r->channel && s->sequence == r->sequence)
+      if (s && r && same(*s, *r))
         continue;
       std::string from = std::to_string(pair.first),
                   to = std::to_string(pair.second);

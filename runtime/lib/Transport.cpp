@@ -2,6 +2,7 @@
 
 #include "tandem/Runtime/Transport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -110,4 +111,67 @@ bool tandem::runtime::foldCollective(CollectiveOp::Reduction reduction,
             " is not supported by the runtime (f32, f64, bf16, i32, i64)";
     return false;
   }
+}
+
+CollectiveHeader CollectiveHeader::of(const CollectiveOp &op) {
+  CollectiveHeader header;
+  header.kind = static_cast<int32_t>(op.kind);
+  header.reduction = op.kind == CollectiveOp::Kind::AllReduce
+                         ? static_cast<int32_t>(op.reduction)
+                         : 0;
+  header.dtype = static_cast<int32_t>(op.dtype);
+  header.root = op.kind == CollectiveOp::Kind::Broadcast ? op.root : 0;
+  header.bytes = op.bytes;
+  header.groupHash = hashMembers(op.group);
+  return header;
+}
+
+bool CollectiveHeader::operator==(const CollectiveHeader &o) const {
+  return kind == o.kind && reduction == o.reduction && dtype == o.dtype &&
+         root == o.root && bytes == o.bytes && groupHash == o.groupHash;
+}
+
+std::string CollectiveHeader::differenceFrom(const CollectiveHeader &o) const {
+  if (kind != o.kind)
+    return "kind";
+  if (groupHash != o.groupHash)
+    return "group order";
+  if (dtype != o.dtype || bytes != o.bytes)
+    return "type";
+  return reduction != o.reduction ? "reduction" : "root";
+}
+
+uint64_t tandem::runtime::hashMembers(const std::vector<int64_t> &members) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t member : members)
+    for (int k = 0; k < 8; ++k) {
+      hash ^= static_cast<uint64_t>(member >> (8 * k)) & 0xff;
+      hash *= 1099511628211ull;
+    }
+  return hash;
+}
+
+bool tandem::runtime::collectiveMembers(int64_t rank, int64_t ranks,
+                                        const CollectiveOp &op,
+                                        std::vector<int64_t> &members,
+                                        std::string &error) {
+  members = op.group;
+  std::sort(members.begin(), members.end());
+  auto member = [&](int64_t r) {
+    return std::binary_search(members.begin(), members.end(), r);
+  };
+  if (members.size() >= 2 &&
+      std::adjacent_find(members.begin(), members.end()) == members.end() &&
+      members.front() >= 0 && members.back() < ranks && member(rank) &&
+      (op.kind != CollectiveOp::Kind::Broadcast || member(op.root)))
+    return true;
+  std::string group;
+  for (int64_t m : op.group)
+    group += (group.empty() ? "" : ", ") + std::to_string(m);
+  error = "rank " + std::to_string(rank) + " " + op.description +
+          ": the group {" + group +
+          "} must list at least two distinct ranks of the grid, including "
+          "this one" +
+          (op.kind == CollectiveOp::Kind::Broadcast ? " and the root" : "");
+  return false;
 }

@@ -76,6 +76,12 @@ int tandem_fake_cuda_host_addressable() {
   return fromEnvironment("TANDEM_FAKE_CUDA_OPAQUE", 0) ? 0 : 1;
 }
 
+// Whether [pointer, pointer + bytes) lies in one live allocation: the fake
+// NCCL asks, to refuse payloads that are not GPU memory.
+int tandem_fake_cuda_is_device(const void *pointer, size_t bytes) {
+  return onDevice(reinterpret_cast<uintptr_t>(pointer), bytes) ? 1 : 0;
+}
+
 int cuGetErrorName(int status, const char **name) {
   switch (status) {
   case kSuccess:

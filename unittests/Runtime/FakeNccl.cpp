@@ -19,6 +19,9 @@
 //   TANDEM_FAKE_NCCL_VERSION  ncclGetVersion's value (default 22809)
 //   TANDEM_FAKE_NCCL_DIR      where communicators' folders go (default
 //                             TMPDIR, else /tmp)
+//   TANDEM_FAKE_NCCL_DEVICE_ONLY  1: refuse a payload outside the fake CUDA
+//                             driver's allocations (as a real GPU would
+//                             fault on host memory)
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -225,10 +229,30 @@ int post(Comm &comm, Op op) {
   return kSuccess;
 }
 
+/// Under TANDEM_FAKE_NCCL_DEVICE_ONLY, whether the fake driver (loaded
+/// globally by the runtime) owns [data, data + bytes).
+bool deviceMemory(const void *data, size_t bytes) {
+  const char *only = std::getenv("TANDEM_FAKE_NCCL_DEVICE_ONLY");
+  if (!only || std::strcmp(only, "1") != 0)
+    return true;
+  using IsDevice = int (*)(const void *, size_t);
+  auto isDevice = reinterpret_cast<IsDevice>(
+      dlsym(RTLD_DEFAULT, "tandem_fake_cuda_is_device"));
+  return isDevice && isDevice(data, bytes);
+}
+
 int queue(Comm *comm, bool send, const void *sendData, void *recvData,
           size_t count, int type, int peer) {
   if (!comm || !typeBytes(type) || peer < 0 || peer >= comm->ranks)
     return kInvalidArgument;
+  const void *data = send ? sendData : recvData;
+  if (!deviceMemory(data, count * typeBytes(type))) {
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    fail(*comm, kInvalidArgument,
+         std::string(send ? "ncclSend" : "ncclRecv") +
+             ": the buffer is not GPU memory (the fake CUDA driver's)");
+    return kInvalidArgument;
+  }
   Op op{send, peer, sendData, recvData, count, type, 0};
   if (groupDepth > 0) {
     staged.push_back({comm, op});

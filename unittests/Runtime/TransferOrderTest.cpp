@@ -76,3 +76,25 @@ TEST(TransferOrder, AMissingReceiveIsNamed) {
             std::string::npos)
       << error;
 }
+
+TEST(TransferOrder, CollectivesTakeTheirPlaceInEachPair) {
+  std::vector<Manifest> ranks = twoRanks();
+  ActionInfo reduce;
+  reduce.op = ActionKind::AllReduce;
+  reduce.group = {1, 0};
+  reduce.slot = SlotRef{"g", 0, -1};
+  ranks[0].actions.push_back(reduce);
+  ranks[1].actions.push_back(reduce);
+  std::string error;
+  EXPECT_TRUE(transferOrdersAgree(ranks, error)) << error;
+  // Rank 1 reduces before its last send to rank 0: rank 0 would take the
+  // reduction's message for the gradient.
+  std::swap(ranks[1].actions[4], ranks[1].actions[5]);
+  EXPECT_FALSE(transferOrdersAgree(ranks, error));
+  EXPECT_NE(error.find("the 1st message from rank 1 to rank 0 is the "
+                       "all_reduce of g[0] (collective 0 over ranks {1, 0}) "
+                       "on rank 1 but s1.bwd[0] microbatch 0 (channel 3, "
+                       "message 0) on rank 0"),
+            std::string::npos)
+      << error;
+}

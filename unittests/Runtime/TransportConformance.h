@@ -274,8 +274,10 @@ inline void aCollectiveMismatchFails(Transport &transport, int64_t rank) {
     RUN(::tandem::runtime::conformance::aSilentPeerIsNamed, ##__VA_ARGS__);    \
   }
 
-/// Every body, for transports whose channels are separate queues (tags)
-/// and that carry collectives.
+/// Every body, for transports whose channels are separate queues (tags).
+/// The collectives' payloads here are host memory, which the NCCL
+/// transport cannot take: its collectives are tested on the fake GPU's
+/// memory (test/Runtime/collectives.test).
 #define TANDEM_TRANSPORT_CONFORMANCE_TESTS(SUITE, RUN, ...)                    \
   TANDEM_TRANSPORT_CONFORMANCE_TESTS_UNTAGGED(SUITE, RUN, ##__VA_ARGS__)       \
   TEST(SUITE, ChannelsAreSeparate) {                                           \

@@ -35,6 +35,10 @@ class StepTimer final : public runtime::Transport {
 public:
   StepTimer(runtime::Transport &inner, const runtime::Manifest &manifest);
 
+  /// The inner transport's: it decides where payloads may be.
+  const runtime::Device *payloadDevice() const override {
+    return inner.payloadDevice();
+  }
   bool exchange(int64_t rank, std::vector<runtime::TransportOp> &group,
                 std::string &error) override;
   bool collective(int64_t rank, runtime::CollectiveOp &op,

@@ -46,7 +46,11 @@ public:
   const Device *payloadDevice() const override { return &device; }
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error) override;
-  /// Not carried over NCCL yet: fails naming the op.
+  /// Over point-to-point messages in one group: every member sends a
+  /// header and its value to the members that need it; an all-reduce folds
+  /// the values in group order on the host (copied out of and back into
+  /// device memory). Temporary device buffers per call: no pass produces
+  /// collectives yet, so nothing is tuned for them.
   bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override {}
   /// Aborts the communicator: this rank's pending NCCL work ends, and the

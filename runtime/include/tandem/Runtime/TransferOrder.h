@@ -22,8 +22,9 @@ namespace tandem::runtime {
 
 /// Whether, for every directed pair (a, b) of `ranks` (rank r's manifest at
 /// index r), a's sends to b and b's receives from a name the same messages
-/// (channel and sequence number) in the same order. False with `error`
-/// naming both ranks, the position and the two messages.
+/// (channel and sequence number) in the same order, counting a collective
+/// where it carries messages between the two (NcclTransport.h). False with
+/// `error` naming both ranks, the position and the two messages.
 bool transferOrdersAgree(const std::vector<Manifest> &ranks,
                          std::string &error);
 

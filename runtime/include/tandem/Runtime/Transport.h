@@ -69,6 +69,30 @@ struct CollectiveOp {
   std::string description;
 };
 
+/// What each member sends ahead of its value where members cannot
+/// otherwise tell whether they agree (over MPI and NCCL): the receiver
+/// compares it with its own.
+struct CollectiveHeader {
+  int32_t kind = 0, reduction = 0, dtype = 0, pad = 0;
+  int64_t root = 0;
+  uint64_t bytes = 0, groupHash = 0;
+
+  static CollectiveHeader of(const CollectiveOp &op);
+  bool operator==(const CollectiveHeader &other) const;
+  /// "kind", "group order", "type", "reduction" or "root": the first
+  /// field that differs.
+  std::string differenceFrom(const CollectiveHeader &other) const;
+};
+
+/// FNV-1a of `members` in order.
+uint64_t hashMembers(const std::vector<int64_t> &members);
+
+/// `op.group` sorted into `members`; false with `error` (naming `rank`'s
+/// op) unless it lists at least two distinct ranks of [0, ranks),
+/// including `rank` and, for a broadcast, the root.
+bool collectiveMembers(int64_t rank, int64_t ranks, const CollectiveOp &op,
+                       std::vector<int64_t> &members, std::string &error);
+
 /// Folds `value` into `acc` (`bytes` of `dtype` each, host memory) by
 /// `reduction`, rounding each element to `dtype` (a NaN wins a max): the
 /// all-reduce's step. False with `error` for a type it cannot fold.
