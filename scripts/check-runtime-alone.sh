@@ -4,7 +4,9 @@
 # scripts/gpu-check.sh builds them there) and runs them, checks that its
 # tools link nothing of LLVM or MLIR, and trains the tiny GPT (2 stages, 3
 # steps) with its tandem-run-inproc: the losses must be bitwise those of the
-# main build's tandem-run-inproc.
+# main build's tandem-run-inproc. Then builds tandem-run once more as if MPI
+# were not installed (as on the GPU machine), checks it links no MPI, and
+# trains with its ranks as threads (--transport inproc): the same losses.
 #
 #   scripts/check-runtime-alone.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
@@ -52,5 +54,21 @@ if ! diff "$work/main.loss" "$work/alone.loss"; then
   echo "runtime alone: the losses differ from the main build's"
   exit 1
 fi
+
+NOMPI="$BUILD_DIR/runtime-no-mpi"
+cmake -S "$ROOT/runtime" -B "$NOMPI" -G Ninja "${launcher[@]}" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
+ninja -C "$NOMPI" tandem-run >/dev/null
+if ldd "$NOMPI/bin/tandem-run" | grep -iE 'libmpi|llvm|mlir'; then
+  echo "runtime alone: tandem-run built without MPI still links MPI, LLVM or MLIR"
+  exit 1
+fi
+"$NOMPI/bin/tandem-run" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 \
+  --transport inproc | grep -oE '^step [0-9]+ loss [^ ]+' >"$work/no-mpi.loss"
+if ! diff "$work/main.loss" "$work/no-mpi.loss"; then
+  echo "runtime alone: tandem-run without MPI (ranks as threads) differs from the main build"
+  exit 1
+fi
+
 tests=$(grep -oE 'out of [0-9]+' "$ALONE/unit-tests.log" | grep -oE '[0-9]+' | tail -1)
-echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build"
+echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI"

@@ -174,8 +174,7 @@ build_runtime() {
   cmake -S "$ROOT/runtime" -B "$WORK/runtime" -G Ninja \
     -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" \
     -DTANDEM_GTEST_SOURCE_DIR="$CARRY/googletest" >/dev/null &&
-    ninja -C "$WORK/runtime" bin/tandem-run-inproc &&
-    { ! command -v mpirun >/dev/null || ninja -C "$WORK/runtime" bin/tandem-run; }
+    ninja -C "$WORK/runtime" bin/tandem-run-inproc bin/tandem-run
 }
 
 # The runtime's unit tests built alone and run on the GPU machine: the
@@ -206,8 +205,8 @@ run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
 # communicator on the GPU; the losses are bitwise the MPI transport's.
 # (Two ranks need two GPUs: NCCL refuses two ranks on one device.)
 nccl_one_rank() {
-  if [[ ! -x "$WORK/runtime/bin/tandem-run" ]]; then
-    echo "skipped: no MPI, so no tandem-run"
+  if ! command -v mpirun >/dev/null; then
+    echo "skipped: no MPI (tandem-run was built for --transport inproc only)"
     return 0
   fi
   local transport
@@ -252,6 +251,19 @@ across_stages() {
     run_gpu "$CARRY/$p-s2" 10 | cut -d' ' -f1-4 >"$OUT/$p-s2.loss" &&
     cat "$OUT/$p-s2.loss" && diff "$OUT/$p-s1.loss" "$OUT/$p-s2.loss" &&
     echo "S = 1 and S = 2 bitwise equal over 10 steps"
+}
+
+# tandem-run with its ranks as threads on the one GPU (--transport inproc,
+# no MPI): the rank main of MPI ranks, losses bitwise tandem-run-inproc's
+# (across_stages f32 wrote them).
+threads_run() {
+  "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s2" --data "$DATA" --steps 10 \
+    --seed 3 --transport inproc --device cuda >"$WORK/threads.log" 2>&1 ||
+    { tail -20 "$WORK/threads.log"; return 1; }
+  grep '^step' "$WORK/threads.log" | cut -d' ' -f1-4 >"$OUT/f32-s2-threads.loss"
+  grep -A2 '^summary' "$WORK/threads.log"
+  diff "$OUT/f32-s2.loss" "$OUT/f32-s2-threads.loss" &&
+    echo "tandem-run (threads) and tandem-run-inproc bitwise equal over 10 steps"
 }
 
 # Every fragment call of step 0 on the GPU against the emulation's dump.
@@ -347,6 +359,7 @@ check_steps() {
   step "bf16 chain vs emulation" 60 chain bf16
   step "f32 S=1 vs S=2" 60 across_stages f32
   step "bf16 S=1 vs S=2" 60 across_stages bf16
+  step "tandem-run, ranks as threads" 60 threads_run
   step "NCCL, one rank" 60 nccl_one_rank
   step "f32 kernels vs emulation" 60 kernels
   step "step times" 60 timing

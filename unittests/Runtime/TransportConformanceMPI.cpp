@@ -1,6 +1,7 @@
 //===- TransportConformanceMPI.cpp - the conformance body over MPI --------===//
 //
-// TransportConformance.h's bodies with two MPI processes over MPITransport
+// TransportConformance.h's bodies with two MPI processes over MPITransport,
+// and ControlPlaneConformance.h's over MPIControlPlane
 // (ctest runs this under mpirun -np 2): each process runs its rank's side
 // on a fresh communicator per test, with a short timeout for the silent
 // peer. Both ranks print gtest's report (interleaved); a failure on either
@@ -8,8 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ControlPlaneConformance.h"
 #include "TransportConformance.h"
 
+#include "tandem/Runtime/MPIControlPlane.h"
 #include "tandem/Runtime/MPITransport.h"
 
 #include <mpi.h>
@@ -59,6 +62,13 @@ void drainProbe(MPI_Comm comm) {
 
 TANDEM_TRANSPORT_CONFORMANCE_TESTS(MPITransportConformance, runOverMpi, 0.5,
                                    drainProbe)
+
+TEST(MPIControlPlane, Conformance) {
+  MPIControlPlane plane(MPI_COMM_WORLD);
+  EXPECT_TRUE(plane.ranksAreProcesses());
+  EXPECT_EQ(plane.rank(), worldRank);
+  tandem::runtime::testing::checkControlPlane(plane);
+}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

@@ -15,8 +15,9 @@ using tandem::runtime::parsePositiveCount;
 
 static const char *const kUsage = R"(usage: tandem-run DIR --data FILE [options]
 
-Trains what `tandemc --target cpu` wrote to DIR, one MPI process per rank
-(docs/runtime.md). Started directly, it runs itself under mpirun.
+Trains what `tandemc --target cpu` (or cuda) wrote to DIR (docs/runtime.md):
+one MPI process per rank, or with --transport inproc every rank a thread of
+this process. Started directly, it runs itself under mpirun (not inproc).
 
   --steps N              steps to run (default 1)
   --first-step K         the first step's index (default 0)
@@ -33,10 +34,13 @@ Trains what `tandemc --target cpu` wrote to DIR, one MPI process per rank
   --timeout SECONDS      fail a send/recv without progress (default 300)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
-  --device host|cuda     where each rank's memory lives (default host; cuda:
-                         the GPU of its local rank on its host)
-  --transport mpi|nccl   how ranks exchange activations and gradients
-                         (default mpi; nccl needs --device cuda)
+  --device cpu|cuda      where each rank's memory lives (default cpu, also
+                         called host; cuda: the GPU of its local rank on its
+                         host; with inproc cuda[:N], GPU N for every rank)
+  --transport mpi|nccl|inproc
+                         how ranks exchange activations and gradients
+                         (default mpi; nccl needs --device cuda; inproc:
+                         ranks as threads of this process, no MPI needed)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -102,15 +106,20 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--device") {
       if (!value(o.device))
         return false;
-      if (o.device != "host" && o.device != "cuda") {
-        error = "--device takes host or cuda, not '" + o.device + "'";
+      if (o.device == "cpu")
+        o.device = "host";
+      bool ordinal = o.device.rfind("cuda:", 0) == 0;
+      if (o.device != "host" && o.device != "cuda" && !ordinal) {
+        error = "--device takes cpu or cuda, not '" + o.device + "'";
         return false;
       }
     } else if (arg == "--transport") {
       if (!value(o.transport))
         return false;
-      if (o.transport != "mpi" && o.transport != "nccl") {
-        error = "--transport takes mpi or nccl, not '" + o.transport + "'";
+      if (o.transport != "mpi" && o.transport != "nccl" &&
+          o.transport != "inproc") {
+        error =
+            "--transport takes mpi, nccl or inproc, not '" + o.transport + "'";
         return false;
       }
     } else if (arg == "--trace") {
@@ -194,6 +203,19 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
   }
   if (o.transport == "nccl" && o.device != "cuda") {
     error = "--transport nccl moves GPU memory: it needs --device cuda";
+    return false;
+  }
+  if (o.device.rfind("cuda:", 0) == 0 && o.transport != "inproc") {
+    error =
+        "--device " + o.device +
+        ": a GPU number is for --transport "
+        "inproc; MPI ranks take the GPU of their local rank (--device cuda)";
+    return false;
+  }
+  if (o.transport == "inproc" &&
+      (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
+    error = "--transport inproc runs every rank in this process: "
+            "--ranks-per-host, --hosts and --print-command place MPI ranks";
     return false;
   }
   if (!o.hosts.empty() && o.ranksPerHost == 0) {

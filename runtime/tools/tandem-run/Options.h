@@ -21,11 +21,13 @@ struct Options {
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
   bool printCommand = false;
-  /// Where each rank's memory lives: "host", or "cuda" (the GPU its local
-  /// rank names, docs/runtime.md, "Devices").
+  /// Where each rank's memory lives: "host" (--device cpu), or "cuda" (the
+  /// GPU its local rank names, docs/runtime.md, "Devices"), or with inproc
+  /// "cuda:N" (GPU N for every rank).
   std::string device = "host";
-  /// How ranks exchange activations and gradients: "mpi", or "nccl" (GPU
-  /// memory; docs/runtime.md, "NCCL"). MPI starts the job either way.
+  /// How ranks exchange activations and gradients: "mpi", "nccl" (GPU
+  /// memory; docs/runtime.md, "NCCL"), both with MPI processes as ranks,
+  /// or "inproc" (ranks as threads of this process, no MPI).
   std::string transport = "mpi";
   /// Where the ranks go (Hosts.h): `ranksPerHost` slots on each of `hosts`
   /// (empty: this machine), filled in order. 0: not given, and every rank

@@ -6,7 +6,6 @@
 
 #include "tandem/Runtime/Checkpoint.h"
 #include "tandem/Runtime/CudaDriver.h"
-#include "tandem/Runtime/MPITransport.h"
 #include "tandem/Runtime/NcclTransport.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/RankProgram.h"
@@ -16,15 +15,16 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 using namespace tandem;
 using namespace tandem::run;
@@ -33,26 +33,20 @@ using namespace tandem::runtime;
 namespace {
 
 /// Collects every rank's parameters on rank 0 and writes them to `path`.
-bool saveParameters(const RankProgram &program, int rank, int size,
+bool saveParameters(const RankProgram &program, ControlPlane &control,
                     const std::string &path, std::string &error) {
   st::File mine;
   if (!addParameters(program, mine, error))
     return false;
   std::vector<uint8_t> bytes = st::serialize(mine);
-  if (rank != 0) {
-    uint64_t length = bytes.size();
-    MPI_Send(&length, 1, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD);
-    MPI_Send(bytes.data(), static_cast<int>(length), MPI_BYTE, 0, 1,
-             MPI_COMM_WORLD);
+  std::vector<std::string> parts = control.gather(
+      std::string(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
+      0);
+  if (control.rank() != 0)
     return true;
-  }
   st::File all = std::move(mine);
-  for (int r = 1; r < size; ++r) {
-    uint64_t length = 0;
-    MPI_Recv(&length, 1, MPI_UINT64_T, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    std::vector<uint8_t> theirs(length);
-    MPI_Recv(theirs.data(), static_cast<int>(length), MPI_BYTE, r, 1,
-             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (size_t r = 1; r < parts.size(); ++r) {
+    std::vector<uint8_t> theirs(parts[r].begin(), parts[r].end());
     std::optional<st::File> file =
         st::parse(theirs, "rank " + std::to_string(r) + "'s parameters", error);
     if (!file)
@@ -61,31 +55,6 @@ bool saveParameters(const RankProgram &program, int rank, int size,
       all.tensors.emplace(name, std::move(tensor));
   }
   return st::writeFile(path, all, error);
-}
-
-/// Every rank's `text` on `root`, in rank order (empty elsewhere).
-std::vector<std::string> gatherText(const std::string &text, int root, int rank,
-                                    int size) {
-  int length = static_cast<int>(text.size());
-  std::vector<int> lengths(size), offsets(size);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root,
-             MPI_COMM_WORLD);
-  std::vector<char> all;
-  if (rank == root) {
-    int total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[r] = total;
-      total += lengths[r];
-    }
-    all.resize(total);
-  }
-  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
-              offsets.data(), MPI_CHAR, root, MPI_COMM_WORLD);
-  std::vector<std::string> texts;
-  if (rank == root)
-    for (int r = 0; r < size; ++r)
-      texts.emplace_back(all.data() + offsets[r], lengths[r]);
-  return texts;
 }
 
 /// A field of /proc/self/status in bytes: "VmHWM:" (the peak resident
@@ -140,23 +109,6 @@ void warmUp(const Manifest &manifest) {
         n);
 }
 
-/// Opens MPI's paths to every other rank before the baseline: a collective,
-/// and one message each way with every peer, large enough to take the
-/// rendezvous protocol. The transport's per-peer buffers and queues, sized
-/// by MPI and not by the program, then land in the baseline like MPI's own
-/// start-up, as OpenBLAS's do in warmUp.
-void warmUpTransport(int rank, int size) {
-  int one = 1, sum = 0;
-  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  const int bytes = 256 * 1024;
-  std::vector<char> out(bytes, 0), in(bytes);
-  for (int shift = 1; shift < size; ++shift)
-    MPI_Sendrecv(out.data(), bytes, MPI_CHAR, (rank + shift) % size, 0,
-                 in.data(), bytes, MPI_CHAR, (rank - shift + size) % size, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
 /// What the step buffers hold at the action where most of their bytes are
 /// live (by the manifest reader's own walk of the action list), by kind:
 /// what the summary sets against mpmd-memory's categories.
@@ -209,9 +161,10 @@ std::string stepPeakParts(const Manifest &m) {
 /// The status file the launcher reads after a failed job (Launch.h).
 class Status {
 public:
-  explicit Status(int rank) {
+  /// `rank` -1: a thread's rank, which writes nothing.
+  explicit Status(int64_t rank) {
     const char *dir = std::getenv(kStatusDirVariable);
-    if (!dir || !*dir)
+    if (rank < 0 || !dir || !*dir)
       return;
     std::string base = std::string(dir) + "/rank" + std::to_string(rank);
     fd = open(base.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -248,7 +201,7 @@ private:
 
 /// TANDEM_RUN_KILL=RANK:STEP kills rank RANK with SIGKILL as it starts step
 /// STEP: the fault tests' way to lose a process mid-run.
-bool shouldKill(int rank, uint64_t step) {
+bool shouldKill(int64_t rank, uint64_t step) {
   const char *spec = std::getenv("TANDEM_RUN_KILL");
   if (!spec)
     return false;
@@ -297,7 +250,8 @@ public:
   /// The mean loss over batches 0..batches-1 (on the rank holding it; 0
   /// elsewhere).
   bool run(const RankProgram &train, uint64_t batches, Transport &transport,
-           double &mean, std::string &error) {
+           const std::function<void()> &beginStep, double &mean,
+           std::string &error) {
     for (const ParameterInfo &p : program->manifest().parameters) {
       const Buffer *value = train.parameter(p.name);
       if (!value) {
@@ -312,6 +266,8 @@ public:
     }
     double sum = 0;
     for (uint64_t k = 0; k < batches; ++k) {
+      if (beginStep)
+        beginStep();
       StepResult result;
       if (!program->runStep(inputs->get(k), transport, result, error))
         return false;
@@ -332,13 +288,13 @@ private:
 /// Whether every pair of ranks sends and receives in one order, in the
 /// training program and, when held-out losses are asked for, the eval
 /// program (NCCL pairs messages in issue order: TransferOrder.h).
-bool checkTransferOrders(const Options &o, int size, std::string &error) {
+bool checkTransferOrders(const Options &o, int64_t size, std::string &error) {
   std::vector<std::string> folders = {o.dir};
   if (o.evalEvery > 0)
     folders.push_back(o.dir + "/eval");
   for (const std::string &folder : folders) {
     std::vector<Manifest> manifests;
-    for (int r = 0; r < size; ++r) {
+    for (int64_t r = 0; r < size; ++r) {
       std::optional<Manifest> m =
           readManifest(folder + "/rank" + std::to_string(r) + ".json", error);
       if (!m)
@@ -354,10 +310,11 @@ bool checkTransferOrders(const Options &o, int size, std::string &error) {
 }
 
 /// The NCCL communicator of the job's ranks: rank 0 makes the unique id
-/// and MPI hands it to every rank (the control plane), then each joins on
-/// its GPU; nullptr with `error`.
-std::unique_ptr<NcclTransport> joinNccl(const Options &o, int rank, int size,
+/// and the control plane hands it to every rank, then each joins on its
+/// GPU; nullptr with `error`.
+std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
                                         Device &device, std::string &error) {
+  int64_t rank = control.rank(), size = control.size();
   // Rank 0 compares every pair's orders (the manifests are the same files
   // for all); a failure ends the job before anyone waits on NCCL.
   if (rank == 0 && !checkTransferOrders(o, size, error))
@@ -375,31 +332,30 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, int rank, int size,
                  NcclLibrary::versionName(nccl->version()).c_str(),
                  nccl->library().c_str());
   }
-  MPI_Bcast(id.internal, sizeof id.internal, MPI_BYTE, 0, MPI_COMM_WORLD);
+  control.broadcast(id.internal, sizeof id.internal, 0);
   return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error);
 }
 
 } // namespace
 
-int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
-  MPI_Init(nullptr, nullptr);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  Status status(rank);
+int tandem::run::runRank(const Options &o, RankEnvironment &env) {
+  ControlPlane &control = env.control;
+  const int64_t rank = control.rank(), size = control.size();
+  // A process of its own: the launcher reads its status after a failure,
+  // and the process's memory is the rank's.
+  const bool ownProcess = control.ranksAreProcesses();
+  Status status(ownProcess ? rank : -1);
   status.set("starting");
   std::string prefix = "rank " + std::to_string(rank) + ": ";
-  auto abortJob = [&](const std::string &message) {
+  auto abortJob = [&](const std::string &message) -> int {
     status.set("error");
-    std::fprintf(stderr, "tandem-run: error: %s%s\n", prefix.c_str(),
-                 message.c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
+    control.abortJob(prefix + message);
+    return 1; // Not reached: abortJob ends the job.
   };
-  if (rank != launch.rank)
-    return abortJob("the launcher says rank " + std::to_string(launch.rank) +
-                    " but MPI says " + std::to_string(rank));
+  auto setContext = [&](const std::string &text) {
+    if (env.setContext)
+      env.setContext(text);
+  };
 
   // The process count first: with too many processes, a rank's manifest
   // does not even exist.
@@ -413,10 +369,12 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                     " processes, but the program has " +
                     std::to_string(grid.stages * grid.replicas) +
                     " ranks (start one process per rank)");
-  // The baseline of the summary's measured memory: the runtime, MPI with
-  // its paths to every peer, the token data, the rank's manifest, and the
-  // rank's library with OpenBLAS and OpenMP warmed up; not yet the step
-  // buffers, parameters and optimizer state.
+  // The baseline of the summary's measured memory: the runtime, the
+  // transport with its paths to every peer (MPIRank.cpp), the token data,
+  // the rank's manifest, and the rank's library with OpenBLAS and OpenMP
+  // warmed up; not yet the step buffers, parameters and optimizer state.
+  // Only where the rank is a process of its own: threads share one
+  // process's counts.
   std::string manifestPath = o.dir + "/rank" + std::to_string(rank) + ".json";
   // One copy of the data, which the training and held-out samplers share.
   data::TokenStream tokens;
@@ -429,41 +387,47 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   if (!manifest)
     return abortJob(error);
   warmUp(*manifest);
-  warmUpTransport(rank, size);
   // Hands the heap's free pages (the manifest's parse, the warm-ups'
   // vectors) back to the kernel: left resident, the program's allocations
   // would reuse them and the growth above the baseline would miss those
   // bytes.
-  malloc_trim(0);
-  uint64_t baseline = statusBytes("VmRSS:");
-  uint64_t sharedAtBaseline = fileAndSharedBytes();
-  bool peakSinceBaseline = resetPeakResident();
-  resetBufferPeak();
-  std::unique_ptr<Device> device;
-  if (o.device == "cuda") {
+  uint64_t baseline = 0, sharedAtBaseline = 0;
+  bool peakSinceBaseline = false;
+  if (ownProcess) {
+    malloc_trim(0);
+    baseline = statusBytes("VmRSS:");
+    sharedAtBaseline = fileAndSharedBytes();
+    peakSinceBaseline = resetPeakResident();
+    resetBufferPeak();
+  }
+  std::unique_ptr<Device> ownDevice;
+  Device *device = env.sharedDevice;
+  if (device) {
+  } else if (o.device == "cuda") {
     // One GPU per rank: the one its index on this host names.
-    if (launch.localRank < 0)
-      return abortJob("--device cuda: the launcher (" + launch.launcher +
+    if (env.localRank < 0)
+      return abortJob("--device cuda: the launcher (" + env.launcher +
                       ") does not say the rank's index on its host, which "
                       "picks its GPU");
     const CudaDriver *driver = CudaDriver::open(error);
     if (!driver)
       return abortJob("--device cuda: " + error);
-    if (launch.localRank >= driver->deviceCount())
-      return abortJob("--device cuda: the rank is number " +
-                      std::to_string(launch.localRank) +
-                      " on its host, which has " +
-                      std::to_string(driver->deviceCount()) +
-                      (driver->deviceCount() == 1 ? " GPU" : " GPUs") +
-                      ": place at most one rank per GPU (--ranks-per-host)");
-    device = openCudaDevice(*driver, launch.localRank, error);
-    if (!device)
+    if (env.localRank >= driver->deviceCount())
+      return abortJob(
+          "--device cuda: the rank is number " + std::to_string(env.localRank) +
+          " on its host, which has " + std::to_string(driver->deviceCount()) +
+          (driver->deviceCount() == 1 ? " GPU" : " GPUs") +
+          ": place at most one rank per GPU (--ranks-per-host)");
+    ownDevice = openCudaDevice(*driver, env.localRank, error);
+    if (!ownDevice)
       return abortJob("--device cuda: " + error);
+    device = ownDevice.get();
   } else {
-    device = makeHostDevice();
+    ownDevice = makeHostDevice();
+    device = ownDevice.get();
   }
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
-  loadOptions.device = device.get();
+  loadOptions.device = device;
   std::unique_ptr<RankProgram> program =
       RankProgram::load(std::move(*manifest), loadOptions, error);
   if (!program)
@@ -506,13 +470,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   bool hasLoss = false;
   for (const OutputInfo &out : program->manifest().outputs)
     hasLoss |= out.index == 0;
-  int lossRank = 0, mine = hasLoss ? rank : -1;
-  MPI_Allreduce(&mine, &lossRank, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  lossRank = std::max(lossRank, 0);
-  int64_t tokensPerStep = inputs->tokensPerStep();
-  int64_t allTokens = 0;
-  MPI_Allreduce(&tokensPerStep, &allTokens, 1, MPI_INT64_T, MPI_MAX,
-                MPI_COMM_WORLD);
+  int64_t lossRank = std::max<int64_t>(control.maxOf(hasLoss ? rank : -1), 0);
+  int64_t allTokens = control.maxOf(inputs->tokensPerStep());
 
   std::unique_ptr<HeldOut> heldOut;
   if (o.evalEvery > 0) {
@@ -521,21 +480,24 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       return abortJob(error);
   }
 
-  // Point-to-point traffic over MPI, or over NCCL with MPI as the control
-  // plane (start-up, barriers, summaries, checkpoints).
-  MPITransport mpi(MPI_COMM_WORLD, o.timeout);
+  // Point-to-point traffic over the environment's transport (MPI, or in
+  // process), or over NCCL with the control plane handing out its id.
   std::unique_ptr<NcclTransport> nccl;
   if (o.transport == "nccl") {
-    nccl = joinNccl(o, rank, size, *device, error);
+    nccl = joinNccl(o, control, *device, error);
     if (!nccl)
       return abortJob("--transport nccl: " + error);
+  } else if (!env.transport) {
+    return abortJob("no transport for --transport " + o.transport);
   }
-  Transport &transport = nccl ? static_cast<Transport &>(*nccl) : mpi;
+  Transport &transport =
+      nccl ? static_cast<Transport &>(*nccl) : *env.transport;
   std::optional<double> firstHeldOut, lastHeldOut;
   auto evaluate = [&](uint64_t step) {
-    mpi.setContext("held-out loss at step " + std::to_string(step) + ": ");
+    setContext("held-out loss at step " + std::to_string(step) + ": ");
     double mean = 0;
-    if (!heldOut->run(*program, o.evalBatches, transport, mean, error))
+    if (!heldOut->run(*program, o.evalBatches, transport, env.beginStep, mean,
+                      error))
       return false;
     if (rank == lossRank) {
       std::printf("held-out loss at step %llu: %.6f\n",
@@ -548,9 +510,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     return true;
   };
   StepTimer timer(transport, program->manifest());
-  std::vector<double> bubbles(size), busy(size, 0.0), total(size, 0.0);
   double stepSum = 0, waitSum = 0;
-  MPI_Barrier(MPI_COMM_WORLD);
+  control.barrier();
   if (heldOut && !evaluate(firstStep))
     return abortJob(error);
   for (uint64_t step = firstStep; step < firstStep + o.steps; ++step) {
@@ -558,7 +519,9 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     if (shouldKill(rank, step))
       raise(SIGKILL);
     StepResult result;
-    mpi.setContext("step " + std::to_string(step) + ": ");
+    setContext("step " + std::to_string(step) + ": ");
+    if (env.beginStep)
+      env.beginStep();
     timer.beginStep(step);
     if (!program->runStep(inputs->get(step), timer, result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
@@ -573,16 +536,16 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       info.seed = seed;
       if (!writeRankCheckpoint(o.ckptDir, step + 1, *program, info, error))
         return abortJob("step " + std::to_string(step) + ": " + error);
-      MPI_Barrier(MPI_COMM_WORLD);
+      control.barrier();
       if (rank == 0 && !commitCheckpoint(o.ckptDir, step + 1, size, error,
                                          static_cast<int64_t>(o.ckptKeep)))
         return abortJob("step " + std::to_string(step) + ": " + error);
     }
     stepSum += timer.stepSeconds();
     waitSum += timer.waitSeconds();
-    double bubble = timer.bubble();
-    MPI_Gather(&bubble, 1, MPI_DOUBLE, bubbles.data(), 1, MPI_DOUBLE, lossRank,
-               MPI_COMM_WORLD);
+    char bubble[32];
+    std::snprintf(bubble, sizeof bubble, " %.2f", timer.bubble());
+    std::vector<std::string> bubbles = control.gather(bubble, lossRank);
     bool last = step + 1 == firstStep + o.steps;
     bool evalNow =
         heldOut && ((step + 1 - firstStep) % o.evalEvery == 0 || last);
@@ -590,11 +553,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
         rank == lossRank ? lossOutput(program->manifest(), result.outputs)
                          : std::nullopt;
     std::string perRank;
-    char number[32];
-    for (double b : bubbles) {
-      std::snprintf(number, sizeof number, " %.2f", b);
-      perRank += number;
-    }
+    for (const std::string &b : bubbles)
+      perRank += b;
     if (rank == lossRank) {
       std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f bubble%s\n",
                   static_cast<unsigned long long>(step),
@@ -619,7 +579,7 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     buffers += device->peakBytes();
 
   if (!o.saveParams.empty() &&
-      !saveParameters(*program, rank, size, o.saveParams, error))
+      !saveParameters(*program, control, o.saveParams, error))
     return abortJob(error);
 
   // The summary: each rank's mean bubble and busy time, and its peak memory
@@ -634,22 +594,27 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
   uint64_t growth =
       peak > baseline + sharedGrowth ? peak - baseline - sharedGrowth : 0;
   const double MiB = 1048576.0;
+  char resident[96] = "";
+  if (ownProcess)
+    std::snprintf(resident, sizeof resident,
+                  " peak resident %.1f MiB (%.1f MiB above the baseline),",
+                  peak / MiB, growth / MiB);
   char line[512];
-  std::snprintf(
-      line, sizeof line,
-      "rank %d (stage %lld): mean step %.4f s, bubble %.3f, peak resident "
-      "%.1f MiB (%.1f MiB above the baseline), planned %.1f MiB (step "
-      "buffers %.1f%s, parameters and optimizer state %.1f)",
-      rank, static_cast<long long>(program->manifest().grid.stage),
-      stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0, peak / MiB,
-      growth / MiB, (program->stepBufferBytes() + parameterBytes) / MiB,
-      program->stepBufferBytes() / MiB,
-      program->usesSeparateBuffers() ? " separate at most" : " arena",
-      parameterBytes / MiB);
+  std::snprintf(line, sizeof line,
+                "rank %lld (stage %lld): mean step %.4f s, bubble %.3f,%s "
+                "planned %.1f MiB (step buffers %.1f%s, parameters and "
+                "optimizer state %.1f)",
+                static_cast<long long>(rank),
+                static_cast<long long>(program->manifest().grid.stage),
+                stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0,
+                resident, (program->stepBufferBytes() + parameterBytes) / MiB,
+                program->stepBufferBytes() / MiB,
+                program->usesSeparateBuffers() ? " separate at most" : " arena",
+                parameterBytes / MiB);
   // The rank that prints the step lines prints the summary too: mpirun
   // forwards each rank's output separately, so lines from two ranks can
   // reach the terminal in any order, whatever each flushed when.
-  std::vector<std::string> lines = gatherText(line, lossRank, rank, size);
+  std::vector<std::string> lines = control.gather(line, lossRank);
   // Measured against predicted: the growth of the peak resident size above
   // the baseline, and the most bytes of runtime buffers allocated at once
   // (the runtime's own count), each over mpmd-memory's peak.
@@ -669,33 +634,38 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
     if (predicted)
       std::snprintf(
           text, sizeof text,
-          "rank %d: predicted %.2f (parameters %.2f, optimizer state %.2f, "
+          "rank %lld: predicted %.2f (parameters %.2f, optimizer state %.2f, "
           "copies %.2f, gradients %.2f, stash %.2f, temporaries %.2f), ",
-          rank, predicted->peakBytes / MiB, predicted->parameters / MiB,
-          predicted->optimizerState / MiB, predicted->parameterCopies / MiB,
-          predicted->gradients / MiB, predicted->stash / MiB,
-          predicted->temporaries / MiB);
+          static_cast<long long>(rank), predicted->peakBytes / MiB,
+          predicted->parameters / MiB, predicted->optimizerState / MiB,
+          predicted->parameterCopies / MiB, predicted->gradients / MiB,
+          predicted->stash / MiB, predicted->temporaries / MiB);
     else
       std::snprintf(text, sizeof text,
-                    "rank %d: predicted none (a manifest without "
+                    "rank %lld: predicted none (a manifest without "
                     "predicted_memory: recompile with tandemc), ",
-                    rank);
+                    static_cast<long long>(rank));
     memory = text;
-    std::snprintf(
-        text, sizeof text,
-        "plan %.2f (%s %.2f + parameters and optimizer state "
-        "%.2f), buffers %.2f",
-        (program->stepBufferBytes() + parameterBytes) / MiB,
-        program->usesSeparateBuffers() ? "separate buffers at most" : "arena",
-        program->stepBufferBytes() / MiB, parameterBytes / MiB, buffers / MiB);
-    memory += text + ratio(buffers);
-    std::snprintf(text, sizeof text, ", measured %.2f%s", growth / MiB,
-                  peakSinceBaseline ? "" : " (peak since start-up)");
-    memory += text + ratio(growth);
+    std::snprintf(text, sizeof text,
+                  "plan %.2f (%s %.2f + parameters and optimizer state %.2f)",
+                  (program->stepBufferBytes() + parameterBytes) / MiB,
+                  program->usesSeparateBuffers() ? "separate buffers at most"
+                                                 : "arena",
+                  program->stepBufferBytes() / MiB, parameterBytes / MiB);
+    memory += text;
+    if (ownProcess) {
+      std::snprintf(text, sizeof text, ", buffers %.2f", buffers / MiB);
+      memory += text + ratio(buffers);
+      std::snprintf(text, sizeof text, ", measured %.2f%s", growth / MiB,
+                    peakSinceBaseline ? "" : " (peak since start-up)");
+      memory += text + ratio(growth);
+    } else {
+      memory += ", buffers and measured: not per rank (the ranks share one "
+                "process)";
+    }
     memory += stepPeakParts(program->manifest());
   }
-  std::vector<std::string> memoryLines =
-      gatherText(memory, lossRank, rank, size);
+  std::vector<std::string> memoryLines = control.gather(memory, lossRank);
   if (rank == lossRank && firstHeldOut)
     std::printf("held-out loss %.6f at step %llu -> %.6f at step %llu: "
                 "relative drop %.2f%%\n",
@@ -704,17 +674,23 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
                 static_cast<unsigned long long>(firstStep + o.steps),
                 100.0 * (*firstHeldOut - *lastHeldOut) / *firstHeldOut);
   if (rank == lossRank) {
-    std::printf("summary: %llu steps on %d processes\n",
-                static_cast<unsigned long long>(o.steps), size);
+    std::printf("summary: %llu steps on %lld %s\n",
+                static_cast<unsigned long long>(o.steps),
+                static_cast<long long>(size),
+                ownProcess ? "processes" : "threads of one process");
     for (const std::string &text : lines)
       std::printf("  %s\n", text.c_str());
-    std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; plan: "
-                "the manifest's; buffers: the most bytes of runtime buffers "
-                "allocated at once; measured: the peak resident size above "
-                "the baseline after MPI, the token data (%.2f MiB), the "
-                "manifest, the library and an OpenBLAS warm-up, less code "
-                "and shared-memory pages first touched since):\n",
-                tokens->size() * sizeof(int32_t) / MiB);
+    if (ownProcess)
+      std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "
+                  "plan: the manifest's; buffers: the most bytes of runtime "
+                  "buffers allocated at once; measured: the peak resident "
+                  "size above the baseline after MPI, the token data (%.2f "
+                  "MiB), the manifest, the library and an OpenBLAS warm-up, "
+                  "less code and shared-memory pages first touched since):\n",
+                  tokens->size() * sizeof(int32_t) / MiB);
+    else
+      std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "
+                  "plan: the manifest's):\n");
     for (const std::string &text : memoryLines)
       std::printf("  %s\n", text.c_str());
     std::fflush(stdout);
@@ -722,12 +698,12 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
 
   if (!o.trace.empty()) {
     std::vector<std::string> events =
-        gatherText(timer.eventsJson(rank), lossRank, rank, size);
+        control.gather(timer.eventsJson(rank), lossRank);
     if (rank == lossRank) {
       std::ofstream out(o.trace);
       out << "{\"traceEvents\":[\n";
       bool firstEvent = true;
-      for (int r = 0; r < size; ++r) {
+      for (int64_t r = 0; r < size; ++r) {
         out << (firstEvent ? "" : ",\n")
             << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
             << ",\"args\":{\"name\":\"rank " << r << "\"}}";
@@ -741,9 +717,8 @@ int tandem::run::runRank(const Options &o, const LaunchInfo &launch) {
       std::printf("trace: %s\n", o.trace.c_str());
     }
   }
-  // The communicator goes before MPI and the device.
+  // The communicator goes before the device (and MPI).
   nccl.reset();
   status.set("done");
-  MPI_Finalize();
   return 0;
 }

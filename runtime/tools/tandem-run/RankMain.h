@@ -5,14 +5,47 @@
 
 #include "Options.h"
 
+#include "tandem/Runtime/ControlPlane.h"
+#include "tandem/Runtime/Device.h"
 #include "tandem/Runtime/Launcher.h"
+#include "tandem/Runtime/Transport.h"
+
+#include <functional>
 
 namespace tandem::run {
 
-/// Runs as the rank `launch` names: MPI_Init, load, train, report, and
-/// MPI_Finalize. Returns the exit status (errors end the job through
-/// MPI_Abort).
-int runRank(const Options &options, const runtime::LaunchInfo &launch);
+/// What the code that starts a rank (an MPI process, or a thread of
+/// `runRanksInProcess`) gives it.
+struct RankEnvironment {
+  explicit RankEnvironment(runtime::ControlPlane &control) : control(control) {}
+  runtime::ControlPlane &control;
+  /// The rank's index among the job's ranks on its host, which picks its
+  /// GPU under --device cuda (-1: unknown), and who said so.
+  int64_t localRank = -1;
+  std::string launcher;
+  /// Ranks as threads: the device they all use (else each rank opens its
+  /// own from --device).
+  runtime::Device *sharedDevice = nullptr;
+  /// The step transport unless --transport nccl (which the rank joins).
+  runtime::Transport *transport = nullptr;
+  /// Called by every rank before each step of the training or held-out
+  /// program (the in-process transport starts each step afresh).
+  std::function<void()> beginStep;
+  /// Text the transport puts before its abort messages ("step 3: ").
+  std::function<void(const std::string &)> setContext;
+};
+
+/// Loads, trains, reports. Returns the exit status; errors end the whole
+/// job through the control plane.
+int runRank(const Options &options, RankEnvironment &environment);
+
+/// Every rank as a thread of this process (--transport inproc): one device
+/// for all, the in-process transport, a ThreadControlPlane.
+int runRanksInProcess(const Options &options);
+
+/// As the rank `launch` names, an MPI process (MPI_Init to MPI_Finalize);
+/// a tandem-run built without MPI says so.
+int runMPIRank(const Options &options, const runtime::LaunchInfo &launch);
 
 } // namespace tandem::run
 

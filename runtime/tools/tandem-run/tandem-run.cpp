@@ -1,16 +1,19 @@
 //===- tandem-run.cpp - multi-process pipeline training over MPI ----------===//
 //
 // tandem-run DIR --data FILE [--steps N] [--first-step K] [--seed N]
+//            [--device cpu|cuda] [--transport mpi|nccl|inproc]
 //            [--params FILE] [--save-params FILE] [--held-out-fraction F]
 //            [--timeout SECONDS] [--threads T] [--trace FILE]
 //            [--mpirun PATH] [--print-command]
 //            [--ranks-per-host N [--hosts H1,H2,...]] (--help: all options)
 //
-// Trains what `tandemc --target cpu` wrote to DIR with one process per rank
+// Trains what `tandemc` wrote to DIR with one process per rank
 // (docs/runtime.md). Started by mpirun or srun (their environment names the
 // rank, Launcher.h), it runs as that rank (RankMain.h). Started directly, it
 // runs `mpirun -np S` on itself, all ranks on this machine or N per host
-// (Hosts.h), and reports which rank died if the job fails (Launch.h).
+// (Hosts.h), and reports which rank died if the job fails (Launch.h). With
+// --transport inproc every rank is a thread of this process instead, and
+// neither mpirun nor MPI is needed (a build without MPI has only this).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +32,21 @@ int main(int argc, char **argv) {
   std::optional<runtime::LaunchInfo> launcher = runtime::detectLauncher(error);
   if (!launcher && !error.empty())
     return fail(error);
+  if (options.transport == "inproc") {
+    if (launcher && launcher->size > 1)
+      return fail("--transport inproc runs every rank as a thread of one "
+                  "process, but " +
+                  launcher->launcher + " started " +
+                  std::to_string(launcher->size) + " processes");
+    return runRanksInProcess(options);
+  }
+#ifndef TANDEM_RUN_HAS_MPI
+  return fail("--transport " + options.transport +
+              " needs MPI, which this "
+              "tandem-run was built without: --transport inproc runs every "
+              "rank as a thread of this process");
+#endif
   if (!launcher)
     return launch(options);
-  return runRank(options, *launcher);
+  return runMPIRank(options, *launcher);
 }
