@@ -129,7 +129,9 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
        rematOptions.empty() ? "" : passes("mpmd-remat{" + rematOptions + "}")},
       {Phase::Lowered, passes("mpmd-lower-transfers")},
       {Phase::Verified,
-       passes(o.memory ? "mpmd-verify,mpmd-memory" : "mpmd-verify")},
+       passes(std::string(o.fifoPairs ? "mpmd-verify{fifo-pairs=true}"
+                                      : "mpmd-verify") +
+              (o.memory ? ",mpmd-memory" : ""))},
       {Phase::Split, passes("mpmd-split-programs")},
       // The rank lowering is no pass: tandemc runs it (NativeCompile.h),
       // writing the files and timing and parallelizing the compilation.

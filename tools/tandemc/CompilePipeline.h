@@ -54,6 +54,9 @@ struct CompileOptions {
   /// `none` (stop at the per-rank MLIR) or a registered target (the rank
   /// lowering after the split: DIR/rank<N>.{cpp,so,json} for cpu).
   std::string target = "none";
+  /// The target's transports pair messages in posting order per rank pair
+  /// (NCCL): mpmd-verify{fifo-pairs=true}.
+  bool fifoPairs = false;
   /// The target lowers nn.attention and nn.attention_grad: autodiff keeps
   /// attention fused (nn-autodiff{decompose-attention=false}) and the eval
   /// program does not decompose it.

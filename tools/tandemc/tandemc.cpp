@@ -238,6 +238,7 @@ static int compile(const mlir::DialectRegistry &registry,
                          llvm::is_contained(lowered, "nn.rms_norm_grad");
     options.fusedGelu = llvm::is_contained(lowered, "nn.gelu_grad");
     options.classMultiple = (*backend)->classMultiple();
+    options.fifoPairs = (*backend)->pairsMessagesInOrder();
   }
   if (padClasses.getNumOccurrences())
     options.classMultiple = padClasses;

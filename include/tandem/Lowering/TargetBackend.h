@@ -99,6 +99,10 @@ public:
   /// The multiple its GEMMs want a vocabulary padded to (nn-pad-classes);
   /// 1: none.
   virtual int64_t classMultiple() const { return 1; }
+  /// Whether the transports the target's ranks run over may pair messages
+  /// without tags, in posting order per rank pair across channels (NCCL):
+  /// mpmd-verify then checks that order (fifo-pairs).
+  virtual bool pairsMessagesInOrder() const { return false; }
 
   /// File name extensions of a rank's source and library (".cpp", ".so"):
   /// rank N's files are rank<N><extension>.

@@ -278,6 +278,8 @@ public:
   /// llm.c and Megatron's make-vocab-size-divisible-by pad GPT-2's 50257
   /// to 50304).
   int64_t classMultiple() const override { return 128; }
+  // Its ranks exchange over NCCL, which has no tags.
+  bool pairsMessagesInOrder() const override { return true; }
 
   llvm::StringRef sourceExtension() const override { return ".cu"; }
   llvm::StringRef libraryExtension() const override { return ".so"; }

@@ -11,6 +11,9 @@
 //    over a set of members pairs with the n-th collective over that set of
 //    every other member; all must agree (kind, group order, type, reduction
 //    or root and slot for broadcasts).
+// 1b. With fifo-pairs (for transports without tags, NCCL), the messages
+//    between two ranks must also pair in posting order across channels:
+//    the k-th send from a to b pairs with the k-th recv on b from a.
 // 3. A simulation then advances the ranks: a run executes at once and needs
 //    its inputs held; consecutive sends/recvs form a group posted together
 //    that finishes when every op of it has met its partner; a collective
@@ -109,8 +112,8 @@ struct Action {
 
 class ProgramSimulator {
 public:
-  explicit ProgramSimulator(ProgramOp program)
-      : program(program), symbols(program) {}
+  ProgramSimulator(ProgramOp program, bool fifoPairs)
+      : program(program), symbols(program), fifoPairs(fifoPairs) {}
 
   /// Checks `program`; returns failure after reporting its violations.
   LogicalResult check();
@@ -123,6 +126,9 @@ private:
 
   void collect();
   void pairPointToPoint();
+  /// With fifoPairs: reports the first out-of-order message of each
+  /// directed rank pair.
+  void checkFifoPairs();
   void matchCollectives();
   void simulate();
 
@@ -139,6 +145,7 @@ private:
 
   ProgramOp program;
   SymbolTable symbols;
+  bool fifoPairs;
   std::vector<Action> actions;
   /// Action ids of each rank, in order.
   std::vector<SmallVector<unsigned>> rankActions;
@@ -634,9 +641,49 @@ void ProgramSimulator::simulate() {
     diag.attachNote(actions[id].op->getLoc()) << describeWait(id);
 }
 
+void ProgramSimulator::checkFifoPairs() {
+  // (sender, receiver) -> action ids in posting order (ids grow along each
+  // rank's list).
+  std::map<std::pair<int64_t, int64_t>, SmallVector<unsigned>> sends, recvs;
+  for (auto [id, action] : llvm::enumerate(actions)) {
+    if (action.partner < 0)
+      continue; // Reported as unmatched already.
+    if (auto send = dyn_cast<SendOp>(action.op))
+      sends[{action.rank, int64_t(send.getPeer())}].push_back(id);
+    else if (auto recv = dyn_cast<RecvOp>(action.op))
+      recvs[{int64_t(recv.getPeer()), action.rank}].push_back(id);
+  }
+  for (auto &[pair, sendIds] : sends) {
+    ArrayRef<unsigned> recvIds = recvs[pair];
+    for (unsigned k = 0, e = std::min(sendIds.size(), recvIds.size()); k < e;
+         ++k) {
+      if (actions[sendIds[k]].partner == static_cast<int>(recvIds[k]))
+        continue;
+      failed = true;
+      auto send = cast<SendOp>(actions[sendIds[k]].op);
+      auto recv = cast<RecvOp>(actions[recvIds[k]].op);
+      auto [from, to] = pair;
+      InFlightDiagnostic diag =
+          send.emitError()
+          << "messages out of order for a transport without tags "
+             "(fifo-pairs, NCCL): rank "
+          << from << "'s send #" << k << " to rank " << to << " is "
+          << formatSlot(slotOf(send)) << " on channel " << send.getChannel()
+          << ", but rank " << to << "'s receive #" << k << " from rank " << from
+          << " is " << formatSlot(slotOf(recv)) << " on channel "
+          << recv.getChannel();
+      diag.attachNote(recv.getLoc()) << "rank " << to << "'s receive #" << k
+                                     << " from rank " << from << " is here";
+      break;
+    }
+  }
+}
+
 LogicalResult ProgramSimulator::check() {
   collect();
   pairPointToPoint();
+  if (fifoPairs)
+    checkFifoPairs();
   matchCollectives();
   simulate();
   return failure(failed);
@@ -647,7 +694,7 @@ struct MPMDVerifyPass : tandem::mpmd::impl::MPMDVerifyBase<MPMDVerifyPass> {
   void runOnOperation() override {
     bool ok = true;
     for (auto program : getOperation().getOps<ProgramOp>()) {
-      ProgramSimulator simulator(program);
+      ProgramSimulator simulator(program, fifoPairs);
       if (failed(simulator.check()))
         ok = false;
     }

@@ -93,7 +93,15 @@ def MPMDVerify : Pass<"mpmd-verify", "::mlir::ModuleOp"> {
     exactly one recv of equal type, collectives are entered by all members
     in the same order, no rank waits forever, and every run's inputs exist
     before it runs. A violation is a diagnostic naming the ops and ranks.
+    With fifo-pairs, the messages between two ranks must also pair in
+    posting order across channels, as a transport without tags (NCCL)
+    pairs them.
   }];
+  let options = [
+    Option<"fifoPairs", "fifo-pairs", "bool", /*default=*/"false",
+           "Require one posting order per directed rank pair across "
+           "channels (transports without tags, NCCL)">,
+  ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
