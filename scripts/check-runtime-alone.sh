@@ -6,7 +6,8 @@
 # steps) with its tandem-run-inproc: the losses must be bitwise those of the
 # main build's tandem-run-inproc. Then builds tandem-run once more as if MPI
 # were not installed (as on the GPU machine), checks it links no MPI, and
-# trains with its ranks as threads (--transport inproc): the same losses.
+# trains with its ranks as threads (--transport inproc) and as processes it
+# starts itself over the fake NCCL on fake GPUs: the same losses.
 #
 #   scripts/check-runtime-alone.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
@@ -69,6 +70,18 @@ if ! diff "$work/main.loss" "$work/no-mpi.loss"; then
   echo "runtime alone: tandem-run without MPI (ranks as threads) differs from the main build"
   exit 1
 fi
+# And as processes it starts itself (its default launcher without MPI),
+# over NCCL on GPUs: the fake driver's and the fake NCCL.
+mkdir -p "$work/comms"
+env TANDEM_CUDA_DRIVER="$ALONE/unittests/libTandemFakeCudaDriver.so" \
+  TANDEM_FAKE_CUDA_DEVICES=2 TANDEM_NCCL_LIBRARY="$ALONE/unittests/libTandemFakeNccl.so" \
+  TANDEM_FAKE_NCCL_DIR="$work/comms" TANDEM_FAKE_NCCL_DEVICE_ONLY=1 \
+  "$NOMPI/bin/tandem-run" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 \
+  --device cuda --transport nccl | grep -oE '^step [0-9]+ loss [^ ]+' >"$work/no-mpi-local.loss"
+if ! diff "$work/main.loss" "$work/no-mpi-local.loss"; then
+  echo "runtime alone: tandem-run without MPI (local processes over NCCL) differs from the main build"
+  exit 1
+fi
 
 tests=$(grep -oE 'out of [0-9]+' "$ALONE/unit-tests.log" | grep -oE '[0-9]+' | tail -1)
-echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI"
+echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI (threads, and local processes over NCCL)"

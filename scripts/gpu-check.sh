@@ -202,24 +202,30 @@ run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
 
 # The real NCCL (docs/runtime.md, "NCCL"): tandem-run with one rank over
 # --transport nccl loads it, checks its version and forms and finalizes a
-# communicator on the GPU; the losses are bitwise the MPI transport's.
-# (Two ranks need two GPUs: NCCL refuses two ranks on one device.)
+# communicator on the GPU, in a process it starts itself (--launcher local,
+# no MPI) and, where tandem-run was built with MPI, under mpirun; the losses
+# are bitwise those of the rank run in process. (Two ranks need two GPUs:
+# NCCL refuses two ranks on one device.)
 nccl_one_rank() {
-  if ! command -v mpirun >/dev/null; then
-    echo "skipped: no MPI (tandem-run was built for --transport inproc only)"
-    return 0
-  fi
-  local transport
-  for transport in mpi nccl; do
+  local run runs=(inproc local) args
+  ldd "$WORK/runtime/bin/tandem-run" | grep -q libmpi && runs+=(mpirun)
+  for run in "${runs[@]}"; do
+    case $run in
+      inproc) args=(--transport inproc) ;;
+      *) args=(--transport nccl --launcher "$run") ;;
+    esac
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
       "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s1" --data "$DATA" --steps 3 \
-      --seed 3 --device cuda --transport "$transport" >"$WORK/nccl-$transport.log" 2>&1 ||
-      { tail -20 "$WORK/nccl-$transport.log"; return 1; }
-    grep '^step' "$WORK/nccl-$transport.log" | cut -d' ' -f1-4 >"$WORK/nccl-$transport.loss"
+      --seed 3 --device cuda "${args[@]}" >"$WORK/nccl-$run.log" 2>&1 ||
+      { tail -20 "$WORK/nccl-$run.log"; return 1; }
+    grep '^step' "$WORK/nccl-$run.log" | cut -d' ' -f1-4 >"$WORK/nccl-$run.loss"
   done
-  grep "transport NCCL" "$WORK/nccl-nccl.log"
-  cat "$WORK/nccl-nccl.loss"
-  diff "$WORK/nccl-mpi.loss" "$WORK/nccl-nccl.loss" && echo "NCCL and MPI bitwise equal over 3 steps"
+  grep "transport NCCL" "$WORK/nccl-local.log"
+  cat "$WORK/nccl-local.loss"
+  for run in "${runs[@]:1}"; do
+    diff "$WORK/nccl-inproc.loss" "$WORK/nccl-$run.loss" || return 1
+  done
+  echo "NCCL (${runs[*]:1}) bitwise equal to the in-process run over 3 steps"
 }
 
 # Every step once from the emulation's parameters: each loss within the

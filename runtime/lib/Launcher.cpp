@@ -18,6 +18,10 @@ std::optional<LaunchInfo> tandem::runtime::detectLauncher(
     const char *launcher, *rank, *size, *localRank;
   };
   static const Source sources[] = {
+      // tandem-run's own local launcher (--launcher local): one host, so
+      // the local rank is the rank.
+      {"tandem-run", "TANDEM_RUN_LOCAL_RANK", "TANDEM_RUN_LOCAL_SIZE",
+       "TANDEM_RUN_LOCAL_RANK"},
       {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
        "OMPI_COMM_WORLD_LOCAL_RANK"},
       // MPICH's Hydra says the local rank in MPI_LOCALRANKID.

@@ -92,3 +92,19 @@ TEST(Launcher, LocalRank) {
       error));
   EXPECT_NE(error.find("SLURM_LOCALID is '-1'"), std::string::npos) << error;
 }
+
+// tandem-run's own local launcher: its variables win (its ranks may run
+// inside a Slurm allocation), and the local rank is the rank.
+TEST(Launcher, TandemRunLocal) {
+  std::string error;
+  auto local = detect({{"TANDEM_RUN_LOCAL_RANK", "2"},
+                       {"TANDEM_RUN_LOCAL_SIZE", "4"},
+                       {"SLURM_PROCID", "0"},
+                       {"SLURM_NTASKS", "1"}},
+                      error);
+  ASSERT_TRUE(local) << error;
+  EXPECT_EQ(local->launcher, "tandem-run");
+  EXPECT_EQ(local->rank, 2);
+  EXPECT_EQ(local->size, 4);
+  EXPECT_EQ(local->localRank, 2);
+}

@@ -1,14 +1,17 @@
-//===- Launch.cpp - starting the ranks through mpirun ---------------------===//
+//===- Launch.cpp - starting the ranks: mpirun, or local processes --------===//
 
 #include "Launch.h"
 #include "Hosts.h"
 
 #include "tandem/Runtime/RankProgram.h"
+#include "tandem/Runtime/SocketControlPlane.h"
 #include "tandem/Runtime/TokenData.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -57,45 +60,74 @@ std::string diagnose(const std::string &statusDir, int64_t ranks,
          std::to_string(exitStatus) + ") before any rank reported a step";
 }
 
-} // namespace
-
-int tandem::run::launch(const Options &o) {
-  std::string error;
+/// The program's rank count, once everything a rank needs is there, before
+/// any rank starts; -1 with `error`. With --device cuda the GPUs are the
+/// ranks' hosts' (this one may have none): here the manifests and the
+/// libraries' files, the rest on each rank.
+int64_t checkRanksCanStart(const Options &o, std::string &error) {
   std::optional<Manifest> first = readManifest(o.dir + "/rank0.json", error);
   if (!first)
-    return fail(error);
+    return -1;
   int64_t ranks = first->grid.stages * first->grid.replicas;
-  std::vector<std::string> placement;
-  bool allLocal = false;
-  if (!placementArguments(o, ranks, placement, allLocal, error))
-    return fail(error);
-  // Everything a rank needs must be there before any rank starts. With
-  // --device cuda the GPUs are the ranks' hosts' (this one may have none):
-  // here the manifests and the libraries' files, the rest on each rank.
   for (int64_t r = 0; r < ranks; ++r) {
     std::string path = o.dir + "/rank" + std::to_string(r) + ".json";
     if (o.device == "host") {
       if (!RankProgram::load(path, error))
-        return fail(error);
+        return -1;
       continue;
     }
     std::optional<Manifest> manifest = readManifest(path, error);
     if (!manifest)
-      return fail(error);
+      return -1;
     std::string library = manifest->library;
     if (library.empty() || library[0] != '/')
       library = manifest->directory + "/" + library;
-    if (access(library.c_str(), R_OK) != 0)
-      return fail(path + ": cannot read library '" + library + "'");
+    if (access(library.c_str(), R_OK) != 0) {
+      error = path + ": cannot read library '" + library + "'";
+      return -1;
+    }
   }
   if (!data::readTokens(o.data, error))
-    return fail(error);
+    return -1;
+  return ranks;
+}
 
+/// This executable's path, or empty.
+std::string selfPath() {
   char self[4096];
   ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
   if (length <= 0)
-    return fail("cannot find this executable's path (/proc/self/exe)");
+    return "";
   self[length] = 0;
+  return self;
+}
+
+/// A fresh status folder, exported to the ranks; empty with `error`.
+std::string makeStatusDir(std::string &error) {
+  char pattern[] = "/tmp/tandem-run-XXXXXX";
+  if (!mkdtemp(pattern)) {
+    error = std::string("cannot create a status folder in /tmp: ") +
+            std::strerror(errno);
+    return "";
+  }
+  setenv(kStatusDirVariable, pattern, 1);
+  return pattern;
+}
+
+} // namespace
+
+int tandem::run::launch(const Options &o) {
+  std::string error;
+  int64_t ranks = checkRanksCanStart(o, error);
+  if (ranks < 0)
+    return fail(error);
+  std::vector<std::string> placement;
+  bool allLocal = false;
+  if (!placementArguments(o, ranks, placement, allLocal, error))
+    return fail(error);
+  std::string self = selfPath();
+  if (self.empty())
+    return fail("cannot find this executable's path (/proc/self/exe)");
   std::string threads = std::to_string(o.threads);
   std::vector<std::string> command = {o.mpirun, "-np", std::to_string(ranks)};
   command.insert(command.end(), placement.begin(), placement.end());
@@ -110,12 +142,9 @@ int tandem::run::launch(const Options &o) {
     return 0;
   }
 
-  char pattern[] = "/tmp/tandem-run-XXXXXX";
-  if (!mkdtemp(pattern))
-    return fail(std::string("cannot create a status folder in /tmp: ") +
-                std::strerror(errno));
-  std::string statusDir = pattern;
-  setenv(kStatusDirVariable, statusDir.c_str(), 1);
+  std::string statusDir = makeStatusDir(error);
+  if (statusDir.empty())
+    return fail(error);
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   std::vector<char *> argv;
@@ -147,4 +176,112 @@ int tandem::run::launch(const Options &o) {
   std::error_code ignored;
   std::filesystem::remove_all(statusDir, ignored);
   return code == 0 ? 0 : 1;
+}
+
+int tandem::run::launchLocal(const Options &o) {
+  std::string error;
+  int64_t ranks = checkRanksCanStart(o, error);
+  if (ranks < 0)
+    return fail(error);
+  std::string self = selfPath();
+  if (self.empty())
+    return fail("cannot find this executable's path (/proc/self/exe)");
+  // The hub's socket listens before any rank starts (SocketControlPlane.h).
+  std::string name;
+  int listener = listenControlSocket(name, error);
+  if (listener < 0)
+    return fail(error);
+  std::string statusDir = makeStatusDir(error);
+  if (statusDir.empty())
+    return fail(error);
+  std::string threads = std::to_string(o.threads);
+  std::vector<std::string> words = {self};
+  words.insert(words.end(), o.forwarded.begin(), o.forwarded.end());
+  std::vector<char *> argv;
+  for (std::string &word : words)
+    argv.push_back(word.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+
+  std::vector<pid_t> children;
+  for (int64_t r = 0; r < ranks; ++r) {
+    pid_t child = fork();
+    if (child < 0) {
+      for (pid_t started : children)
+        kill(started, SIGTERM);
+      return fail(std::string("cannot fork: ") + std::strerror(errno));
+    }
+    if (child == 0) {
+      setenv("TANDEM_RUN_LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("TANDEM_RUN_LOCAL_SIZE", std::to_string(ranks).c_str(), 1);
+      setenv(kControlVariable, name.c_str(), 1);
+      if (r == 0)
+        setenv(kControlFdVariable, std::to_string(listener).c_str(), 1);
+      else
+        close(listener);
+      setenv("OMP_NUM_THREADS", threads.c_str(), 1);
+      setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
+      execv(self.c_str(), argv.data());
+      std::fprintf(stderr, "tandem-run: error: cannot run '%s': %s\n",
+                   self.c_str(), std::strerror(errno));
+      _exit(127);
+    }
+    children.push_back(child);
+  }
+  close(listener);
+
+  // The first rank to fail stops the others (they may wait on it): its
+  // SIGTERM handler exits with 143 (RankMain.cpp). Which rank to report is
+  // decided once all are gone: ranks that lost a peer exit quietly with
+  // status 1 and may be reaped before the rank that caused it.
+  std::vector<int> statuses(children.size(), 0);
+  bool stopping = false;
+  for (size_t running = children.size(); running > 0;) {
+    int status = 0;
+    pid_t done = waitpid(-1, &status, 0);
+    if (done < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    auto it = std::find(children.begin(), children.end(), done);
+    if (it == children.end())
+      continue;
+    --running;
+    statuses[it - children.begin()] = status;
+    *it = -1;
+    if (stopping || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      continue;
+    stopping = true;
+    for (pid_t other : children)
+      if (other > 0)
+        kill(other, SIGTERM);
+  }
+  // A rank killed by a signal died; one that exited with another status
+  // than 0, 1 (its own error, printed), 127 (could not start, printed) or
+  // 143 (stopped) is reported with it.
+  int64_t first = -1;
+  for (size_t r = 0; r < statuses.size() && first < 0; ++r)
+    if (WIFSIGNALED(statuses[r]))
+      first = static_cast<int64_t>(r);
+  for (size_t r = 0; r < statuses.size() && first < 0; ++r) {
+    int code = WEXITSTATUS(statuses[r]);
+    if (code != 0 && code != 1 && code != 127 && code != 143)
+      first = static_cast<int64_t>(r);
+  }
+  if (first >= 0 && WIFSIGNALED(statuses[first])) {
+    std::string step = readText(statusDir + "/rank" + std::to_string(first));
+    fail("rank " + std::to_string(first) + " died" +
+         (step.rfind("step ", 0) == 0 ? " during " + step : "") +
+         " (killed by signal " + std::to_string(WTERMSIG(statuses[first])) +
+         "; the other ranks were stopped)");
+  } else if (first >= 0) {
+    fail("rank " + std::to_string(first) + "'s process exited with status " +
+         std::to_string(WEXITSTATUS(statuses[first])) +
+         " (the other ranks were stopped)");
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(statusDir, ignored);
+  return stopping ? 1 : 0;
 }

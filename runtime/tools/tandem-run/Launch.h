@@ -1,4 +1,5 @@
-//===- Launch.h - starting the ranks through mpirun -------------*- C++ -*-===//
+//===- Launch.h - starting the ranks: mpirun, or local processes -*- C++
+//-*-===//
 
 #ifndef TANDEM_TOOLS_TANDEM_RUN_LAUNCH_H
 #define TANDEM_TOOLS_TANDEM_RUN_LAUNCH_H
@@ -13,11 +14,24 @@ namespace tandem::run {
 /// step and never stopped is the one that died.
 constexpr const char *kStatusDirVariable = "TANDEM_RUN_STATUS_DIR";
 
+/// tandem-run's local launcher hands rank 0 the control plane's listening
+/// socket in this variable (a descriptor number), and every rank its name
+/// (SocketControlPlane.h).
+constexpr const char *kControlVariable = "TANDEM_RUN_CONTROL";
+constexpr const char *kControlFdVariable = "TANDEM_RUN_CONTROL_FD";
+
 /// Not started by a launcher: checks that every rank can start, runs
 /// `mpirun -np S` on this executable and waits for it. When the job fails
 /// without a rank having reported an error, names the rank that died and
 /// its step. Returns the exit status.
 int launch(const Options &options);
+
+/// --launcher local: checks that every rank can start, starts one process
+/// per rank on this machine (this executable, with TANDEM_RUN_LOCAL_RANK
+/// and _SIZE, and the control plane's socket) and waits for them. The
+/// first to fail stops the others; one that died is named with its step.
+/// Returns the exit status.
+int launchLocal(const Options &options);
 
 } // namespace tandem::run
 

@@ -41,6 +41,10 @@ this process. Started directly, it runs itself under mpirun (not inproc).
                          how ranks exchange activations and gradients
                          (default mpi; nccl needs --device cuda; inproc:
                          ranks as threads of this process, no MPI needed)
+  --launcher mpirun|local
+                         who starts the processes (default mpirun; local:
+                         this machine, no MPI, needs --transport nccl;
+                         the default without MPI)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -125,6 +129,15 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--trace") {
       if (!value(o.trace))
         return false;
+    } else if (arg == "--launcher") {
+      if (!value(o.launcher))
+        return false;
+      if (o.launcher != "mpirun" && o.launcher != "local") {
+        error = "--launcher takes mpirun or local, not '" + o.launcher + "'";
+        return false;
+      }
+      o.launcherGiven = true;
+      forward = false;
     } else if (arg == "--mpirun") {
       if (!value(o.mpirun))
         return false;
@@ -216,6 +229,29 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
     error = "--transport inproc runs every rank in this process: "
             "--ranks-per-host, --hosts and --print-command place MPI ranks";
+    return false;
+  }
+  if (!o.launcherGiven) {
+#ifdef TANDEM_RUN_HAS_MPI
+    o.launcher = "mpirun";
+#else
+    o.launcher = "local";
+#endif
+  }
+  if (o.transport == "inproc" && o.launcherGiven) {
+    error = "--transport inproc starts no processes: drop --launcher";
+    return false;
+  }
+  if (o.launcher == "local" && o.transport == "mpi") {
+    error = "--launcher local starts processes that exchange over NCCL: it "
+            "needs --transport nccl (--device cuda); --transport inproc runs "
+            "the ranks as threads";
+    return false;
+  }
+  if (o.launcher == "local" &&
+      (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
+    error = "--launcher local starts every rank on this machine: "
+            "--ranks-per-host, --hosts and --print-command are mpirun's";
     return false;
   }
   if (!o.hosts.empty() && o.ranksPerHost == 0) {

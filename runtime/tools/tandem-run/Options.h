@@ -34,6 +34,11 @@ struct Options {
   /// runs here, oversubscribed.
   std::vector<std::string> hosts;
   uint64_t ranksPerHost = 0;
+  /// Who starts the processes when no launcher started this one: "mpirun",
+  /// or "local" (this machine, no MPI, NCCL between them; Launch.h). The
+  /// default is mpirun where tandem-run was built with MPI.
+  std::string launcher;
+  bool launcherGiven = false;
   /// The arguments passed on to the ranks (all but the launch-only ones).
   std::vector<std::string> forwarded;
 };

@@ -47,6 +47,10 @@ int runRanksInProcess(const Options &options);
 /// a tandem-run built without MPI says so.
 int runMPIRank(const Options &options, const runtime::LaunchInfo &launch);
 
+/// As the rank `launch` names, a process tandem-run --launcher local
+/// started (Launch.h): the socket control plane, NCCL.
+int runLocalRank(const Options &options, const runtime::LaunchInfo &launch);
+
 } // namespace tandem::run
 
 #endif // TANDEM_TOOLS_TANDEM_RUN_RANKMAIN_H

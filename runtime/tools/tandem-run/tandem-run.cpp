@@ -11,9 +11,10 @@
 // (docs/runtime.md). Started by mpirun or srun (their environment names the
 // rank, Launcher.h), it runs as that rank (RankMain.h). Started directly, it
 // runs `mpirun -np S` on itself, all ranks on this machine or N per host
-// (Hosts.h), and reports which rank died if the job fails (Launch.h). With
-// --transport inproc every rank is a thread of this process instead, and
-// neither mpirun nor MPI is needed (a build without MPI has only this).
+// (Hosts.h), and reports which rank died if the job fails (Launch.h); with
+// --launcher local it starts the ranks as processes itself, with a socket
+// control plane and NCCL between them (no MPI). With --transport inproc
+// every rank is a thread of this process instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
   std::optional<runtime::LaunchInfo> launcher = runtime::detectLauncher(error);
   if (!launcher && !error.empty())
     return fail(error);
+  if (launcher && launcher->launcher == "tandem-run")
+    return runLocalRank(options, *launcher);
   if (options.transport == "inproc") {
     if (launcher && launcher->size > 1)
       return fail("--transport inproc runs every rank as a thread of one "
@@ -40,11 +43,14 @@ int main(int argc, char **argv) {
                   std::to_string(launcher->size) + " processes");
     return runRanksInProcess(options);
   }
+  if (!launcher && options.launcher == "local")
+    return launchLocal(options);
 #ifndef TANDEM_RUN_HAS_MPI
-  return fail("--transport " + options.transport +
-              " needs MPI, which this "
-              "tandem-run was built without: --transport inproc runs every "
-              "rank as a thread of this process");
+  return fail("--transport " + options.transport + " under " +
+              (launcher ? launcher->launcher : std::string("mpirun")) +
+              " needs MPI, which this tandem-run was built without: "
+              "--launcher local --transport nccl starts the ranks as local "
+              "processes, --transport inproc runs them as threads");
 #endif
   if (!launcher)
     return launch(options);

@@ -1,12 +1,13 @@
 //===- Launcher.h - which rank a launcher started us as ----------*- C++
 //-*-===//
 //
-// tandem-run either starts the ranks itself (through mpirun) or, started by
-// mpirun or srun, runs as the rank the launcher's environment names. This
-// reads that environment: Open MPI (OMPI_COMM_WORLD_RANK/SIZE), PMIx
-// (PMIX_RANK with OMPI or SLURM sizes), MPICH/Hydra and other PMI launchers
-// (PMI_RANK/PMI_SIZE), and Slurm (SLURM_PROCID/SLURM_NTASKS). No MLIR, no
-// MPI.
+// tandem-run either starts the ranks itself (through mpirun, or as local
+// processes) or, started by mpirun or srun, runs as the rank the launcher's
+// environment names. This reads that environment: tandem-run's own local
+// launcher (TANDEM_RUN_LOCAL_RANK/SIZE), Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
+// PMIx (PMIX_RANK with OMPI or SLURM sizes), MPICH/Hydra and other PMI
+// launchers (PMI_RANK/PMI_SIZE), and Slurm (SLURM_PROCID/SLURM_NTASKS). No
+// MLIR, no MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@
 namespace tandem::runtime {
 
 struct LaunchInfo {
-  /// "openmpi", "pmi" or "slurm".
+  /// "tandem-run", "openmpi", "pmi" or "slurm".
   std::string launcher;
   int64_t rank = 0, size = 0;
   /// The rank's index among the job's ranks on its host (what picks its
