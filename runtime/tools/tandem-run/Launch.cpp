@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 using namespace tandem;
@@ -32,12 +33,35 @@ std::string readText(const std::string &path) {
   return text.str();
 }
 
-/// After a failed job: which rank died, from the status folder. Only ranks
+/// The rank Open MPI's mpirun says a signal ended ("mpirun noticed that
+/// process rank 2 with PID 0 on node vm exited on signal 9"), or -1.
+int64_t rankMpirunSawDie(const std::string &output) {
+  std::smatch match;
+  static const std::regex noticed(
+      "mpirun noticed that process rank ([0-9]+) with PID [0-9]+ on node "
+      "[^ ]+ exited on signal");
+  if (!std::regex_search(output, match, noticed))
+    return -1;
+  return std::strtoll(match[1].str().c_str(), nullptr, 10);
+}
+
+/// After a failed job: which rank died. mpirun's own report names it when
+/// a signal ended it; else the status folder: the rank that was in a step
+/// and was not stopped (a survivor slow to handle mpirun's SIGTERM may
+/// have no marker yet, which is why mpirun's word comes first). Only ranks
 /// on this machine can write there; with `allLocal` false, a rank
 /// elsewhere may have died or failed unseen.
 std::string diagnose(const std::string &statusDir, int64_t ranks,
-                     int exitStatus, bool allLocal) {
+                     int exitStatus, bool allLocal,
+                     const std::string &mpirunOutput) {
   std::string died, errors;
+  int64_t noticed = rankMpirunSawDie(mpirunOutput);
+  if (noticed >= 0 && noticed < ranks) {
+    std::string status =
+        readText(statusDir + "/rank" + std::to_string(noticed));
+    died = "rank " + std::to_string(noticed) + " died" +
+           (status.rfind("step ", 0) == 0 ? " during " + status : "");
+  }
   for (int64_t r = 0; r < ranks; ++r) {
     std::string base = statusDir + "/rank" + std::to_string(r);
     std::string status = readText(base);
@@ -153,10 +177,18 @@ int tandem::run::launch(const Options &o) {
   argv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  // mpirun's standard error (the ranks' too) passes through a pipe: it is
+  // copied on as it comes, and its tail is kept for the diagnosis.
+  int errors[2];
+  if (pipe(errors) != 0)
+    return fail(std::string("cannot create a pipe: ") + std::strerror(errno));
   pid_t child = fork();
   if (child < 0)
     return fail(std::string("cannot fork: ") + std::strerror(errno));
   if (child == 0) {
+    dup2(errors[1], STDERR_FILENO);
+    close(errors[0]);
+    close(errors[1]);
     execvp(argv[0], argv.data());
     std::fprintf(stderr,
                  "tandem-run: error: cannot run '%s': %s (install Open MPI: "
@@ -164,12 +196,32 @@ int tandem::run::launch(const Options &o) {
                  o.mpirun.c_str(), std::strerror(errno));
     _exit(127);
   }
+  close(errors[1]);
+  std::string tail;
+  char buffer[4096];
+  for (ssize_t got; (got = read(errors[0], buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (ssize_t at = 0; at < got;) {
+      ssize_t wrote = write(STDERR_FILENO, buffer + at, got - at);
+      if (wrote <= 0)
+        break;
+      at += wrote;
+    }
+    tail.append(buffer, got);
+    if (tail.size() > (1 << 16))
+      tail.erase(0, tail.size() - (1 << 15));
+  }
+  close(errors[0]);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code != 0 && code != 127) {
-    std::string message = diagnose(statusDir, ranks, code, allLocal);
+    std::string message = diagnose(statusDir, ranks, code, allLocal, tail);
     if (!message.empty())
       fail(message);
   }
