@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in fuzz/ with clang (libFuzzer, AddressSanitizer
 # and UndefinedBehaviorSanitizer) over the runtime's reader sources, and runs
 # each over its checked-in seed corpus (fuzz/corpus/<target>) for SECONDS
-# (default 40; scripts/test.sh gives 3 targets 40 s each, 2 minutes in all).
+# (default 40; scripts/test.sh gives 4 targets 30 s each, 2 minutes in all).
 #
 #   scripts/fuzz.sh [SECONDS]
 #
@@ -27,7 +27,7 @@ mkdir -p "$OUT"
 
 # The readers under test and what they need, plain C++17 (no MLIR).
 SOURCES=(FileIO Philox Init Safetensors TokenData JsonWriter Manifest
-         ManifestWriter MemoryPlan)
+         ManifestWriter MemoryPlan TensorTypes Checkpoint)
 FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -Wno-deprecated-declarations
        -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -I "$ROOT/runtime/include")
@@ -43,14 +43,17 @@ for source in "${SOURCES[@]}"; do
 done
 
 status=0
-for target in manifest safetensors tokens; do
+for target in manifest safetensors tokens checkpoint; do
   case $target in
     manifest) file=ManifestFuzzer ;;
     safetensors) file=SafetensorsFuzzer ;;
     tokens) file=TokensFuzzer ;;
+    checkpoint) file=CheckpointFuzzer ;;
   esac
   binary="$OUT/$file"
+  # The checkpoint target's fixed manifest: the tiny MLP's, from the corpus.
   "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/$file.cpp" \
+    -DTANDEM_FUZZ_MANIFEST="\"$ROOT/fuzz/corpus/manifest/tiny-mlp-1stage.json\"" \
     "${objects[@]}" -o "$binary" || { status=1; continue; }
   mkdir -p "$OUT/corpus-$target"
   log="$OUT/$target.log"

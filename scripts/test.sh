@@ -150,8 +150,8 @@ else
   fi
 fi
 
-echo "== fuzz (3 targets, 40 s each)"
-if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 40; then
+echo "== fuzz (4 targets, 30 s each)"
+if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 30; then
   passed=$((passed + 1))
 else
   echo "fuzz: a target failed (scripts/fuzz.sh; crash inputs in $BUILD_DIR/fuzz)"

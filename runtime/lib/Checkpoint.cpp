@@ -3,7 +3,6 @@
 #include "tandem/Runtime/Checkpoint.h"
 #include "tandem/Runtime/FileIO.h"
 #include "tandem/Runtime/ParameterFiles.h"
-#include "tandem/Runtime/RankProgram.h"
 
 #include <nlohmann/json.hpp>
 
@@ -747,23 +746,11 @@ bool tandem::runtime::writeRankCheckpoint(
   return writeRankFiles(dir, step, manifest, refs, info, error);
 }
 
-bool tandem::runtime::writeRankCheckpoint(const std::string &dir, uint64_t step,
-                                          const RankProgram &rank,
-                                          const CheckpointInfo &info,
-                                          std::string &error) {
-  std::map<std::string, st::TensorRef> refs;
-  // On the host device the parameters are written where they are; off it,
-  // from host copies.
-  std::map<std::string, std::vector<uint8_t>> staging;
-  for (const ParameterInfo &p : rank.manifest().parameters) {
-    if (!rank.parameter(p.name))
-      continue;
-    const void *host = rank.hostParameter(p.name, staging[p.name], error);
-    if (!host)
-      return false;
-    refs[p.name] = {toSafetensorsType(p.dtype), p.shape, host, p.bytes};
-  }
-  return writeRankFiles(dir, step, rank.manifest(), refs, info, error);
+bool tandem::runtime::writeRankCheckpoint(
+    const std::string &dir, uint64_t step, const Manifest &manifest,
+    const std::map<std::string, st::TensorRef> &tensors,
+    const CheckpointInfo &info, std::string &error) {
+  return writeRankFiles(dir, step, manifest, tensors, info, error);
 }
 
 bool tandem::runtime::commitCheckpoint(const std::string &dir, uint64_t step,
@@ -919,20 +906,4 @@ std::optional<LoadedRankCheckpoint> tandem::runtime::loadRankCheckpoint(
   for (const std::string &s : skipped)
     error += "; " + s;
   return std::nullopt;
-}
-
-std::optional<CheckpointInfo>
-tandem::runtime::loadRankCheckpoint(const std::string &dir, RankProgram &rank,
-                                    std::string &error,
-                                    const CheckpointLoadOptions &options) {
-  std::optional<LoadedRankCheckpoint> loaded =
-      loadRankCheckpoint(dir, rank.manifest(), error, options);
-  if (!loaded)
-    return std::nullopt;
-  for (const ParameterInfo &p : rank.manifest().parameters) {
-    const st::Tensor &t = loaded->tensors.at(p.name);
-    if (!rank.setParameter(p.name, t.data.data(), t.data.size(), error))
-      return std::nullopt;
-  }
-  return loaded->info;
 }

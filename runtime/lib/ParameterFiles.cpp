@@ -5,30 +5,6 @@
 using namespace tandem;
 using namespace tandem::runtime;
 
-st::DType tandem::runtime::toSafetensorsType(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return st::DType::F32;
-  case ElementType::F64:
-    return st::DType::F64;
-  case ElementType::I32:
-    return st::DType::I32;
-  case ElementType::I64:
-    return st::DType::I64;
-  case ElementType::BF16:
-    return st::DType::BF16;
-  case ElementType::F16:
-    return st::DType::F16;
-  case ElementType::I8:
-    return st::DType::I8;
-  case ElementType::F8E4M3FN:
-    return st::DType::F8_E4M3;
-  case ElementType::F8E5M2:
-    return st::DType::F8_E5M2;
-  }
-  return st::DType::F32;
-}
-
 st::Tensor tandem::runtime::tensorOf(ElementType type,
                                      const std::vector<int64_t> &shape,
                                      const Buffer &buffer) {

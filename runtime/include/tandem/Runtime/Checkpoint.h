@@ -96,6 +96,12 @@ bool writeRankCheckpoint(const std::string &dir, uint64_t step,
                          const Manifest &manifest,
                          const std::map<std::string, st::Tensor> &tensors,
                          const CheckpointInfo &info, std::string &error);
+/// The same from tensors the caller keeps (views: no copies).
+bool writeRankCheckpoint(const std::string &dir, uint64_t step,
+                         const Manifest &manifest,
+                         const std::map<std::string, st::TensorRef> &tensors,
+                         const CheckpointInfo &info, std::string &error);
+/// The same from the rank's own parameters (CheckpointProgram.cpp).
 bool writeRankCheckpoint(const std::string &dir, uint64_t step,
                          const RankProgram &rank, const CheckpointInfo &info,
                          std::string &error);
