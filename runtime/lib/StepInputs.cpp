@@ -2,6 +2,8 @@
 
 #include "tandem/Runtime/StepInputs.h"
 #include "tandem/Runtime/Init.h"
+#include "tandem/Runtime/ParameterFiles.h"
+#include "tandem/Runtime/Safetensors.h"
 
 #include <algorithm>
 #include <cmath>
@@ -206,4 +208,33 @@ const std::map<int64_t, const Buffer *> &StepInputs::get(uint64_t step) {
       storeTokens(targetScratch, input.dtype, buffers.at(input.index));
   }
   return views;
+}
+
+bool tandem::runtime::readSavedInputs(const std::string &path,
+                                      const std::vector<InputInfo> &inputs,
+                                      std::map<int64_t, Buffer> &buffers,
+                                      std::string &error) {
+  std::optional<st::File> file = st::readFile(path, error);
+  if (!file)
+    return false;
+  for (const InputInfo &in : inputs) {
+    if (buffers.count(in.index))
+      continue;
+    std::string name = "input." + std::to_string(in.index);
+    auto it = file->tensors.find(name);
+    if (it == file->tensors.end()) {
+      error = path + ": no tensor '" + name + "'";
+      return false;
+    }
+    if (it->second.dtype != toSafetensorsType(in.dtype) ||
+        it->second.shape != in.stepShape) {
+      error = path + ": tensor '" + name + "' is not the step input's type (" +
+              elementTypeName(in.dtype) + ", step_shape)";
+      return false;
+    }
+    Buffer buffer(it->second.data.size());
+    std::memcpy(buffer.data(), it->second.data.data(), it->second.data.size());
+    buffers[in.index] = std::move(buffer);
+  }
+  return true;
 }

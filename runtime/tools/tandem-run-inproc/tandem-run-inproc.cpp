@@ -51,39 +51,6 @@ static int fail(const std::string &message) {
   return 1;
 }
 
-/// Step inputs from a safetensors file of `input.<i>` tensors.
-static bool readInputFile(const std::string &path,
-                          std::vector<std::unique_ptr<RankProgram>> &ranks,
-                          std::map<int64_t, Buffer> &buffers,
-                          std::string &error) {
-  std::optional<st::File> file = st::readFile(path, error);
-  if (!file)
-    return false;
-  for (auto &rank : ranks)
-    for (const InputInfo &in : rank->manifest().inputs) {
-      if (buffers.count(in.index))
-        continue;
-      std::string name = "input." + std::to_string(in.index);
-      auto it = file->tensors.find(name);
-      if (it == file->tensors.end()) {
-        error = path + ": no tensor '" + name + "'";
-        return false;
-      }
-      if (it->second.dtype != toSafetensorsType(in.dtype) ||
-          it->second.shape != in.stepShape) {
-        error = path + ": tensor '" + name +
-                "' is not the step input's type (" + elementTypeName(in.dtype) +
-                ", step_shape)";
-        return false;
-      }
-      Buffer buffer(it->second.data.size());
-      std::memcpy(buffer.data(), it->second.data.data(),
-                  it->second.data.size());
-      buffers[in.index] = std::move(buffer);
-    }
-  return true;
-}
-
 /// One NCCL communicator over `ranks`, a rank per thread, each joining on
 /// its own thread (a rank's join waits for the others); false with `error`
 /// when NCCL is missing, the ranks' transfer orders disagree, or a rank
@@ -285,7 +252,11 @@ int main(int argc, char **argv) {
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
   if (!inputsFile.empty()) {
     std::map<int64_t, Buffer> buffers;
-    if (!readInputFile(inputsFile, ranks, buffers, error))
+    std::vector<InputInfo> wanted;
+    for (auto &rank : ranks)
+      wanted.insert(wanted.end(), rank->manifest().inputs.begin(),
+                    rank->manifest().inputs.end());
+    if (!readSavedInputs(inputsFile, wanted, buffers, error))
       return fail(error);
     std::map<int64_t, const Buffer *> inputs;
     for (auto &[index, buffer] : buffers)

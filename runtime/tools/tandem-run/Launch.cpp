@@ -4,6 +4,7 @@
 #include "Hosts.h"
 
 #include "tandem/Runtime/RankProgram.h"
+#include "tandem/Runtime/Safetensors.h"
 #include "tandem/Runtime/SocketControlPlane.h"
 #include "tandem/Runtime/TokenData.h"
 
@@ -111,7 +112,9 @@ int64_t checkRanksCanStart(const Options &o, std::string &error) {
       return -1;
     }
   }
-  if (!data::readTokens(o.data, error))
+  if (!o.data.empty() && !data::readTokens(o.data, error))
+    return -1;
+  if (!o.inputs.empty() && !st::readFile(o.inputs, error))
     return -1;
   return ranks;
 }

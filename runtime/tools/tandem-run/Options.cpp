@@ -13,12 +13,16 @@ using tandem::runtime::parseCount;
 using tandem::runtime::parsePositive;
 using tandem::runtime::parsePositiveCount;
 
-static const char *const kUsage = R"(usage: tandem-run DIR --data FILE [options]
+static const char *const kUsage =
+    R"(usage: tandem-run DIR (--data FILE | --inputs FILE) [options]
 
 Trains what `tandemc --target cpu` (or cuda) wrote to DIR (docs/runtime.md):
 one MPI process per rank, or with --transport inproc every rank a thread of
 this process. Started directly, it runs itself under mpirun (not inproc).
 
+  --inputs FILE          one step on saved step inputs (input.<i>, as
+                         tandem-eval --save-inputs writes) instead of --data
+  --save-outputs FILE    write the last step's outputs (result.<k>)
   --steps N              steps to run (default 1)
   --first-step K         the first step's index (default 0)
   --seed N               initialization and batch order (default 0)
@@ -84,6 +88,12 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     bool forward = true;
     if (arg == "--data") {
       if (!value(o.data))
+        return false;
+    } else if (arg == "--inputs") {
+      if (!value(o.inputs))
+        return false;
+    } else if (arg == "--save-outputs") {
+      if (!value(o.saveOutputs))
         return false;
     } else if (arg == "--params") {
       if (!value(o.params))
@@ -197,8 +207,15 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     error = "no directory (the output of tandemc --target cpu)";
     return false;
   }
-  if (o.data.empty()) {
-    error = "--data is required (a text or token file)";
+  if (o.data.empty() == o.inputs.empty()) {
+    error = "give exactly one of --data (training on a text or token file) "
+            "and --inputs (one step on saved step inputs)";
+    return false;
+  }
+  if (!o.inputs.empty() && (o.steps != 1 || o.firstStepGiven || o.evalEvery ||
+                            o.ckptEvery || !o.resume.empty())) {
+    error = "--inputs runs one step on saved inputs: --steps, --first-step, "
+            "--eval-every, --ckpt-every and --resume need --data";
     return false;
   }
   if (o.ckptEvery > 0 && o.ckptDir.empty()) {

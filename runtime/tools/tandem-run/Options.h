@@ -11,6 +11,9 @@ namespace tandem::run {
 
 struct Options {
   std::string dir, data, params, saveParams, trace, mpirun = "mpirun";
+  /// One step on saved step inputs (`input.<i>`, tandem-eval
+  /// --save-inputs) instead of --data; the last step's outputs to a file.
+  std::string inputs, saveOutputs;
   /// Checkpoints: where to write them and how often, where to resume from.
   std::string ckptDir, resume;
   uint64_t ckptEvery = 0, ckptKeep = 2;

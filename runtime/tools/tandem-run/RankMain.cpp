@@ -32,12 +32,10 @@ using namespace tandem::runtime;
 
 namespace {
 
-/// Collects every rank's parameters on rank 0 and writes them to `path`.
-bool saveParameters(const RankProgram &program, ControlPlane &control,
-                    const std::string &path, std::string &error) {
-  st::File mine;
-  if (!addParameters(program, mine, error))
-    return false;
+/// Collects every rank's `mine` (`what`: "parameters") on rank 0 and
+/// writes their union to `path` (a tensor two ranks hold is written once).
+bool gatherFile(st::File mine, ControlPlane &control, const std::string &what,
+                const std::string &path, std::string &error) {
   std::vector<uint8_t> bytes = st::serialize(mine);
   std::vector<std::string> parts = control.gather(
       std::string(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
@@ -48,13 +46,43 @@ bool saveParameters(const RankProgram &program, ControlPlane &control,
   for (size_t r = 1; r < parts.size(); ++r) {
     std::vector<uint8_t> theirs(parts[r].begin(), parts[r].end());
     std::optional<st::File> file =
-        st::parse(theirs, "rank " + std::to_string(r) + "'s parameters", error);
+        st::parse(theirs, "rank " + std::to_string(r) + "'s " + what, error);
     if (!file)
       return false;
     for (auto &[name, tensor] : file->tensors)
       all.tensors.emplace(name, std::move(tensor));
   }
   return st::writeFile(path, all, error);
+}
+
+/// Collects every rank's parameters on rank 0 and writes them to `path`.
+bool saveParameters(const RankProgram &program, ControlPlane &control,
+                    const std::string &path, std::string &error) {
+  st::File mine;
+  if (!addParameters(program, mine, error))
+    return false;
+  return gatherFile(std::move(mine), control, "parameters", path, error);
+}
+
+/// Collects the step outputs (`result.<k>`, typed by their producing
+/// fragment's result) on rank 0 and writes them to `path`.
+bool saveOutputs(const Manifest &m,
+                 const std::map<int64_t, std::shared_ptr<Buffer>> &outputs,
+                 ControlPlane &control, const std::string &path,
+                 std::string &error) {
+  st::File mine;
+  for (const OutputInfo &out : m.outputs) {
+    auto it = outputs.find(out.index);
+    int64_t f = m.findFragment(out.fragment);
+    if (it == outputs.end() || f < 0) {
+      error = "step output " + std::to_string(out.index) + " was not produced";
+      return false;
+    }
+    const ResultInfo &res = m.fragments[f].results[out.result];
+    mine.tensors["result." + std::to_string(out.index)] =
+        tensorOf(res.dtype, res.shape, *it->second);
+  }
+  return gatherFile(std::move(mine), control, "outputs", path, error);
 }
 
 /// A field of /proc/self/status in bytes: "VmHWM:" (the peak resident
@@ -376,13 +404,16 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   // Only where the rank is a process of its own: threads share one
   // process's counts.
   std::string manifestPath = o.dir + "/rank" + std::to_string(rank) + ".json";
-  // One copy of the data, which the training and held-out samplers share.
-  data::TokenStream tokens;
-  if (std::optional<std::vector<int32_t>> read =
-          data::readTokens(o.data, error))
+  // One copy of the data, which the training and held-out samplers share
+  // (none with --inputs).
+  data::TokenStream tokens = std::make_shared<const std::vector<int32_t>>();
+  if (o.data.empty()) {
+  } else if (std::optional<std::vector<int32_t>> read =
+                 data::readTokens(o.data, error)) {
     tokens = std::make_shared<const std::vector<int32_t>>(std::move(*read));
-  else
+  } else {
     return abortJob(error);
+  }
   std::optional<Manifest> manifest = readManifest(manifestPath, error);
   if (!manifest)
     return abortJob(error);
@@ -460,10 +491,26 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   inputOptions.seed = seed;
   inputOptions.heldOutFraction = o.heldOutFraction;
   inputOptions.dataName = o.data;
-  std::optional<StepInputs> inputs = StepInputs::create(
-      program->manifest().inputs, tokens, inputOptions, error);
-  if (!inputs)
-    return abortJob(error);
+  // The step's inputs: batches of the token data, or the saved ones.
+  std::optional<StepInputs> inputs;
+  std::map<int64_t, Buffer> savedInputs;
+  std::map<int64_t, const Buffer *> savedViews;
+  if (o.inputs.empty()) {
+    inputs = StepInputs::create(program->manifest().inputs, tokens,
+                                inputOptions, error);
+    if (!inputs)
+      return abortJob(error);
+  } else {
+    if (!readSavedInputs(o.inputs, program->manifest().inputs, savedInputs,
+                         error))
+      return abortJob(error);
+    for (auto &[index, buffer] : savedInputs)
+      savedViews[index] = &buffer;
+  }
+  auto stepInputs =
+      [&](uint64_t step) -> const std::map<int64_t, const Buffer *> & {
+    return inputs ? inputs->get(step) : savedViews;
+  };
 
   // The rank that produces the loss prints the progress lines; every rank
   // learns which one it is.
@@ -471,7 +518,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   for (const OutputInfo &out : program->manifest().outputs)
     hasLoss |= out.index == 0;
   int64_t lossRank = std::max<int64_t>(control.maxOf(hasLoss ? rank : -1), 0);
-  int64_t allTokens = control.maxOf(inputs->tokensPerStep());
+  int64_t allTokens = control.maxOf(inputs ? inputs->tokensPerStep() : 0);
 
   std::unique_ptr<HeldOut> heldOut;
   if (o.evalEvery > 0) {
@@ -511,6 +558,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   };
   StepTimer timer(transport, program->manifest());
   double stepSum = 0, waitSum = 0;
+  std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;
   control.barrier();
   if (heldOut && !evaluate(firstStep))
     return abortJob(error);
@@ -523,10 +571,11 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     if (env.beginStep)
       env.beginStep();
     timer.beginStep(step);
-    if (!program->runStep(inputs->get(step), timer, result, error))
+    if (!program->runStep(stepInputs(step), timer, result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
     if (!program->applyUpdates(result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
+    lastOutputs = result.outputs;
     timer.endStep();
     if (o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0) {
       // Each rank writes its part; the checkpoint becomes current only
@@ -580,6 +629,9 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
 
   if (!o.saveParams.empty() &&
       !saveParameters(*program, control, o.saveParams, error))
+    return abortJob(error);
+  if (!o.saveOutputs.empty() && !saveOutputs(program->manifest(), lastOutputs,
+                                             control, o.saveOutputs, error))
     return abortJob(error);
 
   // The summary: each rank's mean bubble and busy time, and its peak memory

@@ -37,6 +37,14 @@ struct StepInputOptions {
   bool heldOut = false;
 };
 
+/// Step inputs saved in a safetensors file (`input.<i>` tensors, as
+/// tandem-eval --save-inputs writes): the ones `inputs` lists (an index
+/// listed twice is read once) into `buffers` by index; a missing tensor or
+/// one of another type or step shape is an error naming the file.
+bool readSavedInputs(const std::string &path,
+                     const std::vector<InputInfo> &inputs,
+                     std::map<int64_t, Buffer> &buffers, std::string &error);
+
 class StepInputs {
 public:
   /// `inputs` are the step inputs to fill (one rank's, or the union of all
