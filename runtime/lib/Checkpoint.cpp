@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 #include <fcntl.h>
@@ -218,6 +220,25 @@ std::optional<Json> readJson(const std::string &path, std::string &error) {
   return json;
 }
 
+/// JSON integers read without nlohmann's unchecked conversions, under
+/// which a float or an out-of-range number is undefined behavior (found by
+/// fuzz/CheckpointFuzzer.cpp: `"step": 1e118`).
+uint64_t unsignedValue(const Json &value, const char *name) {
+  if (!value.is_number_unsigned())
+    throw std::runtime_error(
+        std::string("'") + name +
+        "' is not a non-negative integer: " + value.dump());
+  return value.get<uint64_t>();
+}
+int64_t integerValue(const Json &value, const char *name) {
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() &&
+       value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+    throw std::runtime_error(std::string("'") + name +
+                             "' is not a 64-bit integer: " + value.dump());
+  return value.get<int64_t>();
+}
+
 /// The fields of a rank index, checked for presence and type.
 struct RankIndex {
   uint64_t step = 0, dataPosition = 0, seed = 0;
@@ -255,28 +276,29 @@ std::optional<RankIndex> parseIndex(const Json &json, const std::string &path,
     if (*format != kCheckpointFormat)
       return fail("unsupported checkpoint format " + format->dump() +
                   " (this runtime reads " + kCheckpointFormat + ")");
-    index.step = json.at("step").get<uint64_t>();
-    index.dataPosition = json.at("data_position").get<uint64_t>();
-    index.seed = json.at("seed").get<uint64_t>();
+    index.step = unsignedValue(json.at("step"), "step");
+    index.dataPosition =
+        unsignedValue(json.at("data_position"), "data_position");
+    index.seed = unsignedValue(json.at("seed"), "seed");
     const Json &scale = json.at("loss_scale");
     if (!scale.is_null())
       index.lossScale = scale.get<double>();
-    index.rank = json.at("rank").get<int64_t>();
+    index.rank = integerValue(json.at("rank"), "rank");
     RankDescription &d = index.description;
     d.program = json.at("program").get<std::string>();
     const Json &grid = json.at("grid");
-    d.grid.stages = grid.at("stages").get<int64_t>();
-    d.grid.chunks = grid.at("chunks").get<int64_t>();
-    d.grid.replicas = grid.at("replicas").get<int64_t>();
-    d.grid.microbatches = grid.at("microbatches").get<int64_t>();
-    d.grid.rank = grid.at("rank").get<int64_t>();
-    d.grid.stage = grid.at("stage").get<int64_t>();
-    d.grid.replica = grid.at("replica").get<int64_t>();
+    d.grid.stages = integerValue(grid.at("stages"), "stages");
+    d.grid.chunks = integerValue(grid.at("chunks"), "chunks");
+    d.grid.replicas = integerValue(grid.at("replicas"), "replicas");
+    d.grid.microbatches = integerValue(grid.at("microbatches"), "microbatches");
+    d.grid.rank = integerValue(grid.at("rank"), "rank");
+    d.grid.stage = integerValue(grid.at("stage"), "stage");
+    d.grid.replica = integerValue(grid.at("replica"), "replica");
     for (const Json &p : json.at("parameters"))
       d.parameters.emplace_back(p.at("name").get<std::string>(),
                                 p.at("type").get<std::string>());
     for (const Json &in : json.at("inputs"))
-      d.inputs.emplace_back(in.at("index").get<int64_t>(),
+      d.inputs.emplace_back(integerValue(in.at("index"), "index"),
                             in.at("type").get<std::string>());
     for (const Json &a : json.at("actions"))
       d.actions.push_back(a.get<std::string>());
@@ -285,10 +307,11 @@ std::optional<RankIndex> parseIndex(const Json &json, const std::string &path,
     index.scheduleFingerprint = fingerprint.at("schedule").get<std::string>();
     const Json &tensors = json.at("safetensors");
     index.safetensorsFile = tensors.at("file").get<std::string>();
-    index.safetensorsBytes = tensors.at("bytes").get<uint64_t>();
+    index.safetensorsBytes = unsignedValue(tensors.at("bytes"), "bytes");
     index.checksum = tensors.at("fnv1a64").get<std::string>();
-  } catch (const Json::exception &e) {
-    // nlohmann's messages name the key ("key 'seed' not found") or the type.
+  } catch (const std::exception &e) {
+    // nlohmann's messages name the key ("key 'seed' not found") or the
+    // type; ours the field.
     return fail(std::string("malformed index: ") + e.what());
   }
   if (index.safetensorsFile.find('/') != std::string::npos ||
@@ -503,15 +526,19 @@ Failure loadStep(const std::string &dir, uint64_t step,
   GridInfo savedGrid;
   try {
     if (marker->at("format") != kCheckpointFormat ||
-        marker->at("step").get<uint64_t>() != step)
+        unsignedValue(marker->at("step"), "step") != step)
       throw std::runtime_error("wrong format or step");
-    ranks = marker->at("ranks").get<int64_t>();
+    ranks = integerValue(marker->at("ranks"), "ranks");
     const Json &grid = marker->at("grid");
-    savedGrid.stages = grid.at("stages").get<int64_t>();
-    savedGrid.chunks = grid.at("chunks").get<int64_t>();
-    savedGrid.replicas = grid.at("replicas").get<int64_t>();
-    savedGrid.microbatches = grid.at("microbatches").get<int64_t>();
-    if (ranks != savedGrid.stages * savedGrid.replicas)
+    savedGrid.stages = integerValue(grid.at("stages"), "stages");
+    savedGrid.chunks = integerValue(grid.at("chunks"), "chunks");
+    savedGrid.replicas = integerValue(grid.at("replicas"), "replicas");
+    savedGrid.microbatches =
+        integerValue(grid.at("microbatches"), "microbatches");
+    int64_t product = 0;
+    if (__builtin_mul_overflow(savedGrid.stages, savedGrid.replicas,
+                               &product) ||
+        ranks != product)
       throw std::runtime_error("ranks is not stages x replicas");
   } catch (const std::exception &e) {
     error = markerPath + ": malformed commit record: " + e.what();
