@@ -3,7 +3,9 @@
 #include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/CudaLibraries.h"
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/OptionValues.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -247,4 +249,29 @@ tandem::runtime::openCudaDevice(const CudaDriver &driver, int64_t ordinal,
     return nullptr;
   }
   return std::make_unique<CudaDevice>(driver, std::move(info), device, context);
+}
+
+std::unique_ptr<Device> tandem::runtime::openDevice(const std::string &name,
+                                                    std::string &error) {
+  if (name == "host")
+    return makeHostDevice();
+  if (name != "cuda" && name.rfind("cuda:", 0) != 0) {
+    error = "--device takes host or cuda[:N], not '" + name + "'";
+    return nullptr;
+  }
+  uint64_t ordinal = 0;
+  if (name != "cuda" &&
+      !parseCount("--device cuda:", name.substr(5), ordinal, error))
+    return nullptr;
+  const CudaDriver *driver = CudaDriver::open(error);
+  // A number past any int64 is past the last GPU too.
+  std::unique_ptr<Device> device =
+      driver ? openCudaDevice(
+                   *driver,
+                   static_cast<int64_t>(std::min<uint64_t>(ordinal, INT64_MAX)),
+                   error)
+             : nullptr;
+  if (!device)
+    error = "--device " + name + ": " + error;
+  return device;
 }

@@ -164,6 +164,21 @@ void InProcessTransport::finish(int64_t rank) {
   changed.notify_all();
 }
 
+void InProcessTransport::reset() {
+  std::lock_guard<std::mutex> lock(mutex);
+  finished.assign(ranks, false);
+  waiting.assign(ranks, false);
+  remaining.assign(ranks, 0);
+  posted.assign(ranks, nullptr);
+  inCollective.assign(ranks, nullptr);
+  sends.clear();
+  recvs.clear();
+  collectives.clear();
+  entered.clear();
+  aborted = false;
+  abortReason.clear();
+}
+
 void InProcessTransport::abort(const std::string &reason) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!aborted) {

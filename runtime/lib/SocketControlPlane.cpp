@@ -112,15 +112,14 @@ int tandem::runtime::listenControlSocket(std::string &name,
 std::unique_ptr<SocketControlPlane>
 SocketControlPlane::join(const std::string &name, int listener, int64_t rank,
                          int64_t size, double timeoutSeconds,
-                         std::string &error) {
+                         std::string &error, int launcher) {
   if (size < 1 || rank < 0 || rank >= size) {
     error = "rank " + std::to_string(rank) + " of " + std::to_string(size) +
             " ranks";
     return nullptr;
   }
   std::unique_ptr<SocketControlPlane> plane(new SocketControlPlane(rank, size));
-  // Started by tandem-run's local launcher (Launch.h), which reports.
-  plane->launcher = std::getenv("TANDEM_RUN_LOCAL_RANK") ? getppid() : 0;
+  plane->launcher = launcher;
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::duration<double>(timeoutSeconds));

@@ -25,7 +25,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/NcclTransport.h"
 #include "tandem/Runtime/OptionValues.h"
 #include "tandem/Runtime/ParameterFiles.h"
@@ -195,28 +194,12 @@ int main(int argc, char **argv) {
     return fail("--transport nccl moves GPU memory: it needs --device cuda");
 
   // The device first: the ranks allocate on it as they load.
-  std::unique_ptr<Device> device;
-  if (deviceName == "host") {
-    device = makeHostDevice();
-  } else if (deviceName == "cuda" || deviceName.rfind("cuda:", 0) == 0) {
-    uint64_t ordinal = 0;
-    if (deviceName != "cuda" &&
-        !parseCount("--device cuda:", deviceName.substr(5), ordinal, error))
-      return fail(error);
-    const CudaDriver *driver = CudaDriver::open(error);
-    if (!driver)
-      return fail("--device " + deviceName + ": " + error);
-    // A number past any int64 is past the last GPU too.
-    device = openCudaDevice(
-        *driver, static_cast<int64_t>(std::min<uint64_t>(ordinal, INT64_MAX)),
-        error);
-    if (!device)
-      return fail("--device " + deviceName + ": " + error);
+  std::unique_ptr<Device> device = openDevice(deviceName, error);
+  if (!device)
+    return fail(error);
+  if (device->kind() != DeviceKind::Host)
     std::fprintf(stderr, "tandem-run-inproc: device %s\n",
                  device->describe().c_str());
-  } else {
-    return fail("--device takes host or cuda[:N], not '" + deviceName + "'");
-  }
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
   loadOptions.device = device.get();
   std::vector<std::unique_ptr<RankProgram>> ranks;

@@ -8,9 +8,7 @@
 
 #include "RankMain.h"
 
-#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/Manifest.h"
-#include "tandem/Runtime/OptionValues.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,24 +18,6 @@
 using namespace tandem;
 using namespace tandem::run;
 using namespace tandem::runtime;
-
-/// The device every rank uses: the host, or GPU N of `cuda[:N]`.
-static std::unique_ptr<Device> openSharedDevice(const std::string &name,
-                                                std::string &error) {
-  if (name == "host")
-    return makeHostDevice();
-  uint64_t ordinal = 0;
-  if (name != "cuda" &&
-      !parseCount("--device cuda:", name.substr(5), ordinal, error))
-    return nullptr;
-  const CudaDriver *driver = CudaDriver::open(error);
-  if (!driver)
-    return nullptr;
-  // A number past any int64 is past the last GPU too.
-  return openCudaDevice(
-      *driver, static_cast<int64_t>(std::min<uint64_t>(ordinal, INT64_MAX)),
-      error);
-}
 
 int tandem::run::runRanksInProcess(const Options &o) {
   std::string error;
@@ -53,41 +33,14 @@ int tandem::run::runRanksInProcess(const Options &o) {
   setenv("OMP_NUM_THREADS", threads.c_str(), 1);
   setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
 
-  std::unique_ptr<Device> device = openSharedDevice(o.device, error);
+  std::unique_ptr<Device> device = openDevice(o.device, error);
   if (!device)
-    return fail("--device " + o.device + ": " + error);
+    return fail(error);
   if (device->kind() != DeviceKind::Host)
     std::fprintf(stderr, "tandem-run: device %s\n", device->describe().c_str());
 
   ThreadControlPlane::Group group(size);
-  // Made afresh before each step: the transport's deadlock check knows one
-  // step (a rank that finished its list never posts again).
-  std::unique_ptr<InProcessTransport> transport;
-  auto makeTransport = [&] {
-    transport = std::make_unique<InProcessTransport>(size, device.get());
-  };
-  makeTransport();
-  // Every rank holds the same object, which each step's transport replaces.
-  struct Forward final : Transport {
-    std::unique_ptr<InProcessTransport> &to;
-    explicit Forward(std::unique_ptr<InProcessTransport> &to) : to(to) {}
-    const Device *payloadDevice() const override { return to->payloadDevice(); }
-    bool exchange(int64_t rank, std::vector<TransportOp> &group,
-                  std::string &error) override {
-      bool ok = to->exchange(rank, group, error);
-      for (const TransportOp &op : group)
-        if (op.completed)
-          countCompleted(rank, op);
-      return ok;
-    }
-    bool collective(int64_t rank, CollectiveOp &op,
-                    std::string &error) override {
-      return to->collective(rank, op, error);
-    }
-    void finish(int64_t rank) override { to->finish(rank); }
-    void abort(const std::string &reason) override { to->abort(reason); }
-  } forward(transport);
-
+  InProcessTransport transport(size, device.get());
   std::vector<std::thread> ranks;
   std::vector<int> statuses(size, 0);
   std::vector<std::unique_ptr<ThreadControlPlane>> planes;
@@ -98,12 +51,12 @@ int tandem::run::runRanksInProcess(const Options &o) {
       ThreadControlPlane &control = *planes[r];
       RankEnvironment env(control);
       env.sharedDevice = device.get();
-      env.transport = &forward;
+      env.transport = &transport;
       env.beginStep = [&] {
-        // Nobody is inside the old transport once all have arrived.
+        // Nobody is inside the transport once all have arrived.
         control.barrier();
         if (r == 0)
-          makeTransport();
+          transport.reset();
         control.barrier();
       };
       statuses[r] = runRank(o, env);

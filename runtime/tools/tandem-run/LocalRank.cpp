@@ -11,6 +11,8 @@
 
 #include "tandem/Runtime/SocketControlPlane.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 using namespace tandem;
@@ -27,7 +29,9 @@ int tandem::run::runLocalRank(const Options &o, const LaunchInfo &launch) {
   std::string error;
   std::unique_ptr<SocketControlPlane> control =
       SocketControlPlane::join(name, listener ? std::atoi(listener) : -1,
-                               launch.rank, launch.size, o.timeout, error);
+                               launch.rank, launch.size, o.timeout, error,
+                               // The launcher reports a peer's failure.
+                               getppid());
   if (!control)
     return fail("rank " + std::to_string(launch.rank) + ": " + error);
   if (o.transport != "nccl")

@@ -575,7 +575,8 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
       return abortJob("step " + std::to_string(step) + ": " + error);
     if (!program->applyUpdates(result, error))
       return abortJob("step " + std::to_string(step) + ": " + error);
-    lastOutputs = result.outputs;
+    if (!o.saveOutputs.empty())
+      lastOutputs = result.outputs;
     timer.endStep();
     if (o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0) {
       // Each rank writes its part; the checkpoint becomes current only

@@ -183,6 +183,11 @@ std::unique_ptr<Device> makeHostDevice();
 std::unique_ptr<Device> openCudaDevice(const CudaDriver &driver,
                                        int64_t ordinal, std::string &error);
 
+/// The device a tool's --device names: "host", or "cuda[:N]" (GPU N,
+/// default 0, through the driver); nullptr with `error` (a bad name or
+/// number, or "--device NAME: " and why the GPU did not open).
+std::unique_ptr<Device> openDevice(const std::string &name, std::string &error);
+
 } // namespace tandem::runtime
 
 #endif // TANDEM_RUNTIME_DEVICE_H

@@ -30,10 +30,11 @@ public:
   /// Joins the job's control plane as `rank` of `size`: rank 0 accepts the
   /// other ranks on `listener` (from listenControlSocket), the others
   /// connect to `name`. Waits at most `timeoutSeconds` for the connections;
-  /// nullptr with `error`.
+  /// nullptr with `error`. `launcher`: the process that started this rank
+  /// and reports its peers' failures (see peerEnded), or 0.
   static std::unique_ptr<SocketControlPlane>
   join(const std::string &name, int listener, int64_t rank, int64_t size,
-       double timeoutSeconds, std::string &error);
+       double timeoutSeconds, std::string &error, int launcher = 0);
   ~SocketControlPlane() override;
   SocketControlPlane(const SocketControlPlane &) = delete;
   SocketControlPlane &operator=(const SocketControlPlane &) = delete;
@@ -60,7 +61,7 @@ private:
   std::vector<std::string> collect(const std::string &bytes);
 
   int64_t self, ranks;
-  /// The tandem-run launcher that started this rank (at join), or 0.
+  /// The launcher that started this rank, or 0.
   int launcher = 0;
   /// By rank: the hub's connections (index 0 unused), or a rank's one
   /// connection to the hub at index 0.

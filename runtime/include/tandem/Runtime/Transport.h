@@ -157,6 +157,11 @@ public:
   bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override;
   void abort(const std::string &reason) override;
+  /// Starts another step: forgets every rank's list position, pending op
+  /// and collective of the last one (the deadlock check knows one step: a
+  /// rank that finished its list never posts again). Only while no rank is
+  /// inside the transport; the byte counts stay.
+  void reset();
 
 private:
   /// The n-th collective over one set of members.
