@@ -4,6 +4,7 @@
 
 #include "tandem/Runtime/CpuFeatures.h"
 #include "tandem/Runtime/CudaLibraries.h"
+#include "tandem/Runtime/Finite.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/Safetensors.h"
 
@@ -283,6 +284,7 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
   }
 
   separateBuffers = options.separateBuffers;
+  checkGradients = options.checkGradients;
   dumpDirectory = options.dumpFragments;
   if (!dumpDirectory.empty()) {
     std::error_code ec;
@@ -625,6 +627,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   };
   if (parameters.size() != m.parameters.size())
     return fail("parameters are not initialized");
+  result.nonFinite.clear();
   for (const InputInfo &in : m.inputs) {
     auto it = inputs.find(in.index);
     if (it == inputs.end() || !it->second)
@@ -848,6 +851,9 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           if (!addDump("arg" + std::to_string(a), f.arguments[a].dtype,
                        f.arguments[a].shape, args[a], f.arguments[a].bytes))
             return fail(where + ": cannot dump the call: " + dumpError);
+      if (checkGradients && !f.perMicrobatch && result.nonFinite.empty() &&
+          !findNonFiniteSum(f, args, result.nonFinite, error))
+        return fail(where + ": " + error);
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
       if (!dumpDirectory.empty() && status == 0) {
@@ -1016,7 +1022,40 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       step.outputs[*res.output] = value;
     }
   transport.finish(rank);
+  step.nonFinite = std::move(result.nonFinite);
   result = std::move(step);
+  return true;
+}
+
+bool RankProgram::findNonFiniteSum(const FragmentInfo &f,
+                                   const std::vector<const void *> &args,
+                                   std::string &found, std::string &error) {
+  std::vector<uint8_t> copy;
+  for (size_t a = 0; a < f.arguments.size(); ++a) {
+    const ArgumentInfo &arg = f.arguments[a];
+    if (arg.kind != BindingKind::Slot || arg.rule != SlotRule::SumMicrobatches)
+      continue;
+    const void *data = args[a];
+    if (!device->hostAddressable()) {
+      copy.resize(arg.bytes);
+      if (!device->copyToHost(copy.data(), data, arg.bytes, error))
+        return false;
+      data = copy.data();
+    }
+    int64_t index = firstNonFinite(arg.dtype, data, arg.bytes);
+    if (index < 0)
+      continue;
+    std::string shape;
+    for (int64_t d : arg.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    found = "the gradient sum of " + arg.slot.fragment + " result " +
+            std::to_string(arg.slot.result) + " (" +
+            elementTypeName(arg.dtype) + "[" + shape + "], argument " +
+            std::to_string(a) + " of " + f.name + ") holds " +
+            nonFiniteName(arg.dtype, data, index) + " at element " +
+            std::to_string(index);
+    return true;
+  }
   return true;
 }
 

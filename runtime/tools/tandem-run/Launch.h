@@ -17,6 +17,12 @@ constexpr const char *kStatusDirVariable = "TANDEM_RUN_STATUS_DIR";
 /// tandem-run's local launcher hands rank 0 the control plane's listening
 /// socket in this variable (a descriptor number), and every rank its name
 /// (SocketControlPlane.h).
+/// Set by --restart-on-failure for a restarted job: the attempt (0 for the
+/// first, which has no variable) and the step the run ends before, which
+/// the ranks run up to from the checkpoint they resume.
+constexpr const char *kAttemptVariable = "TANDEM_RUN_ATTEMPT";
+constexpr const char *kEndStepVariable = "TANDEM_RUN_END_STEP";
+
 constexpr const char *kControlVariable = "TANDEM_RUN_CONTROL";
 constexpr const char *kControlFdVariable = "TANDEM_RUN_CONTROL_FD";
 

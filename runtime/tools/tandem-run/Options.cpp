@@ -19,6 +19,8 @@ static const char *const kUsage =
 Trains what `tandemc --target cpu` (or cuda) wrote to DIR (docs/runtime.md):
 one MPI process per rank, or with --transport inproc every rank a thread of
 this process. Started directly, it runs itself under mpirun (not inproc).
+SIGUSR1 (and SIGTERM to tandem-run itself) stops the job after its current
+step with a checkpoint (--ckpt-dir); it then exits with status 75.
 
   --inputs FILE          one step on saved step inputs (input.<i>, as
                          tandem-eval --save-inputs writes) instead of --data
@@ -35,6 +37,13 @@ this process. Started directly, it runs itself under mpirun (not inproc).
   --ckpt-every K         ... every K steps
   --ckpt-keep N          keep the newest N (default 2; 0 keeps all)
   --resume DIR           continue from DIR's latest checkpoint
+  --restart-on-failure N when a rank dies or fails during a step, restart
+                         the job from the latest checkpoint, up to N times
+                         (not when one step fails twice)
+  --check-finite all|loss|off
+                         stop at a NaN or Inf loss (loss), or loss or
+                         gradient sum (all; the default on the CPU, loss
+                         on GPUs); dynamic loss scaling skips such steps
   --timeout SECONDS      fail a send/recv without progress (default 300)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
@@ -136,6 +145,19 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
             "--transport takes mpi, nccl or inproc, not '" + o.transport + "'";
         return false;
       }
+    } else if (arg == "--check-finite") {
+      if (!value(o.checkFinite))
+        return false;
+      if (o.checkFinite != "all" && o.checkFinite != "loss" &&
+          o.checkFinite != "off") {
+        error = "--check-finite takes all, loss or off, not '" + o.checkFinite +
+                "'";
+        return false;
+      }
+    } else if (arg == "--restart-on-failure") {
+      if (!value(text) || !parsePositiveCount(arg, text, o.restarts, error))
+        return false;
+      forward = false;
     } else if (arg == "--trace") {
       if (!value(o.trace))
         return false;
@@ -269,6 +291,17 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
     error = "--launcher local starts every rank on this machine: "
             "--ranks-per-host, --hosts and --print-command are mpirun's";
+    return false;
+  }
+  if (o.restarts > 0 && o.transport == "inproc") {
+    error = "--restart-on-failure restarts the ranks' processes: with "
+            "--transport inproc there are none (run tandem-run again with "
+            "--resume)";
+    return false;
+  }
+  if (o.restarts > 0 && o.ckptDir.empty()) {
+    error = "--restart-on-failure restarts from the latest checkpoint: it "
+            "needs --ckpt-dir and --ckpt-every";
     return false;
   }
   if (!o.hosts.empty() && o.ranksPerHost == 0) {

@@ -24,6 +24,13 @@ struct Options {
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
   bool printCommand = false;
+  /// What a non-finite value stops: "all" (the loss and every gradient
+  /// sum), "loss", or "off"; empty: "all" where the host can read the
+  /// device's memory, else "loss" (docs/runtime.md, "Non-finite values").
+  std::string checkFinite;
+  /// Restart a failed job from its latest checkpoint up to this many times
+  /// (Launch.h).
+  uint64_t restarts = 0;
   /// Where each rank's memory lives: "host" (--device cpu), or "cuda" (the
   /// GPU its local rank names, docs/runtime.md, "Devices"), or with inproc
   /// "cuda:N" (GPU N for every rank).

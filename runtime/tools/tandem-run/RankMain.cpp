@@ -194,7 +194,8 @@ public:
     const char *dir = std::getenv(kStatusDirVariable);
     if (rank < 0 || !dir || !*dir)
       return;
-    std::string base = std::string(dir) + "/rank" + std::to_string(rank);
+    folder = dir;
+    std::string base = folder + "/rank" + std::to_string(rank);
     fd = open(base.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     stoppedPath = base + ".stopped";
     // mpirun stops the surviving ranks with SIGTERM when one dies; the one
@@ -221,21 +222,80 @@ public:
     }
   }
 
+  /// A file of the launcher's status folder besides the ranks' own
+  /// (`steps`: the run's first and end step, for restarts).
+  void note(const std::string &name, const std::string &text) {
+    if (folder.empty())
+      return;
+    std::ofstream out(folder + "/" + name);
+    out << text;
+  }
+
 private:
   static inline Status *current = nullptr;
   int fd = -1;
-  std::string stoppedPath;
+  std::string folder, stoppedPath;
 };
 
-/// TANDEM_RUN_KILL=RANK:STEP kills rank RANK with SIGKILL as it starts step
-/// STEP: the fault tests' way to lose a process mid-run.
-bool shouldKill(int64_t rank, uint64_t step) {
+/// The fault tests' way to lose a process, stop it or corrupt it mid-run:
+/// TANDEM_RUN_KILL is a comma-separated list of [ATTEMPT@]RANK:STEP[:WHAT],
+/// each acting on rank RANK as it starts step STEP in the job's attempt
+/// ATTEMPT (default 0; --restart-on-failure counts them, Launch.h). WHAT is
+/// KILL (SIGKILL, the default), STOP (SIGSTOP: a silent peer), TERM or USR1
+/// (the signal a scheduler sends before preempting), or NAN (every
+/// element of the rank's first f32 parameter becomes NaN). Returns WHAT for
+/// this rank and step, or empty.
+std::string injectedFault(int64_t rank, uint64_t step) {
   const char *spec = std::getenv("TANDEM_RUN_KILL");
   if (!spec)
-    return false;
-  unsigned long long r = 0, s = 0;
-  return std::sscanf(spec, "%llu:%llu", &r, &s) == 2 &&
-         r == static_cast<unsigned long long>(rank) && s == step;
+    return "";
+  const char *attemptText = std::getenv(kAttemptVariable);
+  unsigned long long attempt =
+      attemptText ? std::strtoull(attemptText, nullptr, 10) : 0;
+  std::string list = spec;
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    std::string item = list.substr(at, comma - at);
+    at = comma + 1;
+    unsigned long long a = 0, r = 0, s = 0;
+    char what[16] = "KILL";
+    int used = 0;
+    if (std::sscanf(item.c_str(), "%llu@%n", &a, &used) != 1 || !used)
+      a = 0, used = 0;
+    int fields =
+        std::sscanf(item.c_str() + used, "%llu:%llu:%15s", &r, &s, what);
+    if (fields >= 2 && a == attempt &&
+        r == static_cast<unsigned long long>(rank) && s == step)
+      return what;
+  }
+  return "";
+}
+
+/// Makes every element of the rank's first f32 parameter NaN (the fault
+/// tests' corrupted weight).
+bool poisonParameter(RankProgram &program, std::string &error) {
+  for (const ParameterInfo &p : program.manifest().parameters) {
+    if (p.dtype != ElementType::F32 || p.bytes < sizeof(float))
+      continue;
+    std::vector<float> nan(p.bytes / sizeof(float), std::nanf(""));
+    return program.setParameter(p.name, nan.data(), p.bytes, error);
+  }
+  error = "TANDEM_RUN_KILL: NAN needs an f32 parameter on the rank";
+  return false;
+}
+
+/// The signal that asked the job to stop after its current step (SIGUSR1,
+/// or SIGTERM where no tandem-run launcher uses SIGTERM to stop a rank),
+/// or 0.
+volatile sig_atomic_t stopSignal = 0;
+
+void onStopSignal(int received) {
+  // A second SIGTERM does not wait for the step.
+  if (stopSignal && received == SIGTERM) {
+    signal(SIGTERM, SIG_DFL);
+    raise(SIGTERM);
+  }
+  stopSignal = received;
 }
 
 /// The held-out evaluation: the forward-only program of DIR/eval on the
@@ -366,6 +426,16 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
 
 } // namespace
 
+void tandem::run::catchStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGUSR1, &action, nullptr);
+  if (!std::getenv(kStatusDirVariable))
+    sigaction(SIGTERM, &action, nullptr);
+}
+
 int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   ControlPlane &control = env.control;
   const int64_t rank = control.rank(), size = control.size();
@@ -374,9 +444,22 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   const bool ownProcess = control.ranksAreProcesses();
   Status status(ownProcess ? rank : -1);
   status.set("starting");
+  // Stopping after a step with a checkpoint (docs/runtime.md,
+  // "Preemption"): SIGUSR1 always; SIGTERM too unless tandem-run's own
+  // launcher started this rank, which stops ranks with SIGTERM.
+  const bool launchedByTandemRun =
+      ownProcess && std::getenv(kStatusDirVariable);
+  catchStopSignals();
   std::string prefix = "rank " + std::to_string(rank) + ": ";
+  // "step K" while one runs: a failure there may be retried
+  // (--restart-on-failure), one before the first step is not.
+  std::string currentStep;
+  // Set for failures no retry can fix (a non-finite loss): "fatal ...".
+  std::string fatalStatus;
   auto abortJob = [&](const std::string &message) -> int {
-    status.set("error");
+    status.set(!fatalStatus.empty()  ? fatalStatus
+               : currentStep.empty() ? "error"
+                                     : "error during " + currentStep);
     control.abortJob(prefix + message);
     return 1; // Not reached: abortJob ends the job.
   };
@@ -457,8 +540,20 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     ownDevice = makeHostDevice();
     device = ownDevice.get();
   }
+  // Non-finite losses and gradients stop the run (--check-finite), unless
+  // dynamic loss scaling is on, which skips such steps itself: any rank
+  // holding the scale says so for all.
+  bool scaled = false;
+  for (const ParameterInfo &p : manifest->parameters)
+    scaled |= p.name == kLossScaleParameter;
+  scaled = control.maxOf(scaled) != 0;
+  std::string checkFinite = o.checkFinite;
+  if (checkFinite.empty())
+    checkFinite = device->hostAddressable() ? "all" : "loss";
+  const bool checkLoss = !scaled && checkFinite != "off";
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
   loadOptions.device = device;
+  loadOptions.checkGradients = !scaled && checkFinite == "all";
   std::unique_ptr<RankProgram> program =
       RankProgram::load(std::move(*manifest), loadOptions, error);
   if (!program)
@@ -487,6 +582,20 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     firstStep = info->step;
     seed = info->seed;
   }
+  // A restarted job (Launch.h) runs up to the first attempt's last step,
+  // from wherever its checkpoint left it.
+  uint64_t steps = o.steps;
+  if (const char *end = std::getenv(kEndStepVariable)) {
+    uint64_t endStep = std::strtoull(end, nullptr, 10);
+    if (endStep <= firstStep)
+      return abortJob("the restarted job resumes at step " +
+                      std::to_string(firstStep) +
+                      ", after the run's last step " + std::to_string(endStep));
+    steps = endStep - firstStep;
+  }
+  if (rank == 0)
+    status.note("steps", std::to_string(firstStep) + " " +
+                             std::to_string(firstStep + steps));
   StepInputOptions inputOptions;
   inputOptions.seed = seed;
   inputOptions.heldOutFraction = o.heldOutFraction;
@@ -557,63 +666,137 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     return true;
   };
   StepTimer timer(transport, program->manifest());
+  timer.beforeAbort = [&] {
+    status.set(currentStep.empty() ? "error" : "error during " + currentStep);
+  };
   double stepSum = 0, waitSum = 0;
   std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;
   control.barrier();
   if (heldOut && !evaluate(firstStep))
     return abortJob(error);
-  for (uint64_t step = firstStep; step < firstStep + o.steps; ++step) {
-    status.set("step " + std::to_string(step));
-    if (shouldKill(rank, step))
-      raise(SIGKILL);
+  // Set once the ranks agreed to stop early on a signal: the step after
+  // the last one run.
+  std::optional<uint64_t> stoppedAt;
+  for (uint64_t step = firstStep; step < firstStep + steps; ++step) {
+    currentStep = "step " + std::to_string(step);
+    status.set(currentStep);
+    std::string fault = injectedFault(rank, step);
+    if (fault == "KILL" || fault == "STOP" || fault == "TERM" ||
+        fault == "USR1")
+      raise(fault == "KILL"   ? SIGKILL
+            : fault == "STOP" ? SIGSTOP
+            : fault == "TERM" ? SIGTERM
+                              : SIGUSR1);
+    if (fault == "NAN" && !poisonParameter(*program, error))
+      return abortJob(error);
     StepResult result;
-    setContext("step " + std::to_string(step) + ": ");
+    setContext(currentStep + ": ");
     if (env.beginStep)
       env.beginStep();
     timer.beginStep(step);
     if (!program->runStep(stepInputs(step), timer, result, error))
-      return abortJob("step " + std::to_string(step) + ": " + error);
+      return abortJob(currentStep + ": " + error);
+    timer.endStep();
+    std::optional<double> lossValue =
+        rank == lossRank ? lossOutput(program->manifest(), result.outputs)
+                         : std::nullopt;
+    const bool hasLossValue = lossValue.has_value();
+    const double loss = hasLossValue ? *lossValue : std::nan("");
+    // One agreement per step, before anything is kept: 2 when a rank saw
+    // a non-finite loss or gradient, 1 when a rank was asked to stop.
+    std::string nonFinite;
+    if (checkLoss && hasLossValue && !std::isfinite(loss))
+      nonFinite = std::string("the loss is ") + (std::isnan(loss) ? "NaN"
+                                                 : loss > 0       ? "+Inf"
+                                                                  : "-Inf");
+    if (!result.nonFinite.empty())
+      nonFinite += (nonFinite.empty() ? "" : "; ") + std::string("rank ") +
+                   std::to_string(rank) + ": " + result.nonFinite;
+    int64_t verdict = control.maxOf(!nonFinite.empty() ? 2
+                                    : stopSignal       ? 1
+                                                       : 0);
+    if (verdict == 2) {
+      std::vector<std::string> found = control.gather(nonFinite, lossRank);
+      fatalStatus = "fatal during " + currentStep;
+      status.set(fatalStatus);
+      if (rank != lossRank)
+        control.barrier(); // Ended by the loss rank's abortJob.
+      // The loss first (the loss rank's finding), then by rank.
+      std::string all = found[lossRank];
+      for (size_t r = 0; r < found.size(); ++r)
+        if (static_cast<int64_t>(r) != lossRank && !found[r].empty())
+          all += (all.empty() ? "" : "; ") + found[r];
+      return abortJob(currentStep + ": " + all +
+                      "; stopped without saving this step (--check-finite "
+                      "off runs on; dynamic loss scaling skips such steps)");
+    }
     if (!program->applyUpdates(result, error))
-      return abortJob("step " + std::to_string(step) + ": " + error);
+      return abortJob(currentStep + ": " + error);
     if (!o.saveOutputs.empty())
       lastOutputs = result.outputs;
-    timer.endStep();
-    if (o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0) {
+    bool last = step + 1 == firstStep + steps;
+    bool stopping = verdict == 1 && !last;
+    bool checkpointNow = o.ckptEvery > 0 && (step + 1) % o.ckptEvery == 0;
+    if (checkpointNow || (stopping && !o.ckptDir.empty())) {
       // Each rank writes its part; the checkpoint becomes current only
       // once rank 0 has seen every part.
       CheckpointInfo info;
       info.step = info.dataPosition = step + 1;
       info.seed = seed;
       if (!writeRankCheckpoint(o.ckptDir, step + 1, *program, info, error))
-        return abortJob("step " + std::to_string(step) + ": " + error);
+        return abortJob(currentStep + ": " + error);
       control.barrier();
       if (rank == 0 && !commitCheckpoint(o.ckptDir, step + 1, size, error,
                                          static_cast<int64_t>(o.ckptKeep)))
-        return abortJob("step " + std::to_string(step) + ": " + error);
+        return abortJob(currentStep + ": " + error);
+      // Nobody reports the job stopped before the checkpoint is current.
+      control.barrier();
     }
     stepSum += timer.stepSeconds();
     waitSum += timer.waitSeconds();
     char bubble[32];
     std::snprintf(bubble, sizeof bubble, " %.2f", timer.bubble());
     std::vector<std::string> bubbles = control.gather(bubble, lossRank);
-    bool last = step + 1 == firstStep + o.steps;
     bool evalNow =
         heldOut && ((step + 1 - firstStep) % o.evalEvery == 0 || last);
-    std::optional<double> loss =
-        rank == lossRank ? lossOutput(program->manifest(), result.outputs)
-                         : std::nullopt;
     std::string perRank;
     for (const std::string &b : bubbles)
       perRank += b;
     if (rank == lossRank) {
       std::printf("step %llu loss %.9g time %.4f s tokens/s %.0f bubble%s\n",
-                  static_cast<unsigned long long>(step),
-                  loss ? *loss : std::nan(""), timer.stepSeconds(),
-                  allTokens / timer.stepSeconds(), perRank.c_str());
+                  static_cast<unsigned long long>(step), loss,
+                  timer.stepSeconds(), allTokens / timer.stepSeconds(),
+                  perRank.c_str());
       std::fflush(stdout);
+    }
+    if (stopping) {
+      stoppedAt = step + 1;
+      break;
     }
     if (evalNow && !evaluate(step + 1))
       return abortJob(error);
+  }
+  currentStep.clear();
+  if (stoppedAt) {
+    // Asked to stop (docs/runtime.md, "Preemption"): the step's checkpoint
+    // is committed; nothing else is written.
+    status.set("preempted after step " + std::to_string(*stoppedAt - 1));
+    if (rank == lossRank) {
+      const char *name = stopSignal == SIGTERM ? "SIGTERM" : "SIGUSR1";
+      if (o.ckptDir.empty())
+        std::printf("stopped by %s after step %llu: no --ckpt-dir, nothing "
+                    "was saved\n",
+                    name, static_cast<unsigned long long>(*stoppedAt - 1));
+      else
+        std::printf("stopped by %s after step %llu: checkpoint %s/%s "
+                    "written; continue with --resume %s\n",
+                    name, static_cast<unsigned long long>(*stoppedAt - 1),
+                    o.ckptDir.c_str(), checkpointName(*stoppedAt).c_str(),
+                    o.ckptDir.c_str());
+      std::fflush(stdout);
+    }
+    nccl.reset();
+    return launchedByTandemRun ? 0 : kPreemptedStatus;
   }
   status.set("finishing");
   // The training's peak memory, before --save-params gathers every rank's
@@ -659,7 +842,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
                 "optimizer state %.1f)",
                 static_cast<long long>(rank),
                 static_cast<long long>(program->manifest().grid.stage),
-                stepSum / o.steps, stepSum > 0 ? waitSum / stepSum : 0.0,
+                stepSum / steps, stepSum > 0 ? waitSum / stepSum : 0.0,
                 resident, (program->stepBufferBytes() + parameterBytes) / MiB,
                 program->stepBufferBytes() / MiB,
                 program->usesSeparateBuffers() ? " separate at most" : " arena",
@@ -724,11 +907,11 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
                 "relative drop %.2f%%\n",
                 *firstHeldOut, static_cast<unsigned long long>(firstStep),
                 *lastHeldOut,
-                static_cast<unsigned long long>(firstStep + o.steps),
+                static_cast<unsigned long long>(firstStep + steps),
                 100.0 * (*firstHeldOut - *lastHeldOut) / *firstHeldOut);
   if (rank == lossRank) {
     std::printf("summary: %llu steps on %lld %s\n",
-                static_cast<unsigned long long>(o.steps),
+                static_cast<unsigned long long>(steps),
                 static_cast<long long>(size),
                 ownProcess ? "processes" : "threads of one process");
     for (const std::string &text : lines)

@@ -14,6 +14,12 @@
 
 namespace tandem::run {
 
+/// The exit status of a job that stopped early on SIGTERM or SIGUSR1 after
+/// writing a checkpoint (docs/runtime.md, "Preemption"): EX_TEMPFAIL, the
+/// job is to be continued. Ranks tandem-run's own launcher started exit
+/// with 0 and leave the status to it.
+constexpr int kPreemptedStatus = 75;
+
 /// What the code that starts a rank (an MPI process, or a thread of
 /// `runRanksInProcess`) gives it.
 struct RankEnvironment {
@@ -34,6 +40,12 @@ struct RankEnvironment {
   /// Text the transport puts before its abort messages ("step 3: ").
   std::function<void(const std::string &)> setContext;
 };
+
+/// From now on SIGUSR1, and SIGTERM unless tandem-run's launcher started
+/// this process (it stops ranks with SIGTERM), ask the job to stop after
+/// its current step (docs/runtime.md, "Preemption"). Called before a rank
+/// process starts MPI, so that a signal during its start-up is kept.
+void catchStopSignals();
 
 /// Loads, trains, reports. Returns the exit status; errors end the whole
 /// job through the control plane.

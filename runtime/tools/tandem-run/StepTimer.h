@@ -18,6 +18,7 @@
 #include "tandem/Runtime/Transport.h"
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,14 @@ public:
   bool collective(int64_t rank, runtime::CollectiveOp &op,
                   std::string &error) override;
   void finish(int64_t rank) override { inner.finish(rank); }
-  void abort(const std::string &reason) override { inner.abort(reason); }
+  void abort(const std::string &reason) override {
+    if (beforeAbort)
+      beforeAbort();
+    inner.abort(reason);
+  }
+  /// Called before the step's transport aborts the job (which may end this
+  /// process at once): tandem-run records that the rank failed.
+  std::function<void()> beforeAbort;
 
   void beginStep(uint64_t step);
   void endStep();

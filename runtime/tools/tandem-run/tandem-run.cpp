@@ -33,6 +33,10 @@ int main(int argc, char **argv) {
   std::optional<runtime::LaunchInfo> launcher = runtime::detectLauncher(error);
   if (!launcher && !error.empty())
     return fail(error);
+  // A rank process, or every rank as a thread: a stop signal from now on
+  // waits for the step (a launcher passes it on instead, Launch.cpp).
+  if (launcher || options.transport == "inproc")
+    catchStopSignals();
   if (launcher && launcher->launcher == "tandem-run")
     return runLocalRank(options, *launcher);
   if (options.transport == "inproc") {

@@ -74,6 +74,11 @@ struct StepResult {
   std::map<std::string, std::shared_ptr<Buffer>> updates;
   /// Step outputs by index: copies the caller may keep.
   std::map<int64_t, std::shared_ptr<Buffer>> outputs;
+  /// With RankProgramOptions::checkGradients: the first gradient sum that
+  /// held a NaN or Inf when a per-step fragment read it, described (empty:
+  /// none). The step still runs to its end, so that its transfers complete
+  /// on every rank.
+  std::string nonFinite;
 };
 
 struct RankProgramOptions {
@@ -90,6 +95,13 @@ struct RankProgramOptions {
   /// and metadata naming the fragment, microbatch and call, so a GPU run can
   /// be compared with its emulation kernel by kernel. Empty: no dumps.
   std::string dumpFragments;
+
+  /// Before a per-step fragment (the optimizer, a step epilogue) runs, look
+  /// for NaN and Inf in every gradient sum it reads (its sum_microbatches
+  /// arguments), and describe the first found in StepResult::nonFinite. On
+  /// a device the host cannot address, the sums are copied to the host
+  /// first.
+  bool checkGradients = false;
 
   /// Where the rank's memory lives: its arena, parameters and staged step
   /// inputs (not owned: it must outlive the program). nullptr: the host.
@@ -214,7 +226,13 @@ private:
   bool checkParameterSize(const std::string &name, uint64_t bytes,
                           std::string &error) const;
 
-  bool separateBuffers = false;
+  bool separateBuffers = false, checkGradients = false;
+  /// Describes in `found` the first of `f`'s sum_microbatches arguments
+  /// (at `args`) holding a NaN or Inf; false with `error` when a copy to
+  /// the host fails.
+  bool findNonFiniteSum(const FragmentInfo &f,
+                        const std::vector<const void *> &args,
+                        std::string &found, std::string &error);
   /// RankProgramOptions::dumpFragments, and the calls made so far.
   std::string dumpDirectory;
   uint64_t dumpedCalls = 0;
