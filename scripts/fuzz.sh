@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang (libFuzzer, AddressSanitizer
-# and UndefinedBehaviorSanitizer) over the runtime's reader sources, and runs
+# and UndefinedBehaviorSanitizer) over the runtime's reader sources and, in a
+# build of their own, over the compile pipeline up to --emit=split, and runs
 # each over its checked-in seed corpus (fuzz/corpus/<target>) for SECONDS
-# (default 40; scripts/test.sh gives 4 targets 30 s each, 2 minutes in all).
+# (default 40; scripts/test.sh gives 6 targets 20 s each, 2 minutes in all).
 #
 #   scripts/fuzz.sh [SECONDS]
 #
@@ -42,22 +43,62 @@ for source in "${SOURCES[@]}"; do
   objects+=("$object")
 done
 
+# The compile pipeline's targets (fuzz/PipelineFuzzer.cpp) need MLIR: a
+# clang build of their own in $OUT/mlir (fuzz/CMakeLists.txt), every Tandem
+# source it compiles instrumented; ccache keeps rebuilds short.
+MLIR_BUILD="$OUT/mlir"
+MLIR_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+pipeline_built=1
+if [[ ! -f "$MLIR_BUILD/build.ninja" ]]; then
+  CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 cmake -G Ninja -S "$ROOT" -B "$MLIR_BUILD" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="${CXX/clang++/clang}" \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CXX_FLAGS="$MLIR_FLAGS" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DTANDEM_FUZZ_PIPELINE=ON -DTANDEM_BUILD_TESTS=OFF \
+    -DTANDEM_BUILD_EXAMPLES=OFF \
+    -DMLIR_DIR="${LLVM_PREFIX:-/usr/lib/llvm-22}/lib/cmake/mlir" \
+    > "$OUT/mlir-configure.log" 2>&1 || pipeline_built=0
+fi
+if [[ $pipeline_built -eq 1 ]]; then
+  CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 ninja -C "$MLIR_BUILD" \
+    TandemFuzz-pipeline TandemFuzz-pipeline-gen > "$OUT/mlir-build.log" 2>&1 ||
+    pipeline_built=0
+fi
+
 status=0
-for target in manifest safetensors tokens checkpoint; do
+if [[ $pipeline_built -eq 0 ]]; then
+  echo "fuzz: the pipeline targets did not build (see $OUT/mlir-*.log)"
+  tail -20 "$OUT"/mlir-*.log
+  status=1
+fi
+for target in manifest safetensors tokens checkpoint pipeline pipeline-gen; do
   case $target in
     manifest) file=ManifestFuzzer ;;
     safetensors) file=SafetensorsFuzzer ;;
     tokens) file=TokensFuzzer ;;
     checkpoint) file=CheckpointFuzzer ;;
+    pipeline*) file=TandemFuzz-$target ;;
   esac
   binary="$OUT/$file"
-  # The checkpoint target's fixed manifest: the tiny MLP's, from the corpus.
-  "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/$file.cpp" \
-    -DTANDEM_FUZZ_MANIFEST="\"$ROOT/fuzz/corpus/manifest/tiny-mlp-1stage.json\"" \
-    "${objects[@]}" -o "$binary" || { status=1; continue; }
+  if [[ $target == pipeline* ]]; then
+    [[ $pipeline_built -eq 1 ]] || continue
+    binary="$MLIR_BUILD/fuzz/$file"
+  else
+    # The checkpoint target's fixed manifest: the tiny MLP's, from the
+    # corpus.
+    "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/$file.cpp" \
+      -DTANDEM_FUZZ_MANIFEST="\"$ROOT/fuzz/corpus/manifest/tiny-mlp-1stage.json\"" \
+      "${objects[@]}" -o "$binary" || { status=1; continue; }
+  fi
   mkdir -p "$OUT/corpus-$target"
   log="$OUT/$target.log"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  # LLVM's BumpPtrAllocator, inlined into instrumented Tandem code, poisons
+  # memory that the uninstrumented libMLIR then uses (as in sanitize.sh).
+  asan=detect_leaks=1
+  [[ $target == pipeline* ]] && asan=$asan:allow_user_poisoning=0
+  ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1 \
     "$binary" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$OUT/crash-$target-" \

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything and runs every suite: lit, gtest (through ctest), pytest
-# where Python tests exist, a bounded fuzzing run of the runtime's readers
-# (scripts/fuzz.sh, 2 minutes), the runtime built alone without MLIR
-# (scripts/check-runtime-alone.sh), and the clang-format check. Exits non-zero
-# if any suite fails; the last line sums up the test counts.
+# where Python tests exist, a bounded fuzzing run of the runtime's readers and
+# the compile pipeline (scripts/fuzz.sh, 2 minutes), the runtime built alone
+# without MLIR (scripts/check-runtime-alone.sh), and the clang-format check.
+# Exits non-zero if any suite fails; the last line sums up the test counts.
 #
 #   scripts/test.sh          the suites once, with the machine's own kernels
 #   scripts/test.sh --isa    the suites once per ISA mode (docs/testing.md):
@@ -150,8 +150,8 @@ else
   fi
 fi
 
-echo "== fuzz (4 targets, 30 s each)"
-if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 30; then
+echo "== fuzz (6 targets, 20 s each)"
+if TANDEM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" 20; then
   passed=$((passed + 1))
 else
   echo "fuzz: a target failed (scripts/fuzz.sh; crash inputs in $BUILD_DIR/fuzz)"

@@ -347,10 +347,16 @@ private:
     for (TransferOp t : transfers())
       if (t.getSrc() == fwd.getSymName())
         t.setResult(t.getResult() - countBelow(erase, t.getResult()));
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(fwd.getBody().front().without_terminator())))
-      if (op.use_empty() && isMemoryEffectFree(&op))
-        op.erase();
+    // Backward, each op's predecessor taken before the op may go: a
+    // std::reverse_iterator over the block (llvm::reverse of
+    // without_terminator()) holds the erased op's successor position and
+    // reads the freed op (found by the pipeline fuzzer).
+    for (Operation *op = yield->getPrevNode(); op;) {
+      Operation *previous = op->getPrevNode();
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+      op = previous;
+    }
     return success();
   }
 

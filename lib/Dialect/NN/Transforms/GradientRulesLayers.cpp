@@ -79,7 +79,8 @@ LogicalResult logSoftmaxRule(GradBuilder &gb, Operation *op, Cots cots,
                              Out &out) {
   auto lsm = cast<LogSoftmaxOp>(op);
   Value g = cots[0];
-  Value total = gb.reduceSum(g, {lsm.getAxis()}, /*keepdims=*/true);
+  Value total =
+      gb.reduceSum(g, {static_cast<int64_t>(lsm.getAxis())}, /*keepdims=*/true);
   Value probs = ExpOp::create(gb.b, gb.loc, lsm.getResult());
   out.push_back(gb.sub(g, gb.mul(probs, total)));
   return success();
