@@ -10,7 +10,7 @@
 //                 example models and scripts/random_graph.py's graphs.
 //   pipeline-gen  (TANDEM_FUZZ_GENERATE) the input's bytes are the choices
 //                 of a generator of valid nn graphs (RandomGraph below):
-//                 layer stacks, element types, shapes of up to 2^40
+//                 layer stacks, element types, shapes of up to 2^52
 //                 elements, stage markers, schedules and options.
 //
 // Invariants besides no crash, hang or sanitizer report: a model that is
@@ -161,11 +161,12 @@ public:
   std::string build(CompileOptions &options) {
     static const char *const types[] = {"f32", "f32", "bf16", "f16", "f64"};
     dtype = types[in.ConsumeIntegralInRange<int>(0, 4)];
-    // Mostly small; sometimes a dimension of up to 2^20, so that shapes
-    // reach 2^40 elements (past what any machine holds in bytes).
+    // Mostly small; sometimes a dimension of 2^10 to 2^26, so that a
+    // matrix holds up to 2^52 elements: past 2^40 (more than any machine
+    // holds) and past the 2^48 bytes the verifiers accept.
     auto dim = [&] {
       if (in.ConsumeIntegralInRange<int>(0, 15) == 0)
-        return int64_t(1) << in.ConsumeIntegralInRange<int>(10, 20);
+        return int64_t(1) << in.ConsumeIntegralInRange<int>(10, 26);
       return int64_t(in.ConsumeIntegralInRange<int>(1, 32));
     };
     int64_t batch = dim(), width = dim(), vocab = dim() + 1;
