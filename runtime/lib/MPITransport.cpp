@@ -179,7 +179,7 @@ bool MPITransport::collective(int64_t rank, CollectiveOp &op,
   CollectiveHeader header = CollectiveHeader::of(op);
   // One tag per member set: collectives over one set pair in entry order.
   int tag = static_cast<int>(hashMembers(members) %
-                             static_cast<uint64_t>(tagUpperBound + 1));
+                             (static_cast<uint64_t>(tagUpperBound) + 1));
   size_t messageBytes = sizeof header + op.bytes;
   std::vector<uint8_t> mine(messageBytes);
   std::memcpy(mine.data(), &header, sizeof header);
