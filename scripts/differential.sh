@@ -12,12 +12,13 @@ first=$1 last=$2 work=${3:-$(mktemp -d /tmp/tandem-differential-XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
 data=$here/../data/corpus.txt
 failed=0
+# A field of the configuration line, commas as spaces.
+get() { sed -e "s/.*\b$1=\([^ ]*\).*/\1/" <<<"$config" | tr , ' '; }
 for ((seed = first; seed <= last; seed++)); do
   dir=$work/$seed
   rm -rf "$dir" && mkdir -p "$dir"
   python3 "$here/random_graph.py" "$seed" -o "$dir/model.mlir"
   config=$(python3 "$here/random_graph.py" "$seed" --print-config)
-  get() { sed -e "s/.*\b$1=\([^ ]*\).*/\1/" <<<"$config" | tr , ' '; }
   stages=$(get stages) m=$(get microbatches) schedule=$(get schedule)
   optimizer=$(get optimizer) precision=$(get precision)
   ok=1

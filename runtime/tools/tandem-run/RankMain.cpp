@@ -456,10 +456,14 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   std::string currentStep;
   // Set for failures no retry can fix (a non-finite loss): "fatal ...".
   std::string fatalStatus;
+  // What the launcher reads of a rank that failed (Launch.cpp, Outcome).
+  auto failureStatus = [&]() -> std::string {
+    if (!fatalStatus.empty())
+      return fatalStatus;
+    return currentStep.empty() ? "error" : "error during " + currentStep;
+  };
   auto abortJob = [&](const std::string &message) -> int {
-    status.set(!fatalStatus.empty()  ? fatalStatus
-               : currentStep.empty() ? "error"
-                                     : "error during " + currentStep);
+    status.set(failureStatus());
     control.abortJob(prefix + message);
     return 1; // Not reached: abortJob ends the job.
   };
@@ -666,9 +670,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     return true;
   };
   StepTimer timer(transport, program->manifest());
-  timer.beforeAbort = [&] {
-    status.set(currentStep.empty() ? "error" : "error during " + currentStep);
-  };
+  timer.beforeAbort = [&] { status.set(failureStatus()); };
   double stepSum = 0, waitSum = 0;
   std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;
   control.barrier();
