@@ -13,8 +13,8 @@ using namespace tandem::runtime;
 InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
     : ranks(ranks),
       device(device && device->kind() != DeviceKind::Host ? device : nullptr),
-      finished(ranks, false), waiting(ranks, false), remaining(ranks, 0),
-      posted(ranks, nullptr), inCollective(ranks, nullptr) {}
+      finished(ranks, false), waitingFor(ranks, nullptr), incomplete(ranks),
+      inCollective(ranks, nullptr) {}
 
 bool InProcessTransport::complete(Pending send, Pending recv,
                                   std::string &error) {
@@ -39,12 +39,12 @@ bool InProcessTransport::complete(Pending send, Pending recv,
             " to rank " + std::to_string(recv.rank) + ": " + copyError;
     return false;
   }
-  send.op->completed = true;
-  r.completed = true;
-  countCompleted(send.rank, s);
-  countCompleted(recv.rank, r);
-  --remaining[send.rank];
-  --remaining[recv.rank];
+  for (Pending done : {send, recv}) {
+    done.op->completed = true;
+    countCompleted(done.rank, *done.op);
+    std::vector<TransportOp *> &ops = incomplete[done.rank];
+    ops.erase(std::find(ops.begin(), ops.end(), done.op));
+  }
   return true;
 }
 
@@ -62,15 +62,25 @@ std::string membersText(const std::vector<int64_t> &members) {
 void InProcessTransport::checkDeadlock() {
   if (aborted)
     return;
-  bool anyWaiting = false;
+  auto blocked = [&](int64_t r) {
+    if (inCollective[r])
+      return true;
+    if (!waitingFor[r])
+      return false;
+    for (const TransportOp *op : *waitingFor[r])
+      if (!op->completed)
+        return true;
+    return false;
+  };
+  bool anyBlocked = false;
   for (int64_t r = 0; r < ranks; ++r) {
     if (finished[r])
       continue;
-    if (!waiting[r] || remaining[r] == 0)
+    if (!blocked(r))
       return;
-    anyWaiting = true;
+    anyBlocked = true;
   }
-  if (!anyWaiting)
+  if (!anyBlocked)
     return;
   std::ostringstream os;
   os << "deadlock under rendezvous semantics:";
@@ -84,16 +94,16 @@ void InProcessTransport::checkDeadlock() {
           os << " rank " << member
              << (finished[member] ? " (finished its list)" : "");
     }
-    if (finished[r] || !posted[r])
+    if (finished[r] || !waitingFor[r])
       continue;
-    for (const TransportOp &op : *posted[r]) {
-      if (op.completed)
+    for (const TransportOp *op : *waitingFor[r]) {
+      if (op->completed)
         continue;
-      os << "\n  rank " << r << " waits in " << op.description
-         << (op.send ? " to" : " from") << " rank " << op.peer << " on channel "
-         << op.channel << ": rank " << op.peer
-         << (finished[op.peer] ? " has finished its list"
-                               : " has not posted the matching op");
+      os << "\n  rank " << r << " waits in " << op->description
+         << (op->send ? " to" : " from") << " rank " << op->peer
+         << " on channel " << op->channel << ": rank " << op->peer
+         << (finished[op->peer] ? " has finished its list"
+                                : " has not posted the matching op");
     }
   }
   aborted = true;
@@ -101,26 +111,30 @@ void InProcessTransport::checkDeadlock() {
   changed.notify_all();
 }
 
-bool InProcessTransport::exchange(int64_t rank, std::vector<TransportOp> &group,
-                                  std::string &error) {
-  std::unique_lock<std::mutex> lock(mutex);
+bool InProcessTransport::refuse(const std::string &error) {
+  if (!aborted) {
+    aborted = true;
+    abortReason = error;
+  }
+  changed.notify_all();
+  return false;
+}
+
+bool InProcessTransport::post(int64_t rank, std::vector<TransportOp> &group,
+                              std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex);
   if (aborted) {
     error = abortReason;
     return false;
   }
-  posted[rank] = &group;
-  remaining[rank] += static_cast<int64_t>(group.size());
   for (TransportOp &op : group) {
     op.completed = false;
     if (op.peer < 0 || op.peer >= ranks || op.peer == rank) {
       error = op.description + ": peer " + std::to_string(op.peer) +
               " is not another rank of the grid";
-      aborted = true;
-      abortReason = "rank " + std::to_string(rank) + ": " + error;
-      changed.notify_all();
-      posted[rank] = nullptr;
-      return false;
+      return refuse("rank " + std::to_string(rank) + ": " + error);
     }
+    incomplete[rank].push_back(&op);
     Key key = op.send ? Key{rank, op.peer, op.channel}
                       : Key{op.peer, rank, op.channel};
     auto &partners = op.send ? recvs[key] : sends[key];
@@ -132,25 +146,30 @@ bool InProcessTransport::exchange(int64_t rank, std::vector<TransportOp> &group,
     partners.pop_front();
     bool ok = op.send ? complete({rank, &op}, partner, error)
                       : complete(partner, {rank, &op}, error);
-    if (!ok) {
-      aborted = true;
-      abortReason = error;
-      changed.notify_all();
-      posted[rank] = nullptr;
-      return false;
-    }
+    if (!ok)
+      return refuse(error);
   }
   changed.notify_all();
-  waiting[rank] = true;
-  while (remaining[rank] > 0 && !aborted) {
+  return true;
+}
+
+bool InProcessTransport::wait(int64_t rank,
+                              const std::vector<TransportOp *> &ops,
+                              std::string &error) {
+  std::unique_lock<std::mutex> lock(mutex);
+  auto done = [&] {
+    return std::all_of(ops.begin(), ops.end(),
+                       [](const TransportOp *op) { return op->completed; });
+  };
+  waitingFor[rank] = &ops;
+  while (!done() && !aborted) {
     checkDeadlock();
     if (aborted)
       break;
     changed.wait(lock);
   }
-  waiting[rank] = false;
-  posted[rank] = nullptr;
-  if (remaining[rank] > 0 || aborted) {
+  waitingFor[rank] = nullptr;
+  if (!done()) {
     error = abortReason;
     return false;
   }
@@ -167,9 +186,8 @@ void InProcessTransport::finish(int64_t rank) {
 void InProcessTransport::reset() {
   std::lock_guard<std::mutex> lock(mutex);
   finished.assign(ranks, false);
-  waiting.assign(ranks, false);
-  remaining.assign(ranks, 0);
-  posted.assign(ranks, nullptr);
+  waitingFor.assign(ranks, nullptr);
+  incomplete.assign(ranks, {});
   inCollective.assign(ranks, nullptr);
   sends.clear();
   recvs.clear();
@@ -285,7 +303,6 @@ bool InProcessTransport::collective(int64_t rank, CollectiveOp &op,
   }
   instance.arrived[rank] = &op;
   inCollective[rank] = &instance;
-  ++remaining[rank];
   if (instance.arrived.size() == members.size()) {
     std::string failure;
     if (!completeCollective(instance, failure)) {
@@ -298,20 +315,16 @@ bool InProcessTransport::collective(int64_t rank, CollectiveOp &op,
     // Every member's wait ends now, before any of them wakes: a rank that
     // moves on must not find the others still counted as blocked.
     instance.complete = true;
-    for (auto &[member, theirs] : instance.arrived) {
-      --remaining[member];
+    for (auto &[member, theirs] : instance.arrived)
       inCollective[member] = nullptr;
-    }
     changed.notify_all();
   }
-  waiting[rank] = true;
   while (!instance.complete && !aborted) {
     checkDeadlock();
     if (aborted)
       break;
     changed.wait(lock);
   }
-  waiting[rank] = false;
   inCollective[rank] = nullptr;
   if (!instance.complete) {
     error = abortReason;

@@ -75,11 +75,10 @@ static std::string describe(int64_t rank, const TransportOp &op) {
          " on channel " + std::to_string(op.channel);
 }
 
-bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
-                            std::string &error) {
-  std::vector<MPI_Request> requests(group.size(), MPI_REQUEST_NULL);
-  for (size_t i = 0; i < group.size(); ++i) {
-    TransportOp &op = group[i];
+bool MPITransport::post(int64_t rank, std::vector<TransportOp> &group,
+                        std::string &error) {
+  for (TransportOp &op : group) {
+    op.completed = false;
     if (op.wire != op.dtype) {
       error = describe(rank, op) + ": wire conversion is not supported";
       return false;
@@ -94,64 +93,82 @@ bool MPITransport::exchange(int64_t rank, std::vector<TransportOp> &group,
               " bytes exceed one MPI message";
       return false;
     }
+  }
+  for (TransportOp &op : group) {
+    MPI_Request request = MPI_REQUEST_NULL;
     int count = static_cast<int>(op.bytes);
     int tag = static_cast<int>(op.channel), peer = static_cast<int>(op.peer);
+    // Synchronous sends: complete only once the receive is posted, the
+    // rendezvous every transport gives.
     int code = op.send ? MPI_Issend(op.sendData, count, MPI_BYTE, peer, tag,
-                                    comm, &requests[i])
+                                    comm, &request)
                        : MPI_Irecv(op.recvData, count, MPI_BYTE, peer, tag,
-                                   comm, &requests[i]);
+                                   comm, &request);
     if (code != MPI_SUCCESS) {
       error = describe(rank, op) + ": " + mpiError(code);
       return false;
     }
+    posted[&op] = request;
   }
+  return true;
+}
 
-  std::vector<MPI_Status> statuses(group.size());
-  while (true) {
-    int code = poll(requests, statuses);
-    if (code != MPI_SUCCESS && code != kTimedOut) {
-      for (size_t i = 0; i < group.size(); ++i)
-        if (code != MPI_ERR_IN_STATUS ||
-            (statuses[i].MPI_ERROR != MPI_SUCCESS &&
-             statuses[i].MPI_ERROR != MPI_ERR_PENDING)) {
-          int opCode = code == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : code;
-          error = describe(rank, group[i]) + ": " + mpiError(opCode) +
-                  (opCode == MPI_ERR_TRUNCATE
-                       ? " (the sender's message is larger than the " +
-                             std::to_string(group[i].bytes) + " bytes expected)"
-                       : "");
-          return false;
-        }
-      error = "rank " + std::to_string(rank) + ": " + mpiError(code);
+bool MPITransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
+                        std::string &error) {
+  std::vector<MPI_Request> requests;
+  for (TransportOp *op : ops) {
+    auto found = posted.find(op);
+    if (found == posted.end()) {
+      error = describe(rank, *op) + ": waited for but not posted";
       return false;
     }
-    if (code == MPI_SUCCESS)
-      break;
+    requests.push_back(found->second);
+  }
+  std::vector<MPI_Status> statuses(ops.size());
+  int code = poll(requests, statuses);
+  // MPI_Testall freed the completed requests (set to MPI_REQUEST_NULL).
+  for (size_t i = 0; i < ops.size(); ++i)
+    posted[ops[i]] = requests[i];
+  if (code != MPI_SUCCESS && code != kTimedOut) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (code != MPI_ERR_IN_STATUS ||
+          (statuses[i].MPI_ERROR != MPI_SUCCESS &&
+           statuses[i].MPI_ERROR != MPI_ERR_PENDING)) {
+        int opCode = code == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : code;
+        error = describe(rank, *ops[i]) + ": " + mpiError(opCode) +
+                (opCode == MPI_ERR_TRUNCATE
+                     ? " (the sender's message is larger than the " +
+                           std::to_string(ops[i]->bytes) + " bytes expected)"
+                     : "");
+        return false;
+      }
+    error = "rank " + std::to_string(rank) + ": " + mpiError(code);
+    return false;
+  }
+  if (code == kTimedOut) {
     error = timeoutText() + "; still waiting:";
-    for (size_t i = 0; i < group.size(); ++i) {
+    for (size_t i = 0; i < ops.size(); ++i) {
       int flag = 0;
       MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
       if (!flag)
-        error += "\n  " + describe(rank, group[i]);
+        error += "\n  " + describe(rank, *ops[i]);
     }
     return false;
   }
-  for (size_t i = 0; i < group.size(); ++i) {
-    if (group[i].send) {
-      group[i].completed = true;
-      countCompleted(rank, group[i]);
-      continue;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    TransportOp &op = *ops[i];
+    posted.erase(&op);
+    if (!op.send) {
+      int received = 0;
+      MPI_Get_count(&statuses[i], MPI_BYTE, &received);
+      if (static_cast<uint64_t>(received) != op.bytes) {
+        error = describe(rank, op) + ": received " + std::to_string(received) +
+                " bytes, expected " + std::to_string(op.bytes);
+        return false;
+      }
     }
-    int received = 0;
-    MPI_Get_count(&statuses[i], MPI_BYTE, &received);
-    if (static_cast<uint64_t>(received) != group[i].bytes) {
-      error = describe(rank, group[i]) + ": received " +
-              std::to_string(received) + " bytes, expected " +
-              std::to_string(group[i].bytes);
-      return false;
-    }
-    group[i].completed = true;
-    countCompleted(rank, group[i]);
+    op.completed = true;
+    countCompleted(rank, op);
   }
   return true;
 }

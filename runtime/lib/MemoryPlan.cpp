@@ -7,6 +7,8 @@
 
 #include "tandem/Runtime/MemoryPlan.h"
 
+#include "tandem/Runtime/TransferWaits.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -225,19 +227,12 @@ tandem::runtime::computeLiveness(const RankDescription &rank,
     return kind == PlanActionKind::Send || kind == PlanActionKind::Recv;
   };
 
-  // The group of each send/recv: the maximal run of consecutive ones.
-  std::vector<int64_t> groupFirst(end, 0), groupLast(end, 0);
-  for (int64_t i = 0; i < end;) {
-    int64_t j = i + 1;
-    if (isP2P(i))
-      while (j < end && isP2P(j))
-        ++j;
-    for (int64_t k = i; k < j; ++k) {
-      groupFirst[k] = i;
-      groupLast[k] = j - 1;
-    }
-    i = j;
-  }
+  // The group of each send/recv (the maximal run of consecutive ones)
+  // starts where it is posted.
+  std::vector<int64_t> groupFirst(end, 0);
+  const std::vector<int64_t> waits = transferWaits(rank);
+  for (int64_t i = 0; i < end; ++i)
+    groupFirst[i] = i > 0 && isP2P(i) && isP2P(i - 1) ? groupFirst[i - 1] : i;
 
   MemoryPlanInfo plan;
   plan.alignment = rank.alignment;
@@ -419,14 +414,14 @@ tandem::runtime::computeLiveness(const RankDescription &rank,
       break;
     }
     case PlanActionKind::Send:
-      if (!use(action.fragment, action.result, action.microbatch, i,
-               groupLast[i]))
+      // Read until the rank waits for the send (transferWaits).
+      if (!use(action.fragment, action.result, action.microbatch, i, waits[i]))
         return std::nullopt;
       break;
     case PlanActionKind::Recv:
-      // Written while the whole group is in flight.
+      // Written from the group's post until the rank waits for it.
       if (!define(action.fragment, action.result, action.microbatch,
-                  action.bytes, groupFirst[i], groupLast[i], groupLast[i]))
+                  action.bytes, groupFirst[i], waits[i], waits[i]))
         return std::nullopt;
       break;
     case PlanActionKind::Collective:
@@ -541,9 +536,12 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
     // Every buffer the list touches is planned with the right size and is
     // live whenever it is touched: this walk is the reader's own, not the
     // planner's computeLiveness, so the two check each other. Sends read
-    // until, and receives write from, the ends of their group (consecutive
-    // sends and receives posted together); update/output results are read
+    // from their action, and receives write from their group's post (the
+    // consecutive sends and receives posted together), until the rank
+    // waits for them (transferWaits); update/output results are read
     // at the end of the step; summed slots are read as they appear.
+    // Sends are read, and receives written, until the rank waits for them.
+    const std::vector<int64_t> waits = transferWaits(describeRank(m));
     std::vector<char> touched(plan.buffers.size(), 0);
     auto touch = [&](size_t index, uint64_t bytes, bool atLeast, int64_t from,
                      int64_t to, size_t action) {
@@ -716,10 +714,10 @@ std::string tandem::runtime::checkMemoryPlan(Manifest &m) {
         if (a.op == ActionKind::Recv) {
           if (index < 0)
             missing("received slot " + slotText(a.slot), k);
-          touch(index, a.bytes, false, i, last, k);
-          ready[index] = last;
+          touch(index, a.bytes, false, i, waits[k], k);
+          ready[index] = waits[k];
         } else if (index >= 0) {
-          touch(index, a.bytes, false, k, last, k);
+          touch(index, a.bytes, false, k, waits[k], k);
         }
       }
       i = last + 1;

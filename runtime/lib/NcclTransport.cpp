@@ -63,7 +63,7 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
       transport->abortCommunicator();
     return nullptr;
   }
-  std::string failure = transport->wait(/*stream=*/false);
+  std::string failure = transport->pollDone(/*stream=*/false);
   if (!failure.empty()) {
     error = where + "the communicator did not form: " + failure;
     return nullptr;
@@ -80,7 +80,7 @@ NcclTransport::~NcclTransport() {
   // the abort, which also frees the communicator.
   int result = nccl.api().commFinalize(comm);
   if ((result == kNcclSuccess || result == kNcclInProgress) &&
-      wait(/*stream=*/false).empty())
+      pollDone(/*stream=*/false).empty())
     nccl.api().commDestroy(comm);
   else if (!aborted)
     abortCommunicator();
@@ -92,7 +92,7 @@ void NcclTransport::abortCommunicator() {
   aborted = true;
 }
 
-std::string NcclTransport::wait(bool stream) {
+std::string NcclTransport::pollDone(bool stream) {
   auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::microseconds(1);
   while (true) {
@@ -131,8 +131,8 @@ std::string NcclTransport::wait(bool stream) {
   }
 }
 
-bool NcclTransport::exchange(int64_t rank, std::vector<TransportOp> &group,
-                             std::string &error) {
+bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
+                         std::string &error) {
   if (aborted) {
     error = abortReason.empty() ? "rank " + std::to_string(this->rank) +
                                       ": the NCCL communicator was aborted"
@@ -206,19 +206,52 @@ bool NcclTransport::exchange(int64_t rank, std::vector<TransportOp> &group,
     abortCommunicator();
     return failed(failure);
   }
-  std::string failure = wait(/*stream=*/true);
+  // A non-blocking communicator takes no further call until the group is
+  // enqueued; the transfers themselves go on on the stream.
+  std::string failure = pollDone(/*stream=*/false);
   if (!failure.empty())
     return failed(failure);
-  for (TransportOp &op : group) {
-    op.completed = true;
-    countCompleted(rank, op);
-  }
+  for (TransportOp &op : group)
+    inFlight.push_back(&op);
   return true;
+}
+
+bool NcclTransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
+                         std::string &error) {
+  if (aborted) {
+    error = abortReason.empty() ? "rank " + std::to_string(this->rank) +
+                                      ": the NCCL communicator was aborted"
+                                : abortReason;
+    return false;
+  }
+  if (std::all_of(ops.begin(), ops.end(),
+                  [](const TransportOp *op) { return op->completed; }))
+    return true;
+  // The stream orders the groups: once it is idle, every posted op is done.
+  std::string failure = pollDone(/*stream=*/true);
+  if (!failure.empty()) {
+    error = "rank " + std::to_string(rank) + ": " + failure + "; waiting for:";
+    for (const TransportOp *op : inFlight)
+      error += "\n  " + describe(rank, *op);
+    return false;
+  }
+  completeInFlight();
+  return true;
+}
+
+void NcclTransport::completeInFlight() {
+  for (TransportOp *op : inFlight) {
+    op->completed = true;
+    countCompleted(rank, *op);
+  }
+  inFlight.clear();
 }
 
 void NcclTransport::abort(const std::string &reason) {
   if (abortReason.empty())
     abortReason = reason;
+  // The ops in flight end with the communicator (their memory may go).
+  inFlight.clear();
   std::string ignored;
   device.makeCurrent(ignored);
   abortCommunicator();
@@ -313,9 +346,10 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
     abortCommunicator();
     return failed(failure);
   }
-  std::string failure = wait(/*stream=*/true);
+  std::string failure = pollDone(/*stream=*/true);
   if (!failure.empty())
     return failed(failure);
+  completeInFlight();
   for (size_t k = 0; k < peers.size(); ++k) {
     if (broadcast && peers[k] != op.root)
       continue;

@@ -7,6 +7,7 @@
 #include "tandem/Runtime/Finite.h"
 #include "tandem/Runtime/ParameterFiles.h"
 #include "tandem/Runtime/Safetensors.h"
+#include "tandem/Runtime/TransferWaits.h"
 
 #include <dlfcn.h>
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <list>
 #include <new>
 #include <optional>
 #include <thread>
@@ -76,6 +78,8 @@ RankProgramOptions RankProgramOptions::fromEnvironment() {
   RankProgramOptions options;
   const char *value = std::getenv("TANDEM_SEPARATE_BUFFERS");
   options.separateBuffers = value && std::string(value) == "1";
+  const char *groupEnd = std::getenv("TANDEM_WAIT_AT_GROUP_END");
+  options.waitAtGroupEnd = groupEnd && std::string(groupEnd) == "1";
   if (const char *dump = std::getenv("TANDEM_DUMP_FRAGMENTS"))
     options.dumpFragments = dump;
   return options;
@@ -352,6 +356,17 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
       sum.slots.push_back(
           it == slotBuffers.end() ? -1 : static_cast<int64_t>(it->second));
     }
+  transferWaitAfter = transferWaits(describeRank(m));
+  if (options.waitAtGroupEnd)
+    for (int64_t i = static_cast<int64_t>(m.actions.size()) - 1; i >= 0; --i)
+      if (transferWaitAfter[i] >= 0)
+        transferWaitAfter[i] =
+            i + 1 < static_cast<int64_t>(m.actions.size()) &&
+                    transferWaitAfter[i + 1] >= 0 &&
+                    (m.actions[i + 1].op == ActionKind::Send ||
+                     m.actions[i + 1].op == ActionKind::Recv)
+                ? transferWaitAfter[i + 1]
+                : i;
   return true;
 }
 
@@ -721,6 +736,56 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     return true;
   };
 
+  // Posted groups (docs/pipeline-eval.md, "Posting and waiting"): each op
+  // is waited for after the action transferWaits names, when a receive's
+  // slot becomes held.
+  struct Posted {
+    std::vector<TransportOp> ops;
+    std::vector<int64_t> buffers, waitAfter;
+    std::vector<char> waited;
+    std::vector<std::vector<uint8_t>> staged;
+  };
+  std::list<Posted> inFlight;
+  auto transportFailure = [&](const std::string &transportError) {
+    error = transportError.rfind("rank ", 0) == 0 ||
+                    transportError.rfind("deadlock", 0) == 0
+                ? transportError
+                : prefix + transportError;
+    transport.abort(error);
+    return false;
+  };
+  auto completeDue = [&](int64_t now) {
+    std::vector<TransportOp *> due;
+    for (Posted &posted : inFlight)
+      for (size_t k = 0; k < posted.ops.size(); ++k)
+        if (posted.waitAfter[k] == now)
+          due.push_back(&posted.ops[k]);
+    if (due.empty())
+      return true;
+    std::string transportError, copyError;
+    if (!transport.wait(rank, due, transportError))
+      return transportFailure(transportError);
+    for (auto it = inFlight.begin(); it != inFlight.end();) {
+      Posted &posted = *it;
+      bool all = true;
+      for (size_t k = 0; k < posted.ops.size(); ++k) {
+        if (posted.waitAfter[k] == now) {
+          posted.waited[k] = 1;
+          int64_t buffer = posted.buffers[k];
+          if (buffer >= 0 && !posted.staged[k].empty() &&
+              !device->copyToDevice(bufferData[buffer], posted.staged[k].data(),
+                                    posted.staged[k].size(), copyError))
+            return fail(copyError);
+          if (buffer >= 0)
+            held[buffer] = 1;
+        }
+        all = all && posted.waited[k];
+      }
+      it = all ? inFlight.erase(it) : std::next(it);
+    }
+    return true;
+  };
+
   size_t pc = 0;
   while (pc < m.actions.size()) {
     const ActionInfo &action = m.actions[pc];
@@ -883,6 +948,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         held[index] = 1;
       for (size_t index : summed)
         ++accumulated[index];
+      if (!completeDue(static_cast<int64_t>(at)))
+        return false;
       if (!foldSums(static_cast<int64_t>(at)))
         return fail(foldError);
       if (separateBuffers)
@@ -893,7 +960,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     if (action.op == ActionKind::AllReduce ||
         action.op == ActionKind::Broadcast) {
       const int64_t at = static_cast<int64_t>(pc++);
-      if (!runCollective(at, transport, held, error))
+      if (!runCollective(at, transport, held, error) || !completeDue(at))
         return false;
       if (!foldSums(at))
         return fail(foldError);
@@ -915,14 +982,12 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     if (separateBuffers &&
         !allocateSeparate(groupFirst, groupLast, allocationError))
       return fail(allocationError);
-    std::vector<TransportOp> group;
-    std::vector<size_t> received;
     // Off the host device a transport of host memory sends and receives
-    // host copies: per op, its staging and, for a receive, its buffer. A
-    // transport over this device's memory takes the buffers themselves.
+    // host copies: per op, its staging (a receive's is copied into its
+    // buffer once waited for). A transport over this device's memory takes
+    // the buffers themselves.
     const bool stage = !direct() && transport.payloadDevice() != device;
-    std::vector<std::vector<uint8_t>> staged;
-    std::vector<std::pair<size_t, size_t>> stagedReceives;
+    Posted &posted = inFlight.emplace_back();
     std::string copyError;
     for (; static_cast<int64_t>(pc) <= groupLast; ++pc) {
       const ActionInfo &a = m.actions[pc];
@@ -936,6 +1001,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       op.description =
           std::string(op.send ? "send of " : "recv of ") +
           describe(a.slot.fragment, a.slot.result, a.slot.microbatch);
+      int64_t buffer = -1;
+      posted.staged.emplace_back();
       if (op.send) {
         int64_t s = findSlot(a.slot.fragment, a.slot.result, a.slot.microbatch);
         if (s < 0)
@@ -944,45 +1011,38 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
           return fail(op.description + ": slot size mismatch");
         op.sendData = bufferData[s];
         if (stage) {
-          staged.emplace_back(a.bytes);
-          if (!device->copyToHost(staged.back().data(), bufferData[s], a.bytes,
-                                  copyError))
+          posted.staged.back().resize(a.bytes);
+          if (!device->copyToHost(posted.staged.back().data(), bufferData[s],
+                                  a.bytes, copyError))
             return fail(op.description + ": " + copyError);
-          op.sendData = staged.back().data();
+          op.sendData = posted.staged.back().data();
         }
       } else {
-        size_t index = slotBuffers.at(
-            SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch});
-        op.recvData = bufferData[index];
-        received.push_back(index);
+        buffer = static_cast<int64_t>(slotBuffers.at(
+            SlotKey{a.slot.fragment, a.slot.result, a.slot.microbatch}));
+        op.recvData = bufferData[buffer];
         if (stage) {
-          staged.emplace_back(a.bytes);
-          op.recvData = staged.back().data();
-          stagedReceives.push_back({staged.size() - 1, index});
+          posted.staged.back().resize(a.bytes);
+          op.recvData = posted.staged.back().data();
         }
       }
-      group.push_back(std::move(op));
+      posted.ops.push_back(std::move(op));
+      posted.buffers.push_back(buffer);
+      posted.waitAfter.push_back(transferWaitAfter[pc]);
+      posted.waited.push_back(0);
     }
     std::string transportError;
-    if (!transport.exchange(rank, group, transportError)) {
-      error = transportError.rfind("rank ", 0) == 0 ||
-                      transportError.rfind("deadlock", 0) == 0
-                  ? transportError
-                  : prefix + transportError;
-      transport.abort(error);
+    if (!transport.post(rank, posted.ops, transportError))
+      return transportFailure(transportError);
+    if (!completeDue(groupLast))
       return false;
-    }
-    for (auto [staging, index] : stagedReceives)
-      if (!device->copyToDevice(bufferData[index], staged[staging].data(),
-                                staged[staging].size(), copyError))
-        return fail(copyError);
-    for (size_t index : received)
-      held[index] = 1;
     if (!foldSums(groupLast))
       return fail(foldError);
     if (separateBuffers)
       freeSeparate(groupFirst, groupLast);
   }
+  if (!inFlight.empty())
+    return fail("transfers still in flight at the end of the step");
 
   // A GPU's work is asynchronous: its failures surface here, in the step
   // that caused them.

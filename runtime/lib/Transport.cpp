@@ -17,6 +17,16 @@ PeerBytes Transport::bytesWith(int64_t rank, int64_t peer) const {
   return found == counts.end() ? PeerBytes() : found->second;
 }
 
+bool Transport::exchange(int64_t rank, std::vector<TransportOp> &group,
+                         std::string &error) {
+  if (!post(rank, group, error))
+    return false;
+  std::vector<TransportOp *> ops;
+  for (TransportOp &op : group)
+    ops.push_back(&op);
+  return wait(rank, ops, error);
+}
+
 void Transport::countCompleted(int64_t rank, const TransportOp &op) {
   std::lock_guard<std::mutex> lock(countMutex);
   PeerBytes &peer = counts[{rank, op.peer}];

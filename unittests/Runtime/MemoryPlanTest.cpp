@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Runtime/MemoryPlan.h"
+#include "tandem/Runtime/TransferWaits.h"
 
 #include "gtest/gtest.h"
 
@@ -271,8 +272,9 @@ TEST(MemoryPlanLiveness, IntervalsFollowTheList) {
   const PlanBufferInfo *sent1 = findSlot(*plan, "fwd", 1, 1);
   ASSERT_NE(sent1, nullptr);
   EXPECT_EQ(sent1->first, 2);
-  // The send at 3 and the receive at 4 are one group: in flight until 4.
-  EXPECT_EQ(sent1->last, 4);
+  // The send at 3 and the receive at 4 are one group; the send is waited
+  // for before the next post (the receive at 6): in flight until 5.
+  EXPECT_EQ(sent1->last, 5);
   const PlanBufferInfo *received0 = findSlot(*plan, "s1.bwd", 0, 0);
   ASSERT_NE(received0, nullptr);
   EXPECT_EQ(received0->first, 3);
@@ -374,10 +376,43 @@ TEST(MemoryPlanLiveness, GroupsKeepSendAndRecvBuffersApart) {
   const PlanBufferInfo *sent = findSlot(*plan, "a", 0, -1);
   const PlanBufferInfo *received = findSlot(*plan, "x", 0, -1);
   ASSERT_TRUE(sent && received);
-  EXPECT_EQ(sent->last, 2);
+  // No later post: the send is waited for at the end of the list.
+  EXPECT_EQ(sent->last, 3);
   EXPECT_EQ(received->first, 1);
   EXPECT_EQ(received->last, 3);
   EXPECT_NE(sent->offset, received->offset);
+}
+
+TEST(TransferWaits, SendsUntilTheNextPostReceivesUntilTheirReader) {
+  // 0 fwd0, 1 send, 2 fwd1, 3 send, 4 recv, 5 bwd0, 6 recv, 7 bwd1, 8 opt
+  EXPECT_EQ(transferWaits(gpipe(2)),
+            (std::vector<int64_t>{-1, 2, -1, 5, 4, -1, 6, -1, -1}));
+  // 0 fwd0, 1 send, 2 fwd1, 3 send, 4 recv, 5 bwd0, 6 fwd2, 7 send,
+  // 8 recv, 9 bwd1, 10 recv, 11 bwd2, 12 opt
+  EXPECT_EQ(
+      transferWaits(oneFOneB(3)),
+      (std::vector<int64_t>{-1, 2, -1, 6, 4, -1, -1, 9, 8, -1, 10, -1, -1}));
+}
+
+TEST(TransferWaits, ForwardedSummedUnreadAndCollectives) {
+  RankDescription rank;
+  rank.microbatches = 1;
+  PlanArgument summed{true, "x", 0, SlotRule::SumMicrobatches, 4};
+  rank.fragments = {{"use", false, 0, {summed}, {{4, true}}}};
+  rank.actions = {
+      {PlanActionKind::Recv, "y", 0, -1, 4}, // 0: forwarded by the send at 3
+      {PlanActionKind::Recv, "x", 0, 0, 4},  // 1: summed: waited at once
+      {PlanActionKind::Recv, "z", 0, -1, 4}, // 2: read by the collective
+      {PlanActionKind::Run, "use", 0, -1, 0},
+      {PlanActionKind::Recv, "w", 0, -1, 4}, // 4: inside the group
+      {PlanActionKind::Send, "y", 0, -1, 4}, // 5: the group's reader
+      {PlanActionKind::Recv, "v", 0, -1, 4}, // 6: never read
+      {PlanActionKind::Run, "use", 0, -1, 0},
+      {PlanActionKind::Collective, "z", 0, -1, 4},
+      {PlanActionKind::Recv, "u", 0, -1, 4}, // 9: never read, the end
+  };
+  EXPECT_EQ(transferWaits(rank),
+            (std::vector<int64_t>{3, 2, 7, -1, 7, 7, 7, -1, -1, 9}));
 }
 
 TEST(MemoryPlanLiveness, OneFOneBStashesLessThanGPipe) {

@@ -151,6 +151,64 @@ inline void bytesAreCountedPerPeer(Transport &transport, int64_t rank) {
   transport.finish(rank);
 }
 
+/// Posting returns at once and waiting is separate: rank 0 posts two groups
+/// before waiting for either, rank 1 waits for its second receive before
+/// its first; every op completes, counted once, with its value.
+inline void postedGroupsAreWaitedLater(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t values[2] = {41, 42};
+  int32_t got[2] = {};
+  std::vector<TransportOp> first, second;
+  if (rank == 0) {
+    first = {sendOf(1, 8, values[0], "first")};
+    second = {sendOf(1, 8, values[1], "second")};
+  } else {
+    first = {recvOf(0, 8, got[0], "first")};
+    second = {recvOf(0, 8, got[1], "second")};
+  }
+  ASSERT_TRUE(transport.post(rank, first, error)) << error;
+  ASSERT_TRUE(transport.post(rank, second, error)) << error;
+  std::vector<TransportOp *> later = {&first[0]}, sooner = {&second[0]};
+  if (rank == 0)
+    std::swap(later, sooner);
+  ASSERT_TRUE(transport.wait(rank, sooner, error)) << error;
+  EXPECT_TRUE(sooner[0]->completed);
+  ASSERT_TRUE(transport.wait(rank, later, error)) << error;
+  EXPECT_TRUE(first[0].completed && second[0].completed);
+  PeerBytes counted = transport.bytesWith(rank, 1 - rank);
+  EXPECT_EQ(rank == 0 ? counted.sent : counted.received, 8u);
+  if (rank == 1) {
+    EXPECT_EQ(got[0], 41);
+    EXPECT_EQ(got[1], 42);
+  }
+  transport.finish(rank);
+}
+
+/// A posted send does not hold its rank: rank 0 posts a send on channel 1,
+/// then exchanges a send on channel 2 that rank 1 receives first. Had the
+/// first post waited, both ranks would wait for each other. (Transports
+/// with tags: without them the two sends would match in issue order.)
+inline void aPostedSendDoesNotBlock(Transport &transport, int64_t rank) {
+  std::string error;
+  const int32_t early = 1, late = 2;
+  int32_t got[2] = {};
+  if (rank == 0) {
+    std::vector<TransportOp> posted = {sendOf(1, 1, early, "early")};
+    ASSERT_TRUE(transport.post(0, posted, error)) << error;
+    std::vector<TransportOp> then = {sendOf(1, 2, late, "late")};
+    ASSERT_TRUE(transport.exchange(0, then, error)) << error;
+    ASSERT_TRUE(transport.wait(0, {&posted[0]}, error)) << error;
+  } else {
+    std::vector<TransportOp> lateFirst = {recvOf(0, 2, got[1], "late")};
+    ASSERT_TRUE(transport.exchange(1, lateFirst, error)) << error;
+    std::vector<TransportOp> earlyLast = {recvOf(0, 1, got[0], "early")};
+    ASSERT_TRUE(transport.exchange(1, earlyLast, error)) << error;
+    EXPECT_EQ(got[0], 1);
+    EXPECT_EQ(got[1], 2);
+  }
+  transport.finish(rank);
+}
+
 /// A message larger than its receive fails the receiving rank, naming its
 /// op; nothing is written past the receive's bytes.
 inline void aLargerMessageFails(Transport &transport, int64_t rank) {
@@ -252,7 +310,8 @@ inline void aCollectiveMismatchFails(Transport &transport, int64_t rank) {
 
 } // namespace tandem::runtime::conformance
 
-/// Registers every body above but channelsAreSeparate as a test of
+/// Registers every body above but channelsAreSeparate and
+/// aPostedSendDoesNotBlock as a test of
 /// `SUITE`, each run by `RUN(body)` (RUN may take extra arguments after the
 /// body: `EXTRA`, given to the silent peer's run only, which needs a short
 /// timeout and, over MPI, a drain). For transports without tags (NCCL),
@@ -266,6 +325,9 @@ inline void aCollectiveMismatchFails(Transport &transport, int64_t rank) {
   }                                                                            \
   TEST(SUITE, BothWaysInOneGroup) {                                            \
     RUN(::tandem::runtime::conformance::bothWaysInOneGroup);                   \
+  }                                                                            \
+  TEST(SUITE, PostedGroupsAreWaitedLater) {                                    \
+    RUN(::tandem::runtime::conformance::postedGroupsAreWaitedLater);           \
   }                                                                            \
   TEST(SUITE, ALargerMessageFails) {                                           \
     RUN(::tandem::runtime::conformance::aLargerMessageFails);                  \
@@ -282,6 +344,9 @@ inline void aCollectiveMismatchFails(Transport &transport, int64_t rank) {
   TANDEM_TRANSPORT_CONFORMANCE_TESTS_UNTAGGED(SUITE, RUN, ##__VA_ARGS__)       \
   TEST(SUITE, ChannelsAreSeparate) {                                           \
     RUN(::tandem::runtime::conformance::channelsAreSeparate);                  \
+  }                                                                            \
+  TEST(SUITE, APostedSendDoesNotBlock) {                                       \
+    RUN(::tandem::runtime::conformance::aPostedSendDoesNotBlock);              \
   }                                                                            \
   TEST(SUITE, CollectivesAgree) {                                              \
     RUN(::tandem::runtime::conformance::collectivesAgree);                     \

@@ -669,7 +669,8 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     }
     return true;
   };
-  StepTimer timer(transport, program->manifest());
+  StepTimer timer(transport, program->manifest(),
+                  program->transferWaitPoints());
   timer.beforeAbort = [&] { status.set(failureStatus()); };
   double stepSum = 0, waitSum = 0;
   std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;

@@ -2,6 +2,7 @@
 
 #include "StepTimer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -9,30 +10,36 @@ using namespace tandem;
 using namespace tandem::run;
 using namespace tandem::runtime;
 
-StepTimer::StepTimer(Transport &inner, const Manifest &manifest)
+StepTimer::StepTimer(Transport &inner, const Manifest &manifest,
+                     const std::vector<int64_t> &waits)
     : inner(inner) {
-  // The list alternates runs and waits: groups of consecutive
-  // sends/receives, and each collective on its own.
+  // The calls RankProgram::runStep makes: a post at each group's first
+  // action, a collective at its own, and a wait after each action at which
+  // posted ops are due.
+  std::vector<char> waitAfter(manifest.actions.size(), 0);
+  for (int64_t at : waits)
+    if (at >= 0)
+      waitAfter[at] = 1;
   std::string names;
+  auto call = [&] {
+    gapNames.push_back(names);
+    names.clear();
+  };
   bool inGroup = false;
-  for (const ActionInfo &action : manifest.actions) {
+  for (size_t i = 0; i < manifest.actions.size(); ++i) {
+    const ActionInfo &action = manifest.actions[i];
+    bool p2p = action.op == ActionKind::Send || action.op == ActionKind::Recv;
     if (action.op == ActionKind::Run) {
-      if (inGroup)
-        inGroup = false;
       std::string name = action.fragment;
       if (action.microbatch >= 0)
         name += " mb " + std::to_string(action.microbatch);
       names += (names.empty() ? "" : ", ") + name;
-      continue;
+    } else if (!p2p || !inGroup) {
+      call();
     }
-    bool collective = action.op == ActionKind::AllReduce ||
-                      action.op == ActionKind::Broadcast;
-    if (!inGroup || collective) {
-      gapNames.push_back(names);
-      names.clear();
-    }
-    // A send or receive after a collective starts a group of its own.
-    inGroup = !collective;
+    inGroup = p2p;
+    if (waitAfter[i])
+      call();
   }
   gapNames.push_back(names);
 }
@@ -51,20 +58,57 @@ void StepTimer::compute(double since, double until) {
   trace.push_back({name, "compute", since, until - since, step});
 }
 
-bool StepTimer::exchange(int64_t rank, std::vector<TransportOp> &group,
-                         std::string &error) {
+bool StepTimer::post(int64_t rank, std::vector<TransportOp> &group,
+                     std::string &error) {
   double start = now();
   compute(lastEnd, start);
-  bool ok = inner.exchange(rank, group, error);
+  bool ok = inner.post(rank, group, error);
   double end = now();
-  std::string name;
-  for (const TransportOp &op : group)
-    name += (name.empty() ? "" : ", ") + op.description +
-            (op.send ? " to " : " from ") + std::to_string(op.peer);
-  trace.push_back({name, "wait", start, end - start, step});
-  wait += end - start;
+  InFlight posted;
+  for (const TransportOp &op : group) {
+    posted.span.name += (posted.span.name.empty() ? "" : ", ") +
+                        op.description + (op.send ? " to " : " from ") +
+                        std::to_string(op.peer);
+    posted.ops.push_back(&op);
+  }
+  posted.span.category = "transfer";
+  posted.span.start = start;
+  posted.span.step = step;
+  inFlight.push_back(std::move(posted));
   lastEnd = end;
   return ok;
+}
+
+bool StepTimer::wait(int64_t rank, const std::vector<TransportOp *> &ops,
+                     std::string &error) {
+  double start = now();
+  compute(lastEnd, start);
+  bool ok = inner.wait(rank, ops, error);
+  double end = now();
+  std::string name;
+  for (const TransportOp *op : ops)
+    name += (name.empty() ? "" : ", ") + op->description +
+            (op->send ? " to " : " from ") + std::to_string(op->peer);
+  trace.push_back({name, "wait", start, end - start, step});
+  waited += end - start;
+  lastEnd = end;
+  endTransfers(end);
+  return ok;
+}
+
+void StepTimer::endTransfers(double at) {
+  for (auto it = inFlight.begin(); it != inFlight.end();) {
+    bool done =
+        std::all_of(it->ops.begin(), it->ops.end(),
+                    [](const TransportOp *op) { return op->completed; });
+    if (!done) {
+      ++it;
+      continue;
+    }
+    it->span.duration = at - it->span.start;
+    trace.push_back(std::move(it->span));
+    it = inFlight.erase(it);
+  }
 }
 
 bool StepTimer::collective(int64_t rank, CollectiveOp &op, std::string &error) {
@@ -73,15 +117,17 @@ bool StepTimer::collective(int64_t rank, CollectiveOp &op, std::string &error) {
   bool ok = inner.collective(rank, op, error);
   double end = now();
   trace.push_back({op.description, "wait", start, end - start, step});
-  wait += end - start;
+  waited += end - start;
   lastEnd = end;
+  endTransfers(end);
   return ok;
 }
 
 void StepTimer::beginStep(uint64_t index) {
   step = index;
+  inFlight.clear();
   gap = 0;
-  wait = 0;
+  waited = 0;
   stepStart = lastEnd = now();
 }
 
@@ -89,7 +135,7 @@ void StepTimer::endStep() {
   double end = now();
   compute(lastEnd, end);
   lastStep = (end - stepStart) / 1e6;
-  lastWait = wait / 1e6;
+  lastWait = waited / 1e6;
 }
 
 static std::string quoted(const std::string &text) {
@@ -113,8 +159,10 @@ std::string StepTimer::eventsJson(int64_t rank) const {
     std::snprintf(number, sizeof number, ",\"ts\":%.3f,\"dur\":%.3f", e.start,
                   e.duration);
     out += number;
+    // Transfers overlap the rank's compute: a track of their own.
     out += ",\"pid\":" + std::to_string(rank) +
-           ",\"tid\":0,\"args\":{\"step\":" + std::to_string(e.step) + "}}";
+           ",\"tid\":" + (e.category == "transfer" ? "1" : "0") +
+           ",\"args\":{\"step\":" + std::to_string(e.step) + "}}";
   }
   return out;
 }

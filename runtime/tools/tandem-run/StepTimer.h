@@ -1,13 +1,15 @@
-//===- StepTimer.h - where each rank's step time goes ------------*- C++
-//-*-===//
+//===- StepTimer.h - where each rank's step time goes -----------*- C++ -*-===//
 //
-// A Transport decorator that times every send/recv group: the time a rank
-// spends inside `exchange` is time it waits for its peers (the transfers
-// themselves, in shared memory, are a small part), the time between groups
-// is compute. The measured bubble of a step is its wait time over its step
-// time. The compute spans are named by the run actions between the groups
-// (read off the manifest's action list, which the rank walks in order), and
-// every span becomes a Chrome/Perfetto trace event.
+// A Transport decorator that times every wait: the time a rank spends
+// inside `wait` or a collective is time it waits for its peers (the
+// transfers themselves, in shared memory, are a small part), the time
+// between is compute. The measured bubble of a step is its wait time over
+// its step time. The compute spans are named by the run actions between the
+// transport calls (read off the manifest's action list, which the rank
+// walks in order, with the waits where transferWaits puts them); each
+// posted group is a "transfer" span from its post until a wait saw it
+// complete, on a track of its own, so its overlap with compute shows; every
+// span becomes a Chrome/Perfetto trace event.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,14 +36,19 @@ struct TraceEvent {
 
 class StepTimer final : public runtime::Transport {
 public:
-  StepTimer(runtime::Transport &inner, const runtime::Manifest &manifest);
+  /// `waits`: per action, where the rank waits for a send or receive
+  /// (RankProgram::transferWaitPoints).
+  StepTimer(runtime::Transport &inner, const runtime::Manifest &manifest,
+            const std::vector<int64_t> &waits);
 
   /// The inner transport's: it decides where payloads may be.
   const runtime::Device *payloadDevice() const override {
     return inner.payloadDevice();
   }
-  bool exchange(int64_t rank, std::vector<runtime::TransportOp> &group,
-                std::string &error) override;
+  bool post(int64_t rank, std::vector<runtime::TransportOp> &group,
+            std::string &error) override;
+  bool wait(int64_t rank, const std::vector<runtime::TransportOp *> &ops,
+            std::string &error) override;
   bool collective(int64_t rank, runtime::CollectiveOp &op,
                   std::string &error) override;
   void finish(int64_t rank) override { inner.finish(rank); }
@@ -69,14 +76,23 @@ private:
   static double now();
   /// Records the compute span from `since` to `until` (gap `gap`).
   void compute(double since, double until);
+  /// Ends the transfer spans of groups whose ops have all completed.
+  void endTransfers(double at);
 
   runtime::Transport &inner;
-  /// Names of the runs before group i (and, last, after the last group).
+  /// Names of the runs before transport call i (and, last, after the last
+  /// call).
   std::vector<std::string> gapNames;
+  /// Posted groups not yet seen complete: their span so far and ops.
+  struct InFlight {
+    TraceEvent span;
+    std::vector<const runtime::TransportOp *> ops;
+  };
+  std::vector<InFlight> inFlight;
   std::vector<TraceEvent> trace;
   uint64_t step = 0;
   size_t gap = 0;
-  double stepStart = 0, lastEnd = 0, wait = 0, lastStep = 0, lastWait = 0;
+  double stepStart = 0, lastEnd = 0, waited = 0, lastStep = 0, lastWait = 0;
 };
 
 } // namespace tandem::run

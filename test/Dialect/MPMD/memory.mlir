@@ -12,9 +12,12 @@
 // accumulation buffer of 512 from its first production (action 5) to the
 // optimizer run (8): gradients 512, not 2 x 512. Temporaries: @s0.bwd holds
 // %mask (256) and %dz (256) at once = 512; @s0.opt %lr (4) + %step (512) =
-// 516. Peak at @s0.bwd microbatch 0 (action 5): both stashes 768 +
-// received dh 256 + dw0 512 + buffer 512 + temporaries 512 = 2560, plus the
-// parameters: 3072.
+// 516. A sent slot stays until the runtime waits for its send, before the
+// rank's next send, receive or collective: microbatch 1's h (@s0.fwd[0],
+// 256), sent at 3 in one group with the receive at 4, until 5 (the receive
+// at 6 is the next post). Peak at @s0.bwd microbatch 0 (action 5): both
+// stashes 768 + received dh 256 + h in flight 256 + dw0 512 + buffer 512 +
+// temporaries 512 = 2816, plus the parameters: 3328.
 //
 // Rank 1: parameters @w1 16x4 = 256. Stash per microbatch: the received h
 // (@s0.fwd[0], 256, read by @s1.bwd) + y (@s1.fwd[1], 4x4 = 64) = 320; the
@@ -23,14 +26,16 @@
 // for dw1: 256. Temporaries: @s1.bwd holds %dy (64) and %w1t (256) = 320.
 // Peak at @s1.bwd microbatch 0 (action 3): h of microbatches 0 and 1 (512)
 // + y (64) + dh (256) + dw1 (256) + buffer (256) + temporaries 320 = 1664,
-// plus the parameters: 1920.
+// plus the parameters: 1920. (Microbatch 0's dh, sent at 4, stays until
+// the send at 7; at @s1.bwd microbatch 1 (6) its 256 bytes take the place
+// of microbatch 0's h, so the peak stays.)
 // RUN: tandem-opt %S/example-2stage.mlir --mpmd-memory -o /dev/null 2>&1 | FileCheck %s --check-prefix=MLP
-// MLP: remark: rank 0: peak 3072 bytes; parameters 512, copies 0, gradients 512, optimizer state 0, stash 768 (2 x 384 in flight), temporaries 516
+// MLP: remark: rank 0: peak 3328 bytes; parameters 512, copies 0, gradients 512, optimizer state 0, stash 768 (2 x 384 in flight), temporaries 516
 // MLP: remark: rank 1: peak 1920 bytes; parameters 256, copies 0, gradients 256, optimizer state 0, stash 320 (1 x 320 in flight), temporaries 320
 //
 // mpmd-simulate ends each rank's remark with the same peak.
 // RUN: tandem-opt %S/example-2stage.mlir --mpmd-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIM
-// SIM: remark: rank 0: busy 6, idle 3, bubble 0.333333, peak in-flight microbatches 2, peak memory 3072 bytes
+// SIM: remark: rank 0: busy 6, idle 3, bubble 0.333333, peak in-flight microbatches 2, peak memory 3328 bytes
 // SIM: remark: rank 1: busy 6, idle 3, bubble 0.333333, peak in-flight microbatches 1, peak memory 1920 bytes
 //
 // 2. The same program with its rank lists removed, rescheduled over m = 4:
@@ -49,8 +54,11 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 //
 // 4. The same without sends and receives: a value another rank produces
-//    arrives at its first reader; the peaks do not change here.
-// RUN: sed -e '/mpmd.send\|mpmd.recv/d' %s | tandem-opt --mpmd-memory -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIED
+//    arrives at its first reader, and nothing is in flight: rank 0's peak
+//    loses the activation it sent (32), rank 1's does not change.
+// RUN: sed -e '/mpmd.send\|mpmd.recv/d' %s | tandem-opt --mpmd-memory -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOXFER
+// NOXFER: remark: rank 0: peak 352 bytes; parameters 64, copies 64, gradients 64, optimizer state 64, stash 32 (1 x 32 in flight), temporaries 32
+// NOXFER: remark: rank 1: peak 192 bytes;
 //
 // 5. A json= file that cannot be written.
 // RUN: not tandem-opt %S/example-2stage.mlir --mpmd-memory=json=%t.missing/dir/x.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
@@ -60,21 +68,23 @@
 // optimizer: a parameter) and @m.e (64, read only by the optimizer:
 // optimizer state); its prologue's copy of @e (64) is held until it is sent
 // (copies 64). Stash: the input slice x (2x4 = 32) read again by @s0.bwd.
-// Peak at @s0.bwd (action 5): x 32 + received dh 32 + the gradient 64 + its
-// buffer 64 + temporaries (%xt, 32) = 224, plus 128 persistent = 352. The
+// The activation y sent at 3 stays in flight to the end (no later send,
+// receive or collective to wait before). Peak at @s0.bwd (action 5): x 32 +
+// received dh 32 + y 32 + the gradient 64 + its buffer 64 + temporaries
+// (%xt, 32) = 256, plus 128 persistent = 384. The
 // optimizer's results update @e and @m.e in place and cost nothing more.
 // Rank 1 binds no parameter; the copy of @e it receives from its owner
 // (64) is a parameter copy, held until @s1.bwd, its last reader. Peak at
 // @s1.bwd (action 3): copy 64 + stashed y 32 + dh 32 + temporaries (%et,
 // 64) = 192.
-// TIED: remark: rank 0: peak 352 bytes; parameters 64, copies 64, gradients 64, optimizer state 64, stash 32 (1 x 32 in flight), temporaries 32
+// TIED: remark: rank 0: peak 384 bytes; parameters 64, copies 64, gradients 64, optimizer state 64, stash 32 (1 x 32 in flight), temporaries 32
 // TIED: remark: rank 1: peak 192 bytes; parameters 0, copies 64, gradients 0, optimizer state 0, stash 32 (1 x 32 in flight), temporaries 64
 // JSON: "program": "tied"
 // JSON: "gradients": 64,
 // JSON-NEXT: "optimizerState": 64,
 // JSON-NEXT: "parameterCopies": 64,
 // JSON-NEXT: "parameters": 64,
-// JSON-NEXT: "peak": 352,
+// JSON-NEXT: "peak": 384,
 // JSON-NEXT: "peakInFlight": 1,
 // JSON-NEXT: "rank": 0,
 // JSON-NEXT: "stash": 32,

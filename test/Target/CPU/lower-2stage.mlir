@@ -98,26 +98,28 @@
 // RANK0-NEXT: ],
 
 // The memory plan: one arena, each buffer live from the action defining it
-// to its last reader (docs/memory-plan.md). The sends at 1
-// and 3 end their slots' lives (3 is one group with the receive at 4); the
+// to its last reader (docs/memory-plan.md). A sent slot lives until the
+// rank waits for its send, before its next post (docs/pipeline-eval.md,
+// "Posting and waiting"): the send at 1 until 2, the send at 3 (one group
+// with the receive at 4) until 5, over microbatch 0's backward; the
 // stashed s0.fwd[1] lives until its backward; each microbatch's gradient
 // only during its backward, which adds it to s0.opt's sum (the accumulator,
 // live from the first backward at 5 to s0.opt at 8); s0.opt's result, which
 // nothing reads here, only during its run. With only 2 microbatches the sum
-// costs more than it saves: the arena peaks at 5, where the sum and the
-// stash of microbatch 1 are live together. Both gradients and s0.opt's
-// result reuse microbatch 0's activation's bytes at offset 0.
+// costs more than it saves: the arena peaks at 5, where the sum, the stash
+// of microbatch 1 and its send in flight are live together. Both gradients
+// and s0.opt's result reuse microbatch 0's activation's bytes at offset 0.
 // RANK0-NEXT: "memory": {
 // RANK0-NEXT:   "space": "host",
 // RANK0-NEXT:   "alignment": 64,
-// RANK0-NEXT:   "arena_bytes": 2176,
+// RANK0-NEXT:   "arena_bytes": 2432,
 // RANK0-NEXT:   "naive_bytes": 4352,
 // RANK0-NEXT:   "buffers": [
-// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":0,"offset":0,"bytes":256,"first":0,"last":1},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":0,"offset":0,"bytes":256,"first":0,"last":2},
 // RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":1,"microbatch":0,"offset":1408,"bytes":256,"first":0,"last":5},
-// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":1,"offset":0,"bytes":256,"first":2,"last":4},
-// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":1,"microbatch":1,"offset":1664,"bytes":256,"first":2,"last":7},
-// RANK0-NEXT:     {"kind":"slot","fragment":"s1.bwd","result":0,"microbatch":0,"offset":1920,"bytes":256,"first":3,"last":5},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":0,"microbatch":1,"offset":1664,"bytes":256,"first":2,"last":5},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s0.fwd","result":1,"microbatch":1,"offset":1920,"bytes":256,"first":2,"last":7},
+// RANK0-NEXT:     {"kind":"slot","fragment":"s1.bwd","result":0,"microbatch":0,"offset":2176,"bytes":256,"first":3,"last":5},
 // RANK0-NEXT:     {"kind":"scratch","action":5,"offset":1024,"bytes":384,"first":5,"last":5},
 // RANK0-NEXT:     {"kind":"slot","fragment":"s0.bwd","result":0,"microbatch":0,"offset":0,"bytes":512,"first":5,"last":5},
 // RANK0-NEXT:     {"kind":"slot","fragment":"s1.bwd","result":0,"microbatch":1,"offset":1408,"bytes":256,"first":6,"last":7},
@@ -131,7 +133,7 @@
 // of its remark in docs/mpmd.md, "Memory analysis").
 // RANK0-NEXT: "predicted_memory": {
 // RANK0-NEXT:   "analysis": "mpmd-memory",
-// RANK0-NEXT:   "peak_bytes": 3072,
+// RANK0-NEXT:   "peak_bytes": 3328,
 // RANK0-NEXT:   "parameters": 512,
 // RANK0-NEXT:   "parameter_copies": 0,
 // RANK0-NEXT:   "optimizer_state": 0,
@@ -170,7 +172,7 @@
 // SRC1-COUNT-3: extern "C" int tandem_{{fwd|bwd|optimizer}}_{{[0-9a-f]+}}(
 // SRC1-NOT: extern "C" int
 
-// PLAN0: rank 0: arena 2176, naive 4352, stash 2
+// PLAN0: rank 0: arena 2432, naive 4352, stash 2
 // PLAN1: rank 1: arena {{[0-9]+}}, naive {{[0-9]+}}, stash {{[0-9]+}}
 
 // SYMS0: rank 0: 3 fragments, 1 parameters, 9 actions, symbols ok

@@ -277,6 +277,28 @@ FailureOr<RankMemory> RankWalker::walk(int64_t rank, RankOp rankOp) {
   auto optionalMicrobatch = [](std::optional<uint64_t> mb) -> int64_t {
     return mb ? static_cast<int64_t>(*mb) : -1;
   };
+  // A send is waited for before the rank's next post (a send, receive or
+  // collective after its group: the runtime's transferWaits), so its slot
+  // stays held until then.
+  auto isTransfer = [](Operation *op) {
+    return isa<SendOp, RecvOp, AllReduceOp, BroadcastOp>(op);
+  };
+  std::vector<int64_t> sendWait(n, n - 1);
+  for (int64_t first = 0; first < n;) {
+    if (!isa<SendOp, RecvOp>(actions[first])) {
+      ++first;
+      continue;
+    }
+    int64_t last = first;
+    while (last + 1 < n && isa<SendOp, RecvOp>(actions[last + 1]))
+      ++last;
+    int64_t next = last + 1;
+    while (next < n && !isTransfer(actions[next]))
+      ++next;
+    for (int64_t at = first; at <= last; ++at)
+      sendWait[at] = next - 1;
+    first = last + 1;
+  }
   for (int64_t at = 0; at < n; ++at) {
     Operation *op = actions[at];
     if (auto runOp = dyn_cast<RunOp>(op)) {
@@ -288,6 +310,9 @@ FailureOr<RankMemory> RankWalker::walk(int64_t rank, RankOp rankOp) {
       use(key,
           resultBytes(send.getFragment(), send.getResult(), send.getType()),
           at);
+      use(key,
+          resultBytes(send.getFragment(), send.getResult(), send.getType()),
+          sendWait[at]);
     } else if (auto recv = dyn_cast<RecvOp>(op)) {
       SlotKey key{recv.getFragment(), recv.getResult(),
                   optionalMicrobatch(recv.getMicrobatch())};

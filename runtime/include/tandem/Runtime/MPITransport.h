@@ -20,6 +20,8 @@
 
 #include <mpi.h>
 
+#include <map>
+
 namespace tandem::runtime {
 
 class MPITransport final : public Transport {
@@ -30,8 +32,13 @@ public:
   MPITransport(const MPITransport &) = delete;
   MPITransport &operator=(const MPITransport &) = delete;
 
-  bool exchange(int64_t rank, std::vector<TransportOp> &group,
-                std::string &error) override;
+  /// Each op a non-blocking MPI call (MPI_Issend, MPI_Irecv), a channel
+  /// its tag.
+  bool post(int64_t rank, std::vector<TransportOp> &group,
+            std::string &error) override;
+  /// Tests the ops' requests until they complete or the timeout passes.
+  bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
+            std::string &error) override;
   /// Every member sends its value (with a header the others check) to
   /// every other member on a communicator of the collectives' own, and
   /// folds them in group order itself; a broadcast's root sends to the
@@ -55,6 +62,8 @@ private:
   std::string timeoutText() const;
 
   std::string context;
+  /// The request of every posted op not yet waited for.
+  std::map<const TransportOp *, MPI_Request> posted;
   MPI_Comm comm, collectiveComm = MPI_COMM_NULL;
   double timeoutSeconds;
   int tagUpperBound = 32767;

@@ -6,11 +6,13 @@
 // receives are one ncclGroupStart/ncclGroupEnd on the device's default
 // stream, which orders them after the rank's earlier kernels and its later
 // kernels after them (the rank's stream is a blocking stream, as the
-// in-process transport's copies rely on too). Completion is polled against
-// the timeout: the communicator's state (ncclCommGetAsyncError) and the
-// stream; a group that waits longer fails with a message naming every op
-// in it, and the communicator is aborted, so a dead or silent peer ends the
-// job instead of hanging it.
+// in-process transport's copies rely on too): posting returns once the
+// group is enqueued, but on a GPU the rank's next kernels still wait for
+// it (compute and transfers on separate streams ordered by events are not
+// done yet). Waiting polls against the timeout: the communicator's state
+// (ncclCommGetAsyncError) and the stream; a wait that takes longer fails
+// with a message naming every op in flight, and the communicator is
+// aborted, so a dead or silent peer ends the job instead of hanging it.
 //
 // NCCL has no tags: messages between two ranks match in issue order, not
 // by channel. The compiled rank programs must therefore send and receive
@@ -44,8 +46,12 @@ public:
   ~NcclTransport() override;
 
   const Device *payloadDevice() const override { return &device; }
-  bool exchange(int64_t rank, std::vector<TransportOp> &group,
-                std::string &error) override;
+  /// One group on the default stream, enqueued before it returns.
+  bool post(int64_t rank, std::vector<TransportOp> &group,
+            std::string &error) override;
+  /// Polls until the stream is idle: every op posted so far completes.
+  bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
+            std::string &error) override;
   /// Over point-to-point messages in one group: every member sends a
   /// header and its value to the members that need it; an all-reduce folds
   /// the values in group order on the host (copied out of and back into
@@ -65,7 +71,9 @@ private:
   /// Polls the communicator (and, with `stream`, the default stream) until
   /// its work is done, an error, or the timeout: "" when done, else what
   /// went wrong (the communicator is then aborted).
-  std::string wait(bool stream);
+  std::string pollDone(bool stream);
+  /// After the stream went idle: every op in flight has completed.
+  void completeInFlight();
   void abortCommunicator();
 
   const NcclLibrary &nccl;
@@ -75,6 +83,8 @@ private:
   double timeoutSeconds;
   bool aborted = false;
   std::string abortReason;
+  /// Posted ops not yet seen complete, in posting order.
+  std::vector<TransportOp *> inFlight;
 };
 
 } // namespace tandem::runtime

@@ -111,8 +111,14 @@ struct RankProgramOptions {
   /// host memory for a transport that moves host memory only).
   Device *device = nullptr;
 
+  /// Waits for every send and receive at the end of its group, as the
+  /// rendezvous exchange does, instead of where transferWaits puts the wait
+  /// (docs/pipeline-eval.md, "Posting and waiting"): for measuring what
+  /// posting buys. Same results; the memory plan holds either way.
+  bool waitAtGroupEnd = false;
+
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from
-  /// TANDEM_DUMP_FRAGMENTS.
+  /// TANDEM_DUMP_FRAGMENTS, waitAtGroupEnd from TANDEM_WAIT_AT_GROUP_END=1.
   static RankProgramOptions fromEnvironment();
 };
 
@@ -135,6 +141,11 @@ public:
                                            std::string &error);
 
   const Manifest &manifest() const { return info; }
+  /// Per action: for a send or receive, the action after which runStep
+  /// waits for it; -1 otherwise.
+  const std::vector<int64_t> &transferWaitPoints() const {
+    return transferWaitAfter;
+  }
   Device &memory() const { return *device; }
   /// Bytes allocated for the step's buffers: the arena, or the most bytes
   /// of separate buffers allocated at once in any step so far (0 before the
@@ -266,6 +277,10 @@ private:
     std::vector<int64_t> slots;
   };
   std::vector<Sum> sums;
+  /// Per action: for a send or receive, the action after which the step
+  /// waits for it (transferWaits, or its group's last action with
+  /// waitAtGroupEnd); -1 otherwise.
+  std::vector<int64_t> transferWaitAfter;
   /// Per action: the scratch pointer of a run.
   std::vector<void *> scratchData;
   /// The scratch of runs that need none (a valid, aligned pointer, never

@@ -1,13 +1,15 @@
 //===- Transport.h - point-to-point transport for rank programs -*- C++ -*-===//
 //
 // The seam between a rank's action list and the machinery that moves slots
-// between ranks (docs/pipeline-eval.md, "A step" and "Never hanging"). A
-// group of consecutive send/recv actions is posted at once with `exchange`,
-// which returns when every op of the group has completed. A send completes
-// only when the matching receive is posted (rendezvous); messages from rank
-// a to rank b on channel c match in posting order. `InProcessTransport` runs
-// ranks as threads of one process, over host memory or one device's; an MPI
-// or NCCL transport implements the same calls. No MLIR dependency.
+// between ranks (docs/pipeline-eval.md, "A step", "Posting and waiting" and
+// "Never hanging"). A group of consecutive send/recv actions is posted at
+// once with `post`, which returns at once; the ops proceed while the rank
+// computes, and `wait` returns when the ops it names have completed. A send
+// completes only when the matching receive is posted (rendezvous); messages
+// from rank a to rank b on channel c match in posting order.
+// `InProcessTransport` runs ranks as threads of one process, over host
+// memory or one device's; an MPI or NCCL transport implements the same
+// calls. No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,8 +38,8 @@ struct TransportOp {
   ElementType dtype = ElementType::F32;
   ElementType wire = ElementType::F32;
   uint64_t bytes = 0;
-  /// Send: the payload (valid until the group completes). Recv: where the
-  /// payload goes (`bytes` long).
+  /// Send: the payload (unchanged until the op is waited for). Recv: where
+  /// the payload goes (`bytes` long; not read before the op is waited for).
   const void *sendData = nullptr;
   void *recvData = nullptr;
   /// For messages: "send of s0.fwd[3] microbatch 0".
@@ -117,10 +119,22 @@ public:
   /// with that device's copies), or nullptr: host memory only, and a rank
   /// on another device stages its payloads through host memory.
   virtual const Device *payloadDevice() const { return nullptr; }
-  /// Posts `group` for `rank` and waits until all of it has completed.
-  /// Returns false with `error` set on a mismatch, a deadlock or an abort.
-  virtual bool exchange(int64_t rank, std::vector<TransportOp> &group,
-                        std::string &error) = 0;
+  /// Posts `group` for `rank` and returns without waiting: the ops go on
+  /// while the rank runs other actions. The ops must stay where they are
+  /// (the vector unchanged) until each has been waited for. False with
+  /// `error` set when an op is refused or the transport was aborted.
+  virtual bool post(int64_t rank, std::vector<TransportOp> &group,
+                    std::string &error) = 0;
+  /// Returns when every op in `ops` (posted by `rank`, not yet waited for)
+  /// has completed, setting their `completed`. A transport may complete
+  /// more of the rank's posted ops than asked (NCCL waits for its stream).
+  /// False with `error` set on a mismatch, a deadlock, a timeout or an
+  /// abort.
+  virtual bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
+                    std::string &error) = 0;
+  /// Posts `group` and waits for all of it: the rendezvous exchange.
+  bool exchange(int64_t rank, std::vector<TransportOp> &group,
+                std::string &error);
   /// Runs `op` for `rank`, returning when every member has reached it and
   /// `op.data` holds the result. False with `error` set on a disagreement,
   /// a deadlock, a timeout or an abort.
@@ -140,10 +154,12 @@ private:
   std::map<std::pair<int64_t, int64_t>, PeerBytes> counts;
 };
 
-/// Ranks as threads of one process. All state sits behind one mutex; when
-/// every rank that has not finished waits in a group with incomplete ops,
-/// nothing can change any more and the step fails with "deadlock under
-/// rendezvous semantics", one line per blocked rank. With a `device` that
+/// Ranks as threads of one process. All state sits behind one mutex; a
+/// send and a receive pair when the second of them is posted. When every
+/// rank that has not finished waits for incomplete ops (or in a
+/// collective), nothing can change any more and the step fails with
+/// "deadlock under rendezvous semantics", one line per blocked rank. With a
+/// `device` that
 /// is not the host, payloads are in that device's memory and each pair is
 /// one device-to-device copy (on a CUDA device the legacy stream's copy,
 /// which waits for the sender's kernels and which the receiver's kernels
@@ -152,8 +168,10 @@ class InProcessTransport final : public Transport {
 public:
   explicit InProcessTransport(int64_t ranks, Device *device = nullptr);
   const Device *payloadDevice() const override { return device; }
-  bool exchange(int64_t rank, std::vector<TransportOp> &group,
-                std::string &error) override;
+  bool post(int64_t rank, std::vector<TransportOp> &group,
+            std::string &error) override;
+  bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
+            std::string &error) override;
   bool collective(int64_t rank, CollectiveOp &op, std::string &error) override;
   void finish(int64_t rank) override;
   void abort(const std::string &reason) override;
@@ -196,11 +214,15 @@ private:
   int64_t ranks;
   /// Where payloads live when not in host memory (see the class comment).
   Device *device;
+  /// Called with the lock held: fails the transport with `error` (a post
+  /// that cannot go on) and returns false.
+  bool refuse(const std::string &error);
+
   std::vector<bool> finished;
-  std::vector<bool> waiting;
-  std::vector<int64_t> remaining;
-  /// Each rank's current group.
-  std::vector<std::vector<TransportOp> *> posted;
+  /// Per rank: the ops it waits for (nullptr when it is not in `wait`).
+  std::vector<const std::vector<TransportOp *> *> waitingFor;
+  /// Per rank: its posted ops that have not completed, in posting order.
+  std::vector<std::vector<TransportOp *>> incomplete;
   std::map<Key, std::deque<Pending>> sends, recvs;
   /// Member set (sorted) -> its collectives in entry order; how many of
   /// them each rank has entered; the instance each rank waits in.
