@@ -28,7 +28,7 @@ mkdir -p "$OUT"
 
 # The readers under test and what they need, plain C++17 (no MLIR).
 SOURCES=(FileIO Philox Init Safetensors TokenData JsonWriter Manifest
-         ManifestWriter MemoryPlan TensorTypes Checkpoint)
+         ManifestWriter MemoryPlan TransferWaits TensorTypes Checkpoint)
 FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -Wno-deprecated-declarations
        -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -I "$ROOT/runtime/include")

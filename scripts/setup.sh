@@ -16,7 +16,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   clang-format-22 libgtest-dev ninja-build ccache cmake g++ python3
   nlohmann-json3-dev libopenblas-openmp-dev openmpi-bin libopenmpi-dev
-  clang-22 libclang-rt-22-dev
+  clang-22 libclang-rt-22-dev iproute2
 )
 
 missing=()

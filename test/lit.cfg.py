@@ -22,6 +22,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tandem_src_root", config.tandem_src_root))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%tandem_bin", config.tandem_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 # lit runs tests in a cleaned environment: the kernel choice of OpenBLAS (its
@@ -94,3 +95,10 @@ elif os.environ.get("TANDEM_REQUIRE_NVCC") == "1":
     lit_config.fatal("TANDEM_REQUIRE_NVCC=1 but no nvcc found (TANDEM_NVCC, "
                      "PATH, /usr/local/cuda/bin)")
 llvm_config.with_system_environment(["TANDEM_NVCC"])
+
+# Hosts made of network namespaces (scripts/hosts.sh): root and iproute2's
+# ip and tc. Development machines and CI run as root, so there a test that
+# needs them must run: `REQUIRES: netns`.
+if (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("ip")
+        and shutil.which("tc")):
+    config.available_features.add("netns")

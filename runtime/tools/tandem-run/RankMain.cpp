@@ -854,6 +854,23 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   // forwards each rank's output separately, so lines from two ranks can
   // reach the terminal in any order, whatever each flushed when.
   std::vector<std::string> lines = control.gather(line, lossRank);
+  // What the transport moved, per peer: payload bytes of completed sends
+  // and receives over the whole run (training and held-out steps).
+  std::string traffic = "rank " + std::to_string(rank) + ":";
+  for (int64_t peer = 0; peer < size; ++peer) {
+    PeerBytes moved = transport.bytesWith(rank, peer);
+    if (peer == rank || (!moved.sent && !moved.received))
+      continue;
+    traffic += " sent " + std::to_string(moved.sent) + " to rank " +
+               std::to_string(peer) + ", received " +
+               std::to_string(moved.received) + " from rank " +
+               std::to_string(peer) + ";";
+  }
+  if (traffic.back() == ':')
+    traffic += " nothing";
+  else
+    traffic.pop_back();
+  std::vector<std::string> trafficLines = control.gather(traffic, lossRank);
   // Measured against predicted: the growth of the peak resident size above
   // the baseline, and the most bytes of runtime buffers allocated at once
   // (the runtime's own count), each over mpmd-memory's peak.
@@ -918,6 +935,9 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
                 static_cast<long long>(size),
                 ownProcess ? "processes" : "threads of one process");
     for (const std::string &text : lines)
+      std::printf("  %s\n", text.c_str());
+    std::printf("payload bytes per rank and peer (the transport's count):\n");
+    for (const std::string &text : trafficLines)
       std::printf("  %s\n", text.c_str());
     if (ownProcess)
       std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "

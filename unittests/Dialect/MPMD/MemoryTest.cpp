@@ -125,7 +125,10 @@ void expectRank0(const RankMemory &m) {
   EXPECT_EQ(m.peakInFlight, 1);
   EXPECT_EQ(m.stash, 32);
   EXPECT_EQ(m.temporaries, 32); // %xt in @s0.bwd
-  EXPECT_EQ(m.peak, 352);
+  // The activation sent before @s0.bwd stays in flight to the end (no later
+  // post to wait before): 32 more than without it (test/Dialect/MPMD/
+  // memory.mlir derives both).
+  EXPECT_EQ(m.peak, 384);
 }
 
 void expectRank1(const RankMemory &m) {
