@@ -357,16 +357,15 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
           it == slotBuffers.end() ? -1 : static_cast<int64_t>(it->second));
     }
   transferWaitAfter = transferWaits(describeRank(m));
+  groupEndWaits = transferWaitAfter;
+  for (int64_t i = static_cast<int64_t>(m.actions.size()) - 1; i >= 0; --i)
+    if (groupEndWaits[i] >= 0)
+      groupEndWaits[i] = i + 1 < static_cast<int64_t>(m.actions.size()) &&
+                                 groupEndWaits[i + 1] >= 0
+                             ? groupEndWaits[i + 1]
+                             : i;
   if (options.waitAtGroupEnd)
-    for (int64_t i = static_cast<int64_t>(m.actions.size()) - 1; i >= 0; --i)
-      if (transferWaitAfter[i] >= 0)
-        transferWaitAfter[i] =
-            i + 1 < static_cast<int64_t>(m.actions.size()) &&
-                    transferWaitAfter[i + 1] >= 0 &&
-                    (m.actions[i + 1].op == ActionKind::Send ||
-                     m.actions[i + 1].op == ActionKind::Recv)
-                ? transferWaitAfter[i + 1]
-                : i;
+    transferWaitAfter = groupEndWaits;
   return true;
 }
 
@@ -746,6 +745,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::vector<std::vector<uint8_t>> staged;
   };
   std::list<Posted> inFlight;
+  const std::vector<int64_t> &waits =
+      transferWaitPoints(transport.postedOpsMoveAlone());
   auto transportFailure = [&](const std::string &transportError) {
     error = transportError.rfind("rank ", 0) == 0 ||
                     transportError.rfind("deadlock", 0) == 0
@@ -1028,7 +1029,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       }
       posted.ops.push_back(std::move(op));
       posted.buffers.push_back(buffer);
-      posted.waitAfter.push_back(transferWaitAfter[pc]);
+      posted.waitAfter.push_back(waits[pc]);
       posted.waited.push_back(0);
     }
     std::string transportError;

@@ -670,7 +670,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     return true;
   };
   StepTimer timer(transport, program->manifest(),
-                  program->transferWaitPoints());
+                  program->transferWaitPoints(transport.postedOpsMoveAlone()));
   timer.beforeAbort = [&] { status.set(failureStatus()); };
   double stepSum = 0, waitSum = 0;
   std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;

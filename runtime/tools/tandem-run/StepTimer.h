@@ -51,6 +51,9 @@ public:
             std::string &error) override;
   bool collective(int64_t rank, runtime::CollectiveOp &op,
                   std::string &error) override;
+  bool postedOpsMoveAlone() const override {
+    return inner.postedOpsMoveAlone();
+  }
   void finish(int64_t rank) override { inner.finish(rank); }
   void abort(const std::string &reason) override {
     if (beforeAbort)

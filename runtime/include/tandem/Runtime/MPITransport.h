@@ -36,6 +36,8 @@ public:
   /// its tag.
   bool post(int64_t rank, std::vector<TransportOp> &group,
             std::string &error) override;
+  /// No: messages move only inside MPI calls.
+  bool postedOpsMoveAlone() const override { return false; }
   /// Tests the ops' requests until they complete or the timeout passes.
   bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
             std::string &error) override;

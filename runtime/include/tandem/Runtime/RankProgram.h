@@ -142,9 +142,10 @@ public:
 
   const Manifest &manifest() const { return info; }
   /// Per action: for a send or receive, the action after which runStep
-  /// waits for it; -1 otherwise.
-  const std::vector<int64_t> &transferWaitPoints() const {
-    return transferWaitAfter;
+  /// waits for it over a transport whose posted ops do or do not move
+  /// alone (Transport::postedOpsMoveAlone); -1 otherwise.
+  const std::vector<int64_t> &transferWaitPoints(bool moveAlone) const {
+    return moveAlone ? transferWaitAfter : groupEndWaits;
   }
   Device &memory() const { return *device; }
   /// Bytes allocated for the step's buffers: the arena, or the most bytes
@@ -281,6 +282,8 @@ private:
   /// waits for it (transferWaits, or its group's last action with
   /// waitAtGroupEnd); -1 otherwise.
   std::vector<int64_t> transferWaitAfter;
+  /// The same with every op waited for at its group's last action.
+  std::vector<int64_t> groupEndWaits;
   /// Per action: the scratch pointer of a run.
   std::vector<void *> scratchData;
   /// The scratch of runs that need none (a valid, aligned pointer, never

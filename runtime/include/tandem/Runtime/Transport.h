@@ -132,6 +132,12 @@ public:
   /// abort.
   virtual bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
                     std::string &error) = 0;
+  /// Whether posted ops move on while the rank computes. Where they move
+  /// only inside the transport's own calls (MPI over shared memory pushes
+  /// a large message in fragments from the sender's calls), the executor
+  /// waits for each group at its end instead, which was measured faster
+  /// (docs/benchmarks.md, "Posting transfers").
+  virtual bool postedOpsMoveAlone() const { return true; }
   /// Posts `group` and waits for all of it: the rendezvous exchange.
   bool exchange(int64_t rank, std::vector<TransportOp> &group,
                 std::string &error);
