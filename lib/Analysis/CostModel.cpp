@@ -218,6 +218,11 @@ const StringMap<Rule> &rules() {
     t["nn.reduce_sum"] = perInputElement(1.0);
     t["nn.reduce_max"] = perInputElement(1.0);
     t["nn.reduce_mean"] = reduceMean;
+    // A block's largest magnitude, then per element a division, a rounding
+    // and a clamp (the input's type keys the peak: codes are not math).
+    t["nn.quantize"] = perInputElement(4.0);
+    // One product per code, in the result's type.
+    t["nn.dequantize"] = elementwise(1.0);
     t["nn.embedding"] = embedding;
     // One add per cotangent element into the table.
     t["nn.embedding_grad"] = perInputElement(1.0);

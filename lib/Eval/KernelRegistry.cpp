@@ -34,6 +34,7 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerShapeKernels(r);
     registerReductionKernels(r);
     registerModelKernels(r);
+    registerCodecKernels(r);
     return r;
   }();
   return registry;

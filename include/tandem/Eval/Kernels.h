@@ -67,6 +67,7 @@ void registerNormalizationKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerModelKernels(KernelRegistry &registry);
+void registerCodecKernels(KernelRegistry &registry);
 
 } // namespace tandem::eval
 

@@ -103,15 +103,18 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
                            "found ")
              << value.getType();
     Type element = type.getElementType();
-    if (!cType(element))
+    if (!cType(element) ||
+        (nn::payloadCode(element) >= 0 && !allowsPayloadType(op)))
       return op->emitError("'")
              << op->getName() << "' on " << element
              << " is not supported by the CPU emitter yet (supported element "
-                "types: f32, f64, bf16, f16, i32, i64)";
+                "types: f32, f64, bf16, f16, i32, i64; i8, f8E4M3FN and "
+                "f8E5M2 only as codec payloads, which nn.quantize, "
+                "nn.dequantize and data movement handle)";
   }
   for (Value result : op->getResults())
     if (isa<IntegerType>(tensorType(result).getElementType()) &&
-        !allowsIntegerResult(op))
+        !allowsIntegerResult(op) && !isa<nn::QuantizeOp>(op))
       return op->emitError("'")
              << op->getName()
              << "' with integer results is not supported by the CPU emitter "
@@ -537,6 +540,14 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         }
         return success();
       })
+      .Case([&](nn::QuantizeOp quantize) {
+        emitQuantize(os, quantize);
+        return success();
+      })
+      .Case([&](nn::DequantizeOp dequantize) {
+        emitDequantize(os, dequantize);
+        return success();
+      })
       .Case([&](nn::TransposeOp transpose) {
         llvm::SmallVector<int64_t> in =
             rowMajorStrides(tensorType(transpose.getInput()).getShape());
@@ -776,48 +787,28 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
 }
 
 std::vector<std::string> tandem::cpu::supportedOps() {
-  std::vector<std::string> ops = {"nn.add",
-                                  "nn.broadcast_to",
-                                  "nn.cast",
-                                  "nn.concat",
-                                  "nn.constant",
-                                  "nn.cos",
-                                  "nn.cross_entropy",
-                                  "nn.cross_entropy_grad",
-                                  "nn.div",
-                                  "nn.embedding",
-                                  "nn.embedding_grad",
-                                  "nn.exp",
-                                  "nn.gelu",
-                                  "nn.greater_equal",
-                                  "nn.layer_norm",
-                                  "nn.log",
-                                  "nn.log_softmax",
-                                  "nn.matmul",
-                                  "nn.maximum",
-                                  "nn.minimum",
-                                  "nn.mul",
-                                  "nn.neg",
-                                  "nn.param",
-                                  "nn.pow",
-                                  "nn.reduce_max",
-                                  "nn.reduce_mean",
-                                  "nn.reduce_sum",
-                                  "nn.relu",
-                                  "nn.reshape",
-                                  "nn.rms_norm",
-                                  "nn.rsqrt",
-                                  "nn.select",
-                                  "nn.silu",
-                                  "nn.sin",
-                                  "nn.slice",
-                                  "nn.softmax",
-                                  "nn.split",
-                                  "nn.sqrt",
-                                  "nn.stage_end",
-                                  "nn.sub",
-                                  "nn.tanh",
-                                  "nn.transpose"};
+  std::vector<std::string> ops = {"nn.add",           "nn.broadcast_to",
+                                  "nn.cast",          "nn.concat",
+                                  "nn.constant",      "nn.cos",
+                                  "nn.cross_entropy", "nn.cross_entropy_grad",
+                                  "nn.dequantize",    "nn.div",
+                                  "nn.embedding",     "nn.embedding_grad",
+                                  "nn.exp",           "nn.gelu",
+                                  "nn.greater_equal", "nn.layer_norm",
+                                  "nn.log",           "nn.log_softmax",
+                                  "nn.matmul",        "nn.maximum",
+                                  "nn.minimum",       "nn.mul",
+                                  "nn.neg",           "nn.param",
+                                  "nn.pow",           "nn.quantize",
+                                  "nn.reduce_max",    "nn.reduce_mean",
+                                  "nn.reduce_sum",    "nn.relu",
+                                  "nn.reshape",       "nn.rms_norm",
+                                  "nn.rsqrt",         "nn.select",
+                                  "nn.silu",          "nn.sin",
+                                  "nn.slice",         "nn.softmax",
+                                  "nn.split",         "nn.sqrt",
+                                  "nn.stage_end",     "nn.sub",
+                                  "nn.tanh",          "nn.transpose"};
   llvm::sort(ops);
   return ops;
 }

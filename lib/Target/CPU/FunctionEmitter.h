@@ -90,6 +90,7 @@ bool isElementwise(Operation *op);
 bool isReduction(Operation *op);
 /// Elementwise ops whose results may hold integers (pure data movement).
 bool allowsIntegerResult(Operation *op);
+bool allowsPayloadType(Operation *op);
 
 //===----------------------------------------------------------------------===//
 // Translation unit
@@ -191,6 +192,9 @@ private:
   void emitMatmul(llvm::raw_ostream &os, tandem::nn::MatmulOp op);
   void emitSoftmax(llvm::raw_ostream &os, Operation *op, int64_t axis,
                    bool log);
+  /// nn.quantize and nn.dequantize (CodecEmitter.cpp).
+  void emitQuantize(llvm::raw_ostream &os, nn::QuantizeOp op);
+  void emitDequantize(llvm::raw_ostream &os, nn::DequantizeOp op);
   void emitStrided(llvm::raw_ostream &os, Value in, Value out,
                    llvm::ArrayRef<int64_t> strides, int64_t base);
 

@@ -2251,5 +2251,9 @@ tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
+      {"nn.quantize", "the blockwise codecs run on the CPU target and the "
+                      "evaluator so far (tandem/Support/Codec.h)"},
+      {"nn.dequantize", "the blockwise codecs run on the CPU target and the "
+                        "evaluator so far (tandem/Support/Codec.h)"},
   };
 }

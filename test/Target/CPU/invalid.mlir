@@ -2,7 +2,7 @@
 
 // Types the emitter does not handle yet are errors at the op, never code.
 func.func @f8(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
-  // expected-error @below {{'nn.exp' on 'f8E4M3FN' is not supported by the CPU emitter yet (supported element types: f32, f64, bf16, f16, i32, i64)}}
+  // expected-error @below {{'nn.exp' on 'f8E4M3FN' is not supported by the CPU emitter yet (supported element types: f32, f64, bf16, f16, i32, i64; i8, f8E4M3FN and f8E5M2 only as codec payloads, which nn.quantize, nn.dequantize and data movement handle)}}
   %y = nn.exp %x : tensor<4xf8E4M3FN>
   return %y : tensor<4xf8E4M3FN>
 }
@@ -64,4 +64,15 @@ func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @below {{'func.call' is not supported by the CPU emitter}}
   %y = func.call @callee(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// Codec payloads are bytes only the codecs and data movement touch.
+func.func @payload_arithmetic(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %q, %s = nn.quantize %x {block = 8} : tensor<4x8xf32> to tensor<4x8xi8>, tensor<4x1xf32>
+  // expected-error @below {{'nn.broadcast_to' on 'i8' is not supported by the CPU emitter yet}}
+  %b = nn.broadcast_to %q : tensor<4x8xi8> to tensor<2x4x8xi8>
+  %y = nn.dequantize %q, %s {block = 8} : tensor<4x8xi8>, tensor<4x1xf32> to tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

@@ -289,6 +289,28 @@ std::vector<OpCase> opCases() {
                    "tensor<2x3xf32>",
                    "tensor<2x3xf32>",
                    2});
+  // The codecs, decoded right away: every payload type, blocks that do and
+  // do not divide the rows; the gradient is straight through. The scales
+  // are spelled "f32 >" so that the bf16 and f16 variants keep them f32.
+  for (auto [name, payload, block, blocks] :
+       {std::tuple<const char *, const char *, int, int>{"quantize_i8", "i8", 3,
+                                                         3},
+        {"quantize_e4m3", "f8E4M3FN", 8, 1},
+        {"quantize_e5m2", "f8E5M2", 5, 2}}) {
+    std::string q = llvm::formatv("tensor<4x8x{0}>", payload).str();
+    std::string sc = llvm::formatv("tensor<4x{0}xf32 >", blocks).str();
+    cases.push_back(
+        {name,
+         {{"x", t48}},
+         {},
+         llvm::formatv("%q, %s = nn.quantize %x {{block = {0}} : {1} to {2}, "
+                       "{3}\n  %y = nn.dequantize %q, %s {{block = {0}} : "
+                       "{2}, {3} to {1}",
+                       block, t48, q, sc)
+             .str(),
+         t48,
+         2});
+  }
   cases.push_back(
       {"stage_end",
        {{"x", t48}},

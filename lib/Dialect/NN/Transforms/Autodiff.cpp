@@ -114,6 +114,7 @@ const GradRuleMap &tandem::nn::autodiff::getGradRules() {
     registerElementwiseGradients(r);
     registerLayerGradients(r);
     registerShapeGradients(r);
+    registerCodecGradients(r);
     return r;
   }();
   return rules;
@@ -190,7 +191,8 @@ struct Activity {
 
   /// Carries a gradient from a parameter to the loss.
   bool isActive(Value v) const {
-    return fromParam.contains(v) && toLoss.contains(v) && isFloatTensor(v);
+    return fromParam.contains(v) && toLoss.contains(v) &&
+           static_cast<bool>(cotangentType(v));
   }
   bool isParameterOnly(Value v) const {
     return fromParam.contains(v) && !fromArgument.contains(v);
@@ -386,7 +388,7 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
       if (auto it = cot.find(r); it != cot.end())
         resultCots.push_back(it->second);
       else
-        resultCots.push_back(isFloatTensor(r) ? gb.zeros(r.getType())
+        resultCots.push_back(cotangentType(r) ? gb.zeros(cotangentType(r))
                                               : Value());
     }
     SmallVector<Value> operandCots;
@@ -400,7 +402,7 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
     for (auto [operand, d] : llvm::zip(op->getOperands(), operandCots)) {
       if (!d || !activity.isActive(operand))
         continue;
-      if (d.getType() != operand.getType())
+      if (d.getType() != cotangentType(operand))
         return op->emitError()
                << "nn-autodiff: internal error: the gradient rule produced "
                << d.getType() << " for an operand of type "

@@ -66,6 +66,7 @@ using GradRuleMap = llvm::StringMap<GradRule>;
 void registerElementwiseGradients(GradRuleMap &rules);
 void registerLayerGradients(GradRuleMap &rules);
 void registerShapeGradients(GradRuleMap &rules);
+void registerCodecGradients(GradRuleMap &rules);
 
 /// Every rule, by op name.
 const GradRuleMap &getGradRules();
@@ -76,6 +77,13 @@ inline mlir::RankedTensorType tensorType(mlir::Value v) {
 inline bool isFloatTensor(mlir::Value v) {
   return llvm::isa<mlir::FloatType>(tensorType(v).getElementType());
 }
+
+/// The type of `v`'s cotangent, or null when it carries none: a float
+/// tensor's own type; for a codec payload (nn.quantize's first result),
+/// the type of the value it encodes (the payload's shape, the quantized
+/// input's element type): straight-through, the payload's cotangent is the
+/// cotangent of what it stands for. Other integers carry none.
+mlir::Type cotangentType(mlir::Value v);
 
 } // namespace tandem::nn::autodiff
 

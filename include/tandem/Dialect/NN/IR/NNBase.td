@@ -21,7 +21,8 @@ def NN_Dialect : Dialect {
     and a scalar loss from inputs (tokens, targets, features) passed as
     function arguments, reading trainable parameters declared as module-level
     `nn.parameter` symbols. Values are statically shaped tensors of f64, f32,
-    f16, bf16, f8E4M3FN, f8E5M2, i32 or i64. The user marks where a pipeline
+    f16, bf16, f8E4M3FN, f8E5M2, i32 or i64, and i8 (the codes of
+    `nn.quantize`, which shape ops and `nn.stage_end` carry unchanged). The user marks where a pipeline
     stage ends with `nn.stage_end`.
 
     Ops whose result is determined by their operands implement
@@ -69,6 +70,7 @@ def NN_FloatTensor
     : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2]>;
 def NN_IntTensor : StaticShapeTensorOf<[I32, I64]>;
 def NN_Tensor
-    : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64]>;
+    : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64,
+                           I8]>;
 
 #endif // TANDEM_DIALECT_NN_IR_NNBASE_TD

@@ -85,6 +85,15 @@ mlir::OpFoldResult foldReduce(mlir::Operation *op,
 /// choice.
 bool isFloat8(mlir::Type type);
 
+/// The tandem_codec::Code (include/tandem/Support/Codec.h) of a codec
+/// payload's element type (i8, f8E4M3FN, f8E5M2), or -1 for another type.
+int payloadCode(mlir::Type elementType);
+
+/// The shape of the scales of `shape` quantized in blocks of `block` along
+/// the last dimension: the last dimension becomes ceil(n / block).
+llvm::SmallVector<int64_t> blockScalesShape(llvm::ArrayRef<int64_t> shape,
+                                            int64_t block);
+
 } // namespace tandem::nn
 
 #define GET_OP_CLASSES

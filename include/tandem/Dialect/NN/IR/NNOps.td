@@ -785,4 +785,6 @@ def NN_StageEndOp : NN_Op<"stage_end", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+include "tandem/Dialect/NN/IR/NNCodecOps.td"
+
 #endif // TANDEM_DIALECT_NN_IR_NNOPS_TD

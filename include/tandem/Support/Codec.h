@@ -1,0 +1,103 @@
+//===- Codec.h - blockwise quantization arithmetic --------------*- C++ -*-===//
+//
+// nn.quantize and nn.dequantize (include/tandem/Dialect/NN/IR/
+// NNCodecOps.td): one f32 scale per block, codes in i8 (symmetric) or an f8
+// format. The one definition the evaluator (lib/Eval/CodecKernels.cpp) and
+// the generated code share: the CPU emitter pastes this file into its
+// prelude after tandem/Support/Rounding.h, so both encode to the same bits
+// by construction. Header-only, free of project dependencies, and written
+// in plain double arithmetic: x / s and q * s are computed in double from
+// the f32 scale, and the division's single rounding is far below a code's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SUPPORT_CODEC_H
+#define TANDEM_SUPPORT_CODEC_H
+
+// Generated code has Rounding.h pasted in above and no include path.
+#ifndef TANDEM_SUPPORT_ROUNDING_H
+#include "tandem/Support/Rounding.h"
+#endif
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+namespace tandem_codec {
+
+enum Code : int { kInt8 = 0, kF8E4M3FN = 1, kF8E5M2 = 2 };
+
+/// The largest code's magnitude.
+inline double largestCode(Code code) {
+  return code == kInt8       ? 127.0
+         : code == kF8E4M3FN ? tandem_round::kF8E4M3FN.largest
+                             : tandem_round::kF8E5M2.largest;
+}
+
+/// The running largest magnitude of a block after element `x` (start from
+/// 0): a NaN wins over every number, where fmax would drop it.
+inline double foldMagnitude(double amax, double x) {
+  double a = std::fabs(x);
+  return std::isnan(a) || a > amax ? a : amax;
+}
+
+/// The scale of a block whose largest magnitude is `amax` (NaN or infinity
+/// when the block holds one): 0 for a block of zeros, NaN for a block with
+/// a non-finite element or one whose amax / L overflows f32, else amax / L
+/// rounded up to f32 (so at least the smallest positive f32).
+inline float blockScale(double amax, Code code) {
+  if (amax == 0.0)
+    return 0.0f;
+  if (!std::isfinite(amax))
+    return NAN;
+  double largest = largestCode(code);
+  float s = (float)(amax / largest);
+  // Rounded up, so that no element's x / s exceeds the largest code (s * L
+  // is exact in double: at most 24 + 7 significant bits).
+  if ((double)s * largest < amax)
+    s = std::nextafter(s, INFINITY);
+  return std::isinf(s) ? NAN : s;
+}
+
+/// The code of `x` under scale `s` (a blockScale result), as the double it
+/// represents: an integer in [-127, 127] for i8, a value of the f8 format
+/// otherwise. Zero when the scale is 0 or NaN (the decoder's q * s then
+/// gives 0 or NaN).
+inline double encode(double x, float s, Code code) {
+  if (!(s > 0.0f))
+    return 0.0;
+  double v = x / (double)s;
+  if (code == kInt8) {
+    double q = std::nearbyint(v);
+    return q > 127.0 ? 127.0 : (q < -127.0 ? -127.0 : q);
+  }
+  return tandem_round::roundBinary(
+      v, code == kF8E4M3FN ? tandem_round::kF8E4M3FN : tandem_round::kF8E5M2,
+      /*saturate=*/true);
+}
+
+/// The value a code stands for, exactly (a code has at most 8 significant
+/// bits and the scale 24): the caller rounds it once to its result type.
+inline double decode(double q, float s) { return q * (double)s; }
+
+/// The storage byte of code `q` (encode's result): two's complement for i8,
+/// the format's encoding for f8.
+inline uint8_t codeByte(double q, Code code) {
+  if (code == kInt8)
+    return (uint8_t)(int8_t)q;
+  return (uint8_t)tandem_round::encodeBinary(
+      q, code == kF8E4M3FN ? tandem_round::kF8E4M3FN : tandem_round::kF8E5M2);
+}
+
+/// The code a storage byte holds.
+inline double codeOfByte(uint8_t byte, Code code) {
+  if (code == kInt8)
+    return (double)(int8_t)byte;
+  return tandem_round::decodeBinary(byte, code == kF8E4M3FN
+                                              ? tandem_round::kF8E4M3FN
+                                              : tandem_round::kF8E5M2);
+}
+
+} // namespace tandem_codec
+
+#endif // TANDEM_SUPPORT_CODEC_H
