@@ -89,6 +89,7 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
        {std::pair<StringRef, StringRef>{"optimizer", o.optimizer},
         {"precision-options", o.precisionOptions},
         {"schedule", o.schedule},
+        {"compress", o.compress},
         {"function", o.function}})
     if (Error error = checkSpliced(flag, value))
       return std::move(error);
@@ -127,7 +128,10 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
       {Phase::Schedule, passes("mpmd-schedule{schedule=" + o.schedule + "}")},
       {Phase::Remat,
        rematOptions.empty() ? "" : passes("mpmd-remat{" + rematOptions + "}")},
-      {Phase::Lowered, passes("mpmd-lower-transfers")},
+      {Phase::Lowered, passes((o.compress.empty() ? ""
+                                                  : "mpmd-compress-transfers{" +
+                                                        o.compress + "},") +
+                              std::string("mpmd-lower-transfers"))},
       {Phase::Verified,
        passes(std::string(o.fifoPairs ? "mpmd-verify{fifo-pairs=true}"
                                       : "mpmd-verify") +

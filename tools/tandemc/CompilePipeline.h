@@ -48,6 +48,9 @@ struct CompileOptions {
   std::string precisionOptions;
   /// none, full, selective or budget=<bytes>.
   std::string remat = "none";
+  /// mpmd-compress-transfers' options (e.g. "activations=int8
+  /// gradients=fp8"); empty: no codecs on stage edges.
+  std::string compress;
   /// A pass pipeline element run before mpmd-partition (a user's
   /// partitioner that writes `mpmd.stage` annotations).
   std::string partitioner;

@@ -112,6 +112,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     remat("remat", cl::desc("none, full, selective or budget=<bytes>"),
           cl::init("none"), cl::cat(tandemcCategory));
+static cl::opt<std::string> compress(
+    "compress",
+    cl::desc("Codecs on the transfers between stages: mpmd-compress-transfers "
+             "options, e.g. \"activations=int8 gradients=fp8 block=128\""),
+    cl::init(""), cl::cat(tandemcCategory));
 static cl::opt<std::string> partitioner(
     "partitioner",
     cl::desc("A pass (with options) run before mpmd-partition to assign "
@@ -157,6 +162,7 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE]
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
+          [--compress "activations=int8|fp8 gradients=int8|fp8 ..."]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
           [--target none|cpu|cuda] [--cpu-arch ARCH]
           [--cuda-arch SM] [--cuda-emulate] [--jobs N] [--timing]
@@ -211,6 +217,7 @@ static int compile(const mlir::DialectRegistry &registry,
   options.precision = precision;
   options.precisionOptions = precisionOptions;
   options.remat = remat;
+  options.compress = compress;
   options.partitioner = partitioner;
   options.memory = memory;
   options.target = target;

@@ -101,7 +101,7 @@ func.func @stage_end_type_change(%x: tensor<4xf32>) {
 // -----
 
 func.func @stage_end_dynamic(%x: tensor<?xf32>) {
-  // expected-error@+1 {{'nn.stage_end' op operand #0 must be variadic of statically shaped tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type or f8E5M2 type or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error@+1 {{'nn.stage_end' op operand #0 must be variadic of statically shaped tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type or f8E5M2 type or 32-bit signless integer or 64-bit signless integer or 8-bit signless integer values, but got 'tensor<?xf32>'}}
   %0 = nn.stage_end %x : tensor<?xf32>
   return
 }

@@ -28,7 +28,7 @@ func.func @reshape_to_scalar(%x: tensor<2xi64>) {
 // -----
 
 func.func @reshape_dynamic(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{'nn.reshape' op result #0 must be statically shaped tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type or f8E5M2 type or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error@+1 {{'nn.reshape' op result #0 must be statically shaped tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type or f8E5M2 type or 32-bit signless integer or 64-bit signless integer or 8-bit signless integer values, but got 'tensor<?xf32>'}}
   %0 = nn.reshape %x : tensor<4x8xf32> to tensor<?xf32>
   return
 }

@@ -86,6 +86,43 @@ def MPMDLowerTransfers : Pass<"mpmd-lower-transfers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
 
+def MPMDCompressTransfers
+    : Pass<"mpmd-compress-transfers", "::mlir::ModuleOp"> {
+  let summary = "Puts blockwise codecs on the transfers that cross stages";
+  let description = [{
+    Rewrites each per-microbatch `mpmd.transfer` between fragments of
+    different stages that a policy selects: the producer also yields
+    `nn.quantize` of the value (payload and f32 scales), the transfer
+    carries the payload and a new transfer the scales, and the consumer
+    receives both and starts with `nn.dequantize` back to the value's type,
+    which replaces the argument everywhere. Activations are the results of
+    `fwd` fragments, gradients those of `bwd` and `bwd_input` fragments;
+    transfers into or out of once-per-step fragments (sums over
+    microbatches, parameters) are never compressed. A policy is `none`,
+    `int8` (symmetric i8 codes), `fp8` (f8E4M3FN for activations, f8E5M2
+    for gradients, whose range matters more than their precision),
+    `fp8e4m3` or `fp8e5m2`. `edges` restricts the rewrite to the listed
+    stage pairs `a-b` (the producer's stage, then the consumer's). A
+    producer slot compressed for several consumers is encoded once. Runs
+    before `mpmd-lower-transfers`; without a policy it changes nothing.
+  }];
+  let options = [
+    Option<"activations", "activations", "std::string", /*default=*/"\"none\"",
+           "Codec for fwd results crossing stages: none, int8, fp8, "
+           "fp8e4m3, fp8e5m2">,
+    Option<"gradients", "gradients", "std::string", /*default=*/"\"none\"",
+           "Codec for bwd and bwd_input results crossing stages: none, "
+           "int8, fp8, fp8e4m3, fp8e5m2">,
+    Option<"block", "block", "int64_t", /*default=*/"128",
+           "Elements per scale along the last dimension">,
+    ListOption<"edges", "edges", "std::string",
+               "Only these producer-consumer stage pairs, as a-b (default: "
+               "every pair)">,
+  ];
+  let dependentDialects = ["::tandem::mpmd::MPMDDialect",
+                           "::tandem::nn::NNDialect"];
+}
+
 def MPMDVerify : Pass<"mpmd-verify", "::mlir::ModuleOp"> {
   let summary = "Simulates all ranks under rendezvous semantics";
   let description = [{

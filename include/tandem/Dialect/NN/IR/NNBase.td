@@ -21,8 +21,9 @@ def NN_Dialect : Dialect {
     and a scalar loss from inputs (tokens, targets, features) passed as
     function arguments, reading trainable parameters declared as module-level
     `nn.parameter` symbols. Values are statically shaped tensors of f64, f32,
-    f16, bf16, f8E4M3FN, f8E5M2, i32 or i64, and i8 (the codes of
-    `nn.quantize`, which shape ops and `nn.stage_end` carry unchanged). The user marks where a pipeline
+    f16, bf16, f8E4M3FN, f8E5M2, i32 or i64, and i8 for the codes of
+    `nn.quantize`, which only `nn.dequantize`, `nn.reshape` and
+    `nn.stage_end` take. The user marks where a pipeline
     stage ends with `nn.stage_end`.
 
     Ops whose result is determined by their operands implement
@@ -70,6 +71,10 @@ def NN_FloatTensor
     : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2]>;
 def NN_IntTensor : StaticShapeTensorOf<[I32, I64]>;
 def NN_Tensor
+    : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64]>;
+// What nn.stage_end and nn.reshape carry unchanged: also the i8 codes of
+// nn.quantize, which no arithmetic reads.
+def NN_CarriedTensor
     : StaticShapeTensorOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64,
                            I8]>;
 

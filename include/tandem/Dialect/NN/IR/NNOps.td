@@ -632,8 +632,8 @@ def NN_ReshapeOp : NN_Op<"reshape", [Pure]> {
     %y = nn.reshape %x : tensor<8x16x32xf32> to tensor<128x32xf32>
     ```
   }];
-  let arguments = (ins NN_Tensor:$input);
-  let results = (outs NN_Tensor:$result);
+  let arguments = (ins NN_CarriedTensor:$input);
+  let results = (outs NN_CarriedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -779,8 +779,8 @@ def NN_StageEndOp : NN_Op<"stage_end", [InferTypeOpAdaptor]> {
     %h = nn.stage_end %x : tensor<8x16x32xf32>
     ```
   }];
-  let arguments = (ins Variadic<NN_Tensor>:$inputs);
-  let results = (outs Variadic<NN_Tensor>:$results);
+  let arguments = (ins Variadic<NN_CarriedTensor>:$inputs);
+  let results = (outs Variadic<NN_CarriedTensor>:$results);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
 }
