@@ -112,11 +112,7 @@ void InProcessTransport::checkDeadlock() {
 }
 
 bool InProcessTransport::refuse(const std::string &error) {
-  if (!aborted) {
-    aborted = true;
-    abortReason = error;
-  }
-  changed.notify_all();
+  abortLocked(error);
   return false;
 }
 

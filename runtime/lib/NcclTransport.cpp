@@ -131,12 +131,15 @@ std::string NcclTransport::pollDone(bool stream) {
   }
 }
 
+std::string NcclTransport::abortedError(const std::string &what) const {
+  return abortReason.empty() ? what + ": the NCCL communicator was aborted"
+                             : abortReason;
+}
+
 bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
                          std::string &error) {
   if (aborted) {
-    error = abortReason.empty() ? "rank " + std::to_string(this->rank) +
-                                      ": the NCCL communicator was aborted"
-                                : abortReason;
+    error = abortedError("rank " + std::to_string(this->rank));
     return false;
   }
   if (rank != this->rank) {
@@ -219,9 +222,7 @@ bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
 bool NcclTransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
                          std::string &error) {
   if (aborted) {
-    error = abortReason.empty() ? "rank " + std::to_string(this->rank) +
-                                      ": the NCCL communicator was aborted"
-                                : abortReason;
+    error = abortedError("rank " + std::to_string(this->rank));
     return false;
   }
   if (std::all_of(ops.begin(), ops.end(),
@@ -261,8 +262,7 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
                                std::string &error) {
   std::string what = "rank " + std::to_string(rank) + " " + op.description;
   if (aborted) {
-    error = abortReason.empty() ? what + ": the NCCL communicator was aborted"
-                                : abortReason;
+    error = abortedError(what);
     return false;
   }
   std::vector<int64_t> members;

@@ -75,6 +75,8 @@ private:
   /// After the stream went idle: every op in flight has completed.
   void completeInFlight();
   void abortCommunicator();
+  /// The error of an op (`what`) after an abort: the abort's own reason.
+  std::string abortedError(const std::string &what) const;
 
   const NcclLibrary &nccl;
   Device &device;
