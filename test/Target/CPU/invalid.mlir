@@ -70,9 +70,9 @@ func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Codec payloads are bytes only the codecs and data movement touch.
 func.func @payload_arithmetic(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %q, %s = nn.quantize %x {block = 8} : tensor<4x8xf32> to tensor<4x8xi8>, tensor<4x1xf32>
-  // expected-error @below {{'nn.broadcast_to' on 'i8' is not supported by the CPU emitter yet}}
-  %b = nn.broadcast_to %q : tensor<4x8xi8> to tensor<2x4x8xi8>
-  %y = nn.dequantize %q, %s {block = 8} : tensor<4x8xi8>, tensor<4x1xf32> to tensor<4x8xf32>
+  %q, %s = nn.quantize %x {block = 8} : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>, tensor<4x1xf32>
+  // expected-error @below {{'nn.broadcast_to' on 'f8E4M3FN' is not supported by the CPU emitter yet}}
+  %b = nn.broadcast_to %q : tensor<4x8xf8E4M3FN> to tensor<2x4x8xf8E4M3FN>
+  %y = nn.dequantize %q, %s {block = 8} : tensor<4x8xf8E4M3FN>, tensor<4x1xf32> to tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Codecs on stage edges over slow links: a GPT on 4 hosts (network
+# namespaces joined by rate-limited veth links, scripts/hosts.sh), 1F1B,
+# m = 8, trained with no codec, int8 and fp8 on the stage edges
+# (tandemc --compress), once over shaped links and once over open ones.
+#
+#   bench/compressed_links.sh [--steps N] [--eval-every K] [--rate MBIT]
+#                             [--svg FILE] [--build DIR]
+#
+# Needs root (namespaces). The rate defaults to the one at which the
+# uncompressed run's busiest link needs twice the step's compute (measured
+# first on open links, 4 steps); the script prints both. Held-out losses
+# come from tandem-run --eval-every (DIR/eval, the model without codecs).
+# Prints a Markdown table and writes the loss curves as SVG (--svg).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build"
+STEPS=60
+EVAL=10
+RATE=""
+SVG=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) STEPS="$2"; shift 2 ;;
+    --eval-every) EVAL="$2"; shift 2 ;;
+    --rate) RATE="$2"; shift 2 ;;
+    --svg) SVG="$2"; shift 2 ;;
+    --build) BUILD="$2"; shift 2 ;;
+    *) echo "compressed_links.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+# shellcheck source=bench/workspace.sh
+source "$ROOT/bench/workspace.sh"
+bench_workspace
+HOSTS="$ROOT/scripts/hosts.sh"
+PREFIX=tbench-links
+trap '"$HOSTS" down --name $PREFIX; rm -rf "$WORK"' EXIT
+
+MODEL="--dim 256 --layers 4 --heads 4 --vocab 256 --seq 64 --batch 2"
+# shellcheck disable=SC2086
+"$BIN/tandemc" models gpt --config small $MODEL --stage-every 1 -o "$WORK/gpt.mlir"
+CODECS="none int8 fp8"
+for codec in $CODECS; do
+  compress=()
+  [[ $codec == none ]] || compress=(--compress "activations=$codec gradients=$codec")
+  "$BIN/tandemc" "$WORK/gpt.mlir" -o "$WORK/$codec" --stages 4 --microbatches 8 \
+    --schedule 1f1b "${compress[@]}" --target cpu 2>/dev/null
+done
+
+run() { # run DIR STEPS LOG [EVAL]
+  local eval=()
+  [[ -z "${4:-}" ]] || eval=(--eval-every "$4")
+  "$HOSTS" mpirun --name $PREFIX -- -np 4 -x OMP_NUM_THREADS=1 \
+    "$BIN/tandem-run" "$1" --data "$ROOT/data/corpus.txt" --steps "$2" --seed 1 \
+    "${eval[@]}" > "$3"
+}
+
+"$HOSTS" up 4 --name $PREFIX
+if [[ -z "$RATE" ]]; then
+  run "$WORK/none" 4 "$WORK/probe.log"
+  RATE=$(python3 "$ROOT/bench/links_report.py" rate "$WORK/probe.log")
+fi
+for codec in $CODECS; do
+  run "$WORK/$codec" "$STEPS" "$WORK/open-$codec.log" "$EVAL"
+done
+"$HOSTS" up 4 --rate "$RATE" --name $PREFIX
+for codec in $CODECS; do
+  run "$WORK/$codec" "$STEPS" "$WORK/shaped-$codec.log" "$EVAL"
+done
+python3 "$ROOT/bench/links_report.py" report "$WORK" "$RATE" "$(nproc)" \
+  "$CODECS" "${SVG:-}"
