@@ -8,8 +8,11 @@
 #                             [--svg FILE] [--build DIR]
 #
 # Needs root (namespaces). The rate defaults to the one at which the
-# uncompressed run's busiest link needs twice the step's compute (measured
-# first on open links, 4 steps); the script prints both. Held-out losses
+# uncompressed program's busiest link needs twice the step time measured
+# on open links; the script prints both. Bytes per link are the programs'
+# own (the sends in DIR/rank<N>.mlir, which is what the transport counts:
+# test/Runtime/compressed-edges.test), since the run's counters also hold
+# the held-out evaluations' traffic. Held-out losses
 # come from tandem-run --eval-every (DIR/eval, the model without codecs).
 # Prints a Markdown table and writes the loss curves as SVG (--svg).
 set -euo pipefail
@@ -56,13 +59,12 @@ run() { # run DIR STEPS LOG [EVAL]
 }
 
 "$HOSTS" up 4 --name $PREFIX
-if [[ -z "$RATE" ]]; then
-  run "$WORK/none" 4 "$WORK/probe.log"
-  RATE=$(python3 "$ROOT/bench/links_report.py" rate "$WORK/probe.log")
-fi
 for codec in $CODECS; do
   run "$WORK/$codec" "$STEPS" "$WORK/open-$codec.log" "$EVAL"
 done
+if [[ -z "$RATE" ]]; then
+  RATE=$(python3 "$ROOT/bench/links_report.py" rate "$WORK/none" "$WORK/open-none.log")
+fi
 "$HOSTS" up 4 --rate "$RATE" --name $PREFIX
 for codec in $CODECS; do
   run "$WORK/$codec" "$STEPS" "$WORK/shaped-$codec.log" "$EVAL"

@@ -1,38 +1,61 @@
 """Reads bench/compressed_links.sh's tandem-run logs.
 
-  links_report.py rate LOG
+  links_report.py rate DIR LOG
       the link rate (whole Mbit/s, at least 1) at which the busiest link of
-      LOG's run needs twice the median step time to carry a step's payload
+      DIR's program needs twice LOG's median step time to carry a step's
+      payload
   links_report.py report WORK RATE CORES "CODECS" [SVG]
       the Markdown table of WORK/{open,shaped}-<codec>.log, and the
       held-out loss curves of the shaped runs (against steps and against
       wall-clock) as an SVG file
 """
+import glob
 import math
 import re
 import statistics
 import sys
 
 
-def parse(path):
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "i32": 4, "i64": 8, "bf16": 2,
+                 "f16": 2, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1}
+
+
+def link_bytes(program_dir):
+    """The busiest directed link's bytes a step: the sends of every rank's
+    program, each its element count times its wire type's size."""
+    links = {}
+    for path in glob.glob(program_dir + "/rank*.mlir"):
+        rank = int(re.search(r"rank(\d+)\.mlir$", path).group(1))
+        for line in open(path):
+            m = re.search(r"mpmd\.send .* to (\d+) channel \d+ : "
+                          r"tensor<([^>]*)> wire (\S+)", line)
+            if not m:
+                continue
+            count = 1
+            for d in m.group(2).split("x")[:-1]:
+                count *= int(d)
+            key = (rank, int(m.group(1)))
+            links[key] = links.get(key, 0) + count * ELEMENT_BYTES[m.group(3)]
+    return max(links.values())
+
+
+def parse(path, program_dir):
     text = open(path).read()
     steps = [(int(k), float(t)) for k, t in
              re.findall(r"^step (\d+) loss \S+ time (\S+) s", text, re.M)]
     held = [(int(k), float(v)) for k, v in
             re.findall(r"^held-out loss at step (\d+): (\S+)", text, re.M)]
-    sent = [int(b) for b in re.findall(r"sent (\d+) to rank", text)]
     times = [t for k, t in steps]
     return {
         "median": statistics.median(times[1:] if len(times) > 1 else times),
         "times": dict(steps),
         "held": held,
-        # The busiest directed link's payload per step.
-        "edge": max(sent) / len(steps) if sent and steps else 0.0,
+        "edge": link_bytes(program_dir),
     }
 
 
-def rate(log):
-    run = parse(log)
+def rate(program_dir, log):
+    run = parse(log, program_dir)
     mbit = run["edge"] * 8 / (2 * run["median"]) / 1e6
     print(max(1, int(math.floor(mbit))))
 
@@ -95,7 +118,8 @@ def svg(path, curves, title):
 
 def report(work, mbit, cores, codecs, svg_path):
     codecs = codecs.split()
-    runs = {(link, c): parse("%s/%s-%s.log" % (work, link, c))
+    runs = {(link, c): parse("%s/%s-%s.log" % (work, link, c),
+                             "%s/%s" % (work, c))
             for link in ("open", "shaped") for c in codecs}
     plain = runs[("shaped", "none")]
     bf16 = runs[("open", "none")]["edge"] / 2
@@ -129,6 +153,6 @@ def report(work, mbit, cores, codecs, svg_path):
 
 
 if sys.argv[1] == "rate":
-    rate(sys.argv[2])
+    rate(sys.argv[2], sys.argv[3])
 else:
     report(*sys.argv[2:6], sys.argv[6] if len(sys.argv) > 6 else "")

@@ -25,6 +25,9 @@
 # Addresses: the link between hosts i < j is 10.77.<k>.0/30, k = the
 # link's index in (0,1), (0,2), ..., (1,2), ...; host i has .1, host j .2.
 # All links are inside 10.77.0.0/16, the one subnet MPI is told to use.
+# Each host routes every other address of a peer through their own link,
+# so whichever of a peer's addresses MPI picks, the traffic takes the
+# direct (shaped) link.
 set -euo pipefail
 
 PREFIX=tandem-h
@@ -97,6 +100,20 @@ up() {
         tc -n "$PREFIX$i" qdisc add dev "$a" root tbf rate "${rate}mbit" burst "$burst" latency 200ms
         tc -n "$PREFIX$j" qdisc add dev "$b" root tbf rate "${rate}mbit" burst "$burst" latency 200ms
       fi
+    done
+  done
+  # Every address of a host is reachable from every other host over their
+  # own link: MPI may pick any of a peer's addresses (one per link), and
+  # only the link's own /30 is routed by itself. The kernel accepts a
+  # packet for any of its addresses on any interface, so host i reaches
+  # host j's address on the link j-k through the link i-j.
+  for ((i = 0; i < n; ++i)); do
+    for ((j = 0; j < n; ++j)); do
+      ((i != j)) || continue
+      for ((k = 0; k < n; ++k)); do
+        ((k != j && k != i)) || continue
+        ip -n "$PREFIX$i" route add "$(addr "$j" "$k")/32" via "$(addr "$j" "$i")"
+      done
     done
   done
   trap - ERR
