@@ -29,7 +29,7 @@ struct BlockGrid {
 BlockGrid gridOf(const Tensor &value, int64_t block) {
   int64_t width = value.shape.back();
   int64_t rows = width ? value.numElements() / width : 0;
-  return {rows, width, block, width / block + (width % block != 0)};
+  return {rows, width, block, tandem_codec::blockCount(width, block)};
 }
 
 KernelResult quantizeKernel(const KernelCall &call) {

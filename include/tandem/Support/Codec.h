@@ -27,11 +27,20 @@ namespace tandem_codec {
 
 enum Code : int { kInt8 = 0, kF8E4M3FN = 1, kF8E5M2 = 2 };
 
+/// Blocks of `block` elements along a row of `width` (the last one may be
+/// short).
+inline int64_t blockCount(int64_t width, int64_t block) {
+  return width / block + (width % block != 0);
+}
+
+/// The f8 format of an f8 code.
+inline const tandem_round::BinaryFormat &formatOf(Code code) {
+  return code == kF8E4M3FN ? tandem_round::kF8E4M3FN : tandem_round::kF8E5M2;
+}
+
 /// The largest code's magnitude.
 inline double largestCode(Code code) {
-  return code == kInt8       ? 127.0
-         : code == kF8E4M3FN ? tandem_round::kF8E4M3FN.largest
-                             : tandem_round::kF8E5M2.largest;
+  return code == kInt8 ? 127.0 : formatOf(code).largest;
 }
 
 /// The running largest magnitude of a block after element `x` (start from
@@ -71,9 +80,8 @@ inline double encode(double x, float s, Code code) {
     double q = std::nearbyint(v);
     return q > 127.0 ? 127.0 : (q < -127.0 ? -127.0 : q);
   }
-  return tandem_round::roundBinary(
-      v, code == kF8E4M3FN ? tandem_round::kF8E4M3FN : tandem_round::kF8E5M2,
-      /*saturate=*/true);
+  return tandem_round::roundBinary(v, formatOf(code),
+                                   /*saturate=*/true);
 }
 
 /// The value a code stands for, exactly (a code has at most 8 significant
@@ -85,17 +93,14 @@ inline double decode(double q, float s) { return q * (double)s; }
 inline uint8_t codeByte(double q, Code code) {
   if (code == kInt8)
     return (uint8_t)(int8_t)q;
-  return (uint8_t)tandem_round::encodeBinary(
-      q, code == kF8E4M3FN ? tandem_round::kF8E4M3FN : tandem_round::kF8E5M2);
+  return (uint8_t)tandem_round::encodeBinary(q, formatOf(code));
 }
 
 /// The code a storage byte holds.
 inline double codeOfByte(uint8_t byte, Code code) {
   if (code == kInt8)
     return (double)(int8_t)byte;
-  return tandem_round::decodeBinary(byte, code == kF8E4M3FN
-                                              ? tandem_round::kF8E4M3FN
-                                              : tandem_round::kF8E5M2);
+  return tandem_round::decodeBinary(byte, formatOf(code));
 }
 
 } // namespace tandem_codec

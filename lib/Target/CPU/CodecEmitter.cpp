@@ -8,6 +8,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "tandem/Support/Codec.h"
+
 using namespace mlir;
 namespace nn = tandem::nn;
 
@@ -23,7 +25,7 @@ struct CodecLoops {
 CodecLoops loopsOf(Value value, int64_t block, Type payloadElement) {
   int64_t width = tensorType(value).getShape().back();
   int64_t rows = width ? numElements(value) / width : 0;
-  int64_t blocks = width / block + (width % block != 0);
+  int64_t blocks = tandem_codec::blockCount(width, block);
   int64_t last = width - (blocks - 1) * block;
   return {rows,
           width,

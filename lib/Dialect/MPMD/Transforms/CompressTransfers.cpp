@@ -91,20 +91,17 @@ struct Compressor {
 
   /// The payload result of `src[result]` encoded as `payload`, added to the
   /// producer (with the scales after it) on first use.
-  int64_t encode(FragmentOp src, int64_t result, Type payload) {
+  int64_t encode(FragmentOp src, int64_t result, RankedTensorType payload,
+                 RankedTensorType scales) {
     auto id = std::make_tuple(src.getSymName().str(), result,
-                              payload.getAsOpaquePointer());
+                              payload.getElementType().getAsOpaquePointer());
     if (auto it = encoded.find(id); it != encoded.end())
       return it->second;
     Operation *yield = src.getBody().front().getTerminator();
     Value value = yield->getOperand(result);
-    auto type = cast<RankedTensorType>(value.getType());
     OpBuilder b(yield);
-    auto quantize = b.create<nn::QuantizeOp>(
-        value.getLoc(), type.clone(payload),
-        RankedTensorType::get(nn::blockScalesShape(type.getShape(), block),
-                              b.getF32Type()),
-        value, b.getI64IntegerAttr(block));
+    auto quantize = b.create<nn::QuantizeOp>(value.getLoc(), payload, scales,
+                                             value, b.getI64IntegerAttr(block));
     int64_t index = src.getNumResults();
     for (Value v : quantize->getResults()) {
       (void)src.insertResult(src.getNumResults(), v.getType(),
@@ -167,7 +164,8 @@ struct Compressor {
       auto scalesType =
           RankedTensorType::get(nn::blockScalesShape(type.getShape(), block),
                                 Float32Type::get(program.getContext()));
-      int64_t result = encode(src, transfer.getResult(), payload);
+      int64_t result =
+          encode(src, transfer.getResult(), payloadType, scalesType);
       int64_t scalesArg =
           decode(dst, transfer.getArg(), payloadType, scalesType);
       transfer.setResult(result);

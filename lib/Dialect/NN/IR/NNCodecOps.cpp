@@ -29,7 +29,7 @@ SmallVector<int64_t> tandem::nn::blockScalesShape(ArrayRef<int64_t> shape,
                                                   int64_t block) {
   SmallVector<int64_t> scales(shape);
   if (!scales.empty() && block > 0)
-    scales.back() = scales.back() / block + (scales.back() % block != 0);
+    scales.back() = tandem_codec::blockCount(scales.back(), block);
   return scales;
 }
 
