@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Codecs on stage edges over slow links: a GPT on 4 hosts (network
+# Compressed stage edges over slow links: a GPT on 4 hosts (network
 # namespaces joined by rate-limited veth links, scripts/hosts.sh), 1F1B,
 # m = 8, trained with no codec, int8 and fp8 on the stage edges
-# (tandemc --compress), once over shaped links and once over open ones.
+# (tandemc --compress), the subspace rewrite at k = d/8 and d/16
+# (tandemc --subspace) and the subspace with int8, once over shaped links
+# and once over open ones.
 #
 #   bench/compressed_links.sh [--steps N] [--eval-every K] [--rate MBIT]
 #                             [--svg FILE] [--build DIR]
@@ -13,7 +15,8 @@
 # own (the sends in DIR/rank<N>.mlir, which is what the transport counts:
 # test/Runtime/compressed-edges.test), since the run's counters also hold
 # the held-out evaluations' traffic. Held-out losses
-# come from tandem-run --eval-every (DIR/eval, the model without codecs).
+# come from tandem-run --eval-every (DIR/eval, the model without codecs;
+# the subspace rewrite is part of the model).
 # Prints a Markdown table and writes the loss curves as SVG (--svg).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,12 +45,22 @@ trap '"$HOSTS" down --name $PREFIX; rm -rf "$WORK"' EXIT
 MODEL="--dim 256 --layers 4 --heads 4 --vocab 256 --seq 64 --batch 2"
 # shellcheck disable=SC2086
 "$BIN/tandemc" models gpt --config small $MODEL --stage-every 1 -o "$WORK/gpt.mlir"
-CODECS="none int8 fp8"
+# What crosses the stage edges: none, a codec (int8, fp8), the subspace
+# rewrite at k = d/8 and d/16 (sub32, sub16; tandemc --subspace), and the
+# subspace with int8 on top (sub32-int8).
+CODECS="none int8 fp8 sub32 sub16 sub32-int8"
 for codec in $CODECS; do
-  compress=()
-  [[ $codec == none ]] || compress=(--compress "activations=$codec gradients=$codec")
+  flags=()
+  case $codec in
+    sub*) rank=${codec#sub}; rank=${rank%%-*}
+          flags+=(--subspace "rank=$rank seed=1") ;;
+  esac
+  case $codec in
+    *int8) flags+=(--compress "activations=int8 gradients=int8") ;;
+    *fp8) flags+=(--compress "activations=fp8 gradients=fp8") ;;
+  esac
   "$BIN/tandemc" "$WORK/gpt.mlir" -o "$WORK/$codec" --stages 4 --microbatches 8 \
-    --schedule 1f1b "${compress[@]}" --target cpu 2>/dev/null
+    --schedule 1f1b "${flags[@]}" --target cpu 2>/dev/null
 done
 
 run() { # run DIR STEPS LOG [EVAL]

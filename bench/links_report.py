@@ -134,7 +134,7 @@ def report(work, mbit, cores, codecs, svg_path):
               runs[("open", "none")]["edge"] * 8 / (float(mbit) * 1e6) / compute,
               compute))
     print()
-    print("| codec | bytes/step, busiest edge | vs bf16 | step, shaped (s) | "
+    print("| stage edges | bytes/step, busiest edge | vs bf16 | step, shaped (s) | "
           "step, open (s) | shaped / open | final held-out | steps to %.4f | "
           "wall-clock to it (s) |" % target)
     print("|---|---|---|---|---|---|---|---|---|")

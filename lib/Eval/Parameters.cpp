@@ -17,7 +17,8 @@ using namespace mlir;
 namespace nn = tandem::nn;
 namespace st = tandem::st;
 
-static tandem::rng::InitSpec specOf(nn::InitializerAttr init) {
+static tandem::rng::InitSpec specOf(nn::ParameterOp parameter) {
+  nn::InitializerAttr init = parameter.getInit();
   tandem::rng::InitSpec spec;
   switch (init.getKind()) {
   case nn::InitKind::Zeros:
@@ -32,9 +33,19 @@ static tandem::rng::InitSpec specOf(nn::InitializerAttr init) {
   case nn::InitKind::Uniform:
     spec.kind = tandem::rng::InitKind::Uniform;
     break;
+  case nn::InitKind::Orthonormal:
+    spec.kind = tandem::rng::InitKind::Orthonormal;
+    break;
   }
   spec.a = init.getAValue();
   spec.b = init.getBValue();
+  if (auto seed = parameter.getSeedAttr()) {
+    spec.hasSeed = true;
+    spec.seed = static_cast<uint64_t>(seed.getInt());
+  }
+  // The verifier checked what setMatrix needs.
+  ArrayRef<int64_t> shape = parameter.getTensorType().getShape();
+  tandem::rng::setMatrix(spec, std::vector<int64_t>(shape.begin(), shape.end()));
   return spec;
 }
 
@@ -43,7 +54,7 @@ llvm::Expected<ParameterMap> tandem::eval::initializeParameters(ModuleOp module,
   ParameterMap parameters;
   for (auto parameter : module.getOps<nn::ParameterOp>()) {
     Tensor tensor(parameter.getTensorType());
-    tandem::rng::InitSpec spec = specOf(parameter.getInit());
+    tandem::rng::InitSpec spec = specOf(parameter);
     // The verifier checked what setPadding needs.
     tandem::rng::setPadding(
         spec, std::vector<int64_t>(tensor.shape.begin(), tensor.shape.end()),

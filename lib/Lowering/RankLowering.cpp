@@ -113,6 +113,8 @@ rng::InitKind initKindOf(nn::InitKind kind) {
     return rng::InitKind::Normal;
   case nn::InitKind::Uniform:
     return rng::InitKind::Uniform;
+  case nn::InitKind::Orthonormal:
+    return rng::InitKind::Orthonormal;
   }
   llvm_unreachable("an nn.init kind without a runtime kind");
 }
@@ -712,6 +714,12 @@ rt::Manifest RankLowering::buildManifest(StringRef library, StringRef source,
       p.logicalShape.assign(logical.asArrayRef().begin(),
                             logical.asArrayRef().end());
       tandem::rng::setPadding(p.init, p.shape, p.logicalShape);
+    }
+    // The verifier checked what setMatrix needs.
+    tandem::rng::setMatrix(p.init, p.shape);
+    if (auto seed = parameter.getSeedAttr()) {
+      p.init.hasSeed = true;
+      p.init.seed = static_cast<uint64_t>(seed.getInt());
     }
     p.updated = updated.contains(parameter.getSymName());
     p.space = space;

@@ -4,6 +4,7 @@
 #include "tandem/Runtime/Philox.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace tandem::rng;
 
@@ -43,8 +44,74 @@ bool tandem::rng::setPadding(InitSpec &spec, const std::vector<int64_t> &stored,
   return true;
 }
 
+bool tandem::rng::setMatrix(InitSpec &spec, const std::vector<int64_t> &shape) {
+  if (spec.kind != InitKind::Orthonormal)
+    return true;
+  if (shape.size() < 2 || shape.back() < 1)
+    return false;
+  uint64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    if (shape[d] < 0 ||
+        __builtin_mul_overflow(rows, static_cast<uint64_t>(shape[d]), &rows))
+      return false;
+  uint64_t cols = static_cast<uint64_t>(shape.back());
+  if (rows < cols)
+    return false;
+  spec.rows = rows;
+  spec.cols = cols;
+  return true;
+}
+
+/// One standard normal draw: element `index` of stream `stream`.
+static double standardNormal(uint64_t seed, uint64_t stream, uint64_t index) {
+  InitSpec normal;
+  normal.kind = InitKind::Normal;
+  normal.a = 1.0;
+  return initValue(normal, seed, stream, index);
+}
+
+/// The Q factor of the rows x cols standard normal matrix the stream draws
+/// (row-major): classical Gram-Schmidt, each column orthogonalized twice
+/// against the ones before it ("twice is enough": the columns are
+/// orthonormal to double rounding), then normalized. Column j of Q spans
+/// the same space as the first j + 1 draws, and R's diagonal is positive,
+/// so Q is unique: plain loops in a fixed order give the same bits on
+/// every machine that rounds doubles as IEEE 754 says.
+static std::vector<double> orthonormalMatrix(const InitSpec &spec,
+                                             uint64_t seed, uint64_t stream) {
+  uint64_t rows = spec.rows, cols = spec.cols;
+  std::vector<double> q(rows * cols);
+  for (uint64_t i = 0; i < rows * cols; ++i)
+    q[i] = standardNormal(seed, stream, i);
+  std::vector<double> dots(cols);
+  for (uint64_t j = 0; j < cols; ++j) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint64_t p = 0; p < j; ++p) {
+        double dot = 0.0;
+        for (uint64_t i = 0; i < rows; ++i)
+          dot += q[i * cols + p] * q[i * cols + j];
+        dots[p] = dot;
+      }
+      for (uint64_t p = 0; p < j; ++p)
+        for (uint64_t i = 0; i < rows; ++i)
+          q[i * cols + j] -= dots[p] * q[i * cols + p];
+    }
+    double norm = 0.0;
+    for (uint64_t i = 0; i < rows; ++i)
+      norm += q[i * cols + j] * q[i * cols + j];
+    // A Gaussian column lies in the span of the ones before it with
+    // probability zero; its norm after projection is far from zero.
+    norm = std::sqrt(norm);
+    for (uint64_t i = 0; i < rows; ++i)
+      q[i * cols + j] /= norm;
+  }
+  return q;
+}
+
 double tandem::rng::initValue(const InitSpec &spec, uint64_t seed,
                               uint64_t stream, uint64_t index) {
+  if (spec.hasSeed)
+    seed = spec.seed;
   if (spec.padStored) {
     // The drawn tensor's element at this index's position, or padding.
     uint64_t slab = spec.padStored * spec.padInner;
@@ -59,6 +126,11 @@ double tandem::rng::initValue(const InitSpec &spec, uint64_t seed,
     return 0.0;
   case InitKind::Ones:
     return 1.0;
+  case InitKind::Orthonormal:
+    // One element costs the whole matrix; initFill computes it once.
+    return index < spec.rows * spec.cols
+               ? orthonormalMatrix(spec, seed, stream)[index]
+               : 0.0;
   case InitKind::Normal:
   case InitKind::Uniform:
     break;
@@ -83,6 +155,13 @@ double tandem::rng::initValue(const InitSpec &spec, uint64_t seed,
 template <typename T>
 static void fill(const InitSpec &spec, uint64_t seed, uint64_t stream,
                  uint64_t first, T *out, size_t count) {
+  if (spec.kind == InitKind::Orthonormal) {
+    std::vector<double> q =
+        orthonormalMatrix(spec, spec.hasSeed ? spec.seed : seed, stream);
+    for (size_t i = 0; i < count; ++i)
+      out[i] = first + i < q.size() ? static_cast<T>(q[first + i]) : T(0);
+    return;
+  }
   for (size_t i = 0; i < count; ++i)
     out[i] = static_cast<T>(initValue(spec, seed, stream, first + i));
 }

@@ -11,8 +11,17 @@
 
 using namespace tandem::runtime;
 
-MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds)
-    : comm(comm), timeoutSeconds(timeoutSeconds) {
+/// Nanoseconds of the monotonic clock (CLOCK_MONOTONIC on Linux: one clock
+/// for every process of the machine).
+static int64_t monotonicNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds,
+                           double delaySeconds)
+    : comm(comm), timeoutSeconds(timeoutSeconds), delaySeconds(delaySeconds) {
   // Errors come back as codes, reported with the op that failed, instead
   // of MPI's default of aborting with its own message.
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -20,6 +29,12 @@ MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds)
   // messages never meet a channel's.
   MPI_Comm_dup(comm, &collectiveComm);
   MPI_Comm_set_errhandler(collectiveComm, MPI_ERRORS_RETURN);
+  // Send times likewise: the n-th stamp between two ranks on a channel
+  // belongs to the n-th message.
+  if (delaySeconds > 0) {
+    MPI_Comm_dup(comm, &stampComm);
+    MPI_Comm_set_errhandler(stampComm, MPI_ERRORS_RETURN);
+  }
   int *bound = nullptr, found = 0;
   MPI_Comm_get_attr(comm, MPI_TAG_UB, &bound, &found);
   if (found && bound)
@@ -33,6 +48,8 @@ MPITransport::~MPITransport() {
   MPI_Finalized(&finalized);
   if (!finalized && collectiveComm != MPI_COMM_NULL)
     MPI_Comm_free(&collectiveComm);
+  if (!finalized && stampComm != MPI_COMM_NULL)
+    MPI_Comm_free(&stampComm);
 }
 
 std::string MPITransport::timeoutText() const {
@@ -109,6 +126,18 @@ bool MPITransport::post(int64_t rank, std::vector<TransportOp> &group,
       return false;
     }
     posted[&op] = request;
+    if (stampComm == MPI_COMM_NULL)
+      continue;
+    Stamp &stamp = stamps[&op];
+    stamp.nanoseconds = monotonicNanoseconds();
+    code = op.send ? MPI_Isend(&stamp.nanoseconds, 1, MPI_INT64_T, peer, tag,
+                               stampComm, &stamp.request)
+                   : MPI_Irecv(&stamp.nanoseconds, 1, MPI_INT64_T, peer, tag,
+                               stampComm, &stamp.request);
+    if (code != MPI_SUCCESS) {
+      error = describe(rank, op) + ": its send time: " + mpiError(code);
+      return false;
+    }
   }
   return true;
 }
@@ -124,21 +153,34 @@ bool MPITransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
     }
     requests.push_back(found->second);
   }
-  std::vector<MPI_Status> statuses(ops.size());
+  // The send times travel beside the payloads; a timeout or an error on
+  // one is the op's.
+  std::vector<TransportOp *> owners(ops);
+  if (stampComm != MPI_COMM_NULL)
+    for (TransportOp *op : ops) {
+      requests.push_back(stamps[op].request);
+      owners.push_back(op);
+    }
+  std::vector<MPI_Status> statuses(requests.size());
   int code = poll(requests, statuses);
   // MPI_Testall freed the completed requests (set to MPI_REQUEST_NULL).
   for (size_t i = 0; i < ops.size(); ++i)
     posted[ops[i]] = requests[i];
+  for (size_t i = ops.size(); i < requests.size(); ++i)
+    stamps[owners[i]].request = requests[i];
   if (code != MPI_SUCCESS && code != kTimedOut) {
-    for (size_t i = 0; i < ops.size(); ++i)
+    for (size_t i = 0; i < requests.size(); ++i)
       if (code != MPI_ERR_IN_STATUS ||
           (statuses[i].MPI_ERROR != MPI_SUCCESS &&
            statuses[i].MPI_ERROR != MPI_ERR_PENDING)) {
         int opCode = code == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : code;
-        error = describe(rank, *ops[i]) + ": " + mpiError(opCode) +
+        error = describe(rank, *owners[i]) +
+                (i < ops.size() ? ": " : ": its send time: ") +
+                mpiError(opCode) +
                 (opCode == MPI_ERR_TRUNCATE
                      ? " (the sender's message is larger than the " +
-                           std::to_string(ops[i]->bytes) + " bytes expected)"
+                           std::to_string(owners[i]->bytes) +
+                           " bytes expected)"
                      : "");
         return false;
       }
@@ -147,13 +189,27 @@ bool MPITransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
   }
   if (code == kTimedOut) {
     error = timeoutText() + "; still waiting:";
-    for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t i = 0; i < requests.size(); ++i) {
       int flag = 0;
       MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
       if (!flag)
-        error += "\n  " + describe(rank, *ops[i]);
+        error += "\n  " + describe(rank, *owners[i]) +
+                 (i < ops.size() ? "" : " (its send time)");
     }
     return false;
+  }
+  // Hold what arrived until it would have over a long link.
+  if (stampComm != MPI_COMM_NULL) {
+    int64_t until = 0;
+    for (TransportOp *op : ops) {
+      if (!op->send)
+        until = std::max(until, stamps[op].nanoseconds +
+                                    static_cast<int64_t>(delaySeconds * 1e9));
+      stamps.erase(op);
+    }
+    int64_t now = monotonicNanoseconds();
+    if (until > now)
+      std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     TransportOp &op = *ops[i];

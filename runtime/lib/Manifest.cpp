@@ -340,6 +340,16 @@ Manifest parse(const json &root, const Reader &r) {
                               "init kind");
     info.init.a = r.number(init, where + ": init", "a");
     info.init.b = r.number(init, where + ": init", "b");
+    if (init.contains("seed")) {
+      int64_t seed = r.integer(init, where + ": init", "seed");
+      if (seed < 0)
+        r.fail(where + ": init", "seed must be non-negative");
+      info.init.hasSeed = true;
+      info.init.seed = static_cast<uint64_t>(seed);
+    }
+    if (!tandem::rng::setMatrix(info.init, info.shape))
+      r.fail(where, "an orthonormal parameter must be a matrix (rank >= 2) "
+                    "with at least as many rows as columns");
     if (p.contains("logical_shape")) {
       info.logicalShape = r.shape(p, where, "logical_shape");
       if (!tandem::rng::setPadding(info.init, info.shape, info.logicalShape))

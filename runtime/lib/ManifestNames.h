@@ -28,7 +28,8 @@ inline constexpr Named<rng::InitKind> kInitKinds[] = {
     {"zeros", rng::InitKind::Zeros},
     {"ones", rng::InitKind::Ones},
     {"normal", rng::InitKind::Normal},
-    {"uniform", rng::InitKind::Uniform}};
+    {"uniform", rng::InitKind::Uniform},
+    {"orthonormal", rng::InitKind::Orthonormal}};
 inline constexpr Named<InputRole> kRoles[] = {
     {"tokens", InputRole::Tokens},
     {"targets", InputRole::Targets},

@@ -71,6 +71,8 @@ void writeParameter(JsonWriter &j, const ParameterInfo &p) {
   j.field("kind", names::nameOf(names::kInitKinds, p.init.kind));
   j.field("a", p.init.a);
   j.field("b", p.init.b);
+  if (p.init.hasSeed)
+    j.field("seed", static_cast<int64_t>(p.init.seed));
   j.endObject();
   j.field("updated", p.updated);
   j.field("space", memorySpaceName(p.space));

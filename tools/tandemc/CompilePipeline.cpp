@@ -90,6 +90,7 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
         {"precision-options", o.precisionOptions},
         {"schedule", o.schedule},
         {"compress", o.compress},
+        {"subspace", o.subspace},
         {"function", o.function}})
     if (Error error = checkSpliced(flag, value))
       return std::move(error);
@@ -108,9 +109,15 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
 
   std::vector<PhasePipeline> phases = {
       {Phase::NN,
-       o.classMultiple == 1
-           ? ""
-           : passes("nn-pad-classes{multiple=" + Twine(o.classMultiple) + "}")},
+       passes(
+           (o.subspace.empty() ? std::string()
+                               : "nn-subspace{function=" + o.function + " " +
+                                     o.subspace + "}") +
+           (o.subspace.empty() || o.classMultiple == 1 ? "" : ",") +
+           (o.classMultiple == 1 ? std::string()
+                                 : "nn-pad-classes{multiple=" +
+                                       std::to_string(o.classMultiple) +
+                                       "}"))},
       {Phase::Precision,
        o.precision == "f32"
            ? ""

@@ -51,6 +51,9 @@ struct CompileOptions {
   /// mpmd-compress-transfers' options (e.g. "activations=int8
   /// gradients=fp8"); empty: no codecs on stage edges.
   std::string compress;
+  /// nn-subspace's options (e.g. "rank=64 seed=7"); empty: the residual
+  /// stream keeps the model's width.
+  std::string subspace;
   /// A pass pipeline element run before mpmd-partition (a user's
   /// partitioner that writes `mpmd.stage` annotations).
   std::string partitioner;

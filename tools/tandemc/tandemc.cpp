@@ -117,6 +117,12 @@ static cl::opt<std::string> compress(
     cl::desc("Codecs on the transfers between stages: mpmd-compress-transfers "
              "options, e.g. \"activations=int8 gradients=fp8 block=128\""),
     cl::init(""), cl::cat(tandemcCategory));
+static cl::opt<std::string> subspace(
+    "subspace",
+    cl::desc("Keep the residual stream in a k-wide subspace (nn-subspace "
+             "options, e.g. \"rank=64 seed=7\"): stage edges carry k numbers "
+             "per token"),
+    cl::init(""), cl::cat(tandemcCategory));
 static cl::opt<std::string> partitioner(
     "partitioner",
     cl::desc("A pass (with options) run before mpmd-partition to assign "
@@ -163,6 +169,7 @@ static constexpr const char *overview = R"(Tandem compiler driver
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
           [--remat none|full|selective|budget=BYTES]
           [--compress "activations=int8|fp8 gradients=int8|fp8 ..."]
+          [--subspace "rank=K seed=S"]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]
           [--target none|cpu|cuda] [--cpu-arch ARCH]
           [--cuda-arch SM] [--cuda-emulate] [--jobs N] [--timing]
@@ -218,6 +225,7 @@ static int compile(const mlir::DialectRegistry &registry,
   options.precisionOptions = precisionOptions;
   options.remat = remat;
   options.compress = compress;
+  options.subspace = subspace;
   options.partitioner = partitioner;
   options.memory = memory;
   options.target = target;

@@ -148,3 +148,75 @@ TEST(Init, PaddingNeedsOneSmallerDimension) {
   EXPECT_EQ(spec.padKept, 5u);
   EXPECT_EQ(spec.padInner, 3u);
 }
+
+TEST(Init, OrthonormalColumns) {
+  InitSpec spec{InitKind::Orthonormal};
+  ASSERT_TRUE(setMatrix(spec, {4, 16, 8})); // rows 64, columns 8
+  EXPECT_EQ(spec.rows, 64u);
+  EXPECT_EQ(spec.cols, 8u);
+  std::vector<double> q(64 * 8);
+  initFill(spec, 1234, parameterStream("subspace.basis"), 0, q.data(),
+           q.size());
+  std::vector<float> f = draw(spec, "subspace.basis", q.size());
+  // QᵀQ = I: in double to the rounding of Gram-Schmidt run twice; from the
+  // f32 values, each rounded by at most 2^-24 relative, a dot product of
+  // two unit columns moves by at most 2·2^-24 (Cauchy-Schwarz) plus the
+  // double sum's own rounding.
+  const double f32Bound = 3.0 * std::ldexp(1.0, -24);
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      double dot = 0, dotF = 0;
+      for (int i = 0; i < 64; ++i) {
+        dot += q[i * 8 + a] * q[i * 8 + b];
+        dotF += double(f[i * 8 + a]) * double(f[i * 8 + b]);
+      }
+      EXPECT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-13) << a << "," << b;
+      EXPECT_NEAR(dotF, a == b ? 1.0 : 0.0, f32Bound) << a << "," << b;
+    }
+  // Column 0 is the first drawn column, normalized (R's diagonal is
+  // positive): the Q of the seeded Gaussian, not some other basis.
+  InitSpec normal{InitKind::Normal, 1.0, 0.0};
+  double norm = 0;
+  for (int i = 0; i < 64; ++i) {
+    double g =
+        initValue(normal, 1234, parameterStream("subspace.basis"), i * 8);
+    norm += g * g;
+  }
+  norm = std::sqrt(norm);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_NEAR(q[i * 8],
+                initValue(normal, 1234, parameterStream("subspace.basis"),
+                          i * 8) /
+                    norm,
+                1e-14);
+  // initValue agrees with initFill element by element.
+  for (uint64_t i : {0u, 9u, 511u})
+    EXPECT_EQ(initValue(spec, 1234, parameterStream("subspace.basis"), i),
+              q[i]);
+}
+
+TEST(Init, OrthonormalNeedsATallMatrix) {
+  InitSpec spec{InitKind::Orthonormal};
+  EXPECT_FALSE(setMatrix(spec, {4, 8}));
+  EXPECT_FALSE(setMatrix(spec, {8}));
+  EXPECT_FALSE(setMatrix(spec, {8, 0}));
+  EXPECT_EQ(spec.rows, 0u);
+  EXPECT_TRUE(setMatrix(spec, {8, 8}));
+  InitSpec normal{InitKind::Normal, 1.0, 0.0};
+  EXPECT_TRUE(setMatrix(normal, {1, 8})); // nothing to set
+  EXPECT_EQ(normal.rows, 0u);
+}
+
+TEST(Init, OwnSeedReplacesTheRunSeed) {
+  for (InitKind kind : {InitKind::Normal, InitKind::Orthonormal}) {
+    InitSpec spec{kind, 0.02, 0.0};
+    ASSERT_TRUE(setMatrix(spec, {16, 4}));
+    EXPECT_NE(draw(spec, "t", 64, 1), draw(spec, "t", 64, 2));
+    spec.hasSeed = true;
+    spec.seed = 7;
+    EXPECT_EQ(draw(spec, "t", 64, 1), draw(spec, "t", 64, 2));
+    InitSpec other = spec;
+    other.seed = 8;
+    EXPECT_NE(draw(spec, "t", 64, 1), draw(other, "t", 64, 1));
+  }
+}

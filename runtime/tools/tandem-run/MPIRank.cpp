@@ -45,7 +45,7 @@ int tandem::run::runMPIRank(const Options &o, const LaunchInfo &launch) {
     if (control.rank() != launch.rank)
       control.abortJob("the launcher says rank " + std::to_string(launch.rank) +
                        " but MPI says " + std::to_string(control.rank()));
-    MPITransport mpi(MPI_COMM_WORLD, o.timeout);
+    MPITransport mpi(MPI_COMM_WORLD, o.timeout, o.linkDelayMs / 1000.0);
     warmUpTransport(static_cast<int>(control.rank()),
                     static_cast<int>(control.size()));
     RankEnvironment env(control);

@@ -45,6 +45,9 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          gradient sum (all; the default on the CPU, loss
                          on GPUs); dynamic loss scaling skips such steps
   --timeout SECONDS      fail a send/recv without progress (default 300)
+  --link-delay MS        a propagation delay on every link (MPI): each
+                         message is held by its receiver until its send
+                         time plus MS milliseconds
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
   --device cpu|cuda      where each rank's memory lives (default cpu, also
@@ -195,6 +198,9 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
         error = "--held-out-fraction needs a number, found '" + text + "'";
         return false;
       }
+    } else if (arg == "--link-delay") {
+      if (!value(text) || !parsePositive(arg, text, o.linkDelayMs, error))
+        return false;
     } else if (arg == "--timeout") {
       if (!value(text) || !parsePositive(arg, text, o.timeout, error))
         return false;
@@ -291,6 +297,12 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
     error = "--launcher local starts every rank on this machine: "
             "--ranks-per-host, --hosts and --print-command are mpirun's";
+    return false;
+  }
+  if (o.linkDelayMs > 0 && o.transport != "mpi") {
+    error = "--link-delay is an option of the MPI transport (--transport "
+            "mpi), not of --transport " +
+            o.transport;
     return false;
   }
   if (o.restarts > 0 && o.transport == "inproc") {

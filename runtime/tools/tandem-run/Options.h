@@ -23,6 +23,9 @@ struct Options {
   uint64_t seed = 0, steps = 1, firstStep = 0, threads = 1;
   bool firstStepGiven = false;
   double heldOutFraction = 0.1, timeout = 300.0;
+  /// A propagation delay on every link, in milliseconds (MPI transport):
+  /// the receiver holds each message until its send time plus the delay.
+  double linkDelayMs = 0.0;
   bool printCommand = false;
   /// What a non-finite value stops: "all" (the loss and every gradient
   /// sum), "loss", or "off"; empty: "all" where the host can read the

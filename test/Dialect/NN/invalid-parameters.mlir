@@ -33,7 +33,7 @@ nn.parameter @p : tensor<4xf32> = uniform(-1.0, 0x7FF8000000000000)
 
 // -----
 
-// expected-error@+1 {{expected an initializer (zeros, ones, normal(std), uniform(low, high)), found 'xavier'}}
+// expected-error@+1 {{expected an initializer (zeros, ones, normal(std), uniform(low, high), orthonormal), found 'xavier'}}
 nn.parameter @p : tensor<4xf32> = xavier
 
 // -----
@@ -70,7 +70,7 @@ func.func private @f() attributes {init = #nn.init<uniform(2.0, 1.0)>}
 
 // -----
 
-// expected-error@+1 {{expected an initializer (zeros, ones, normal(std), uniform(low, high)), found 'gaussian'}}
+// expected-error@+1 {{expected an initializer (zeros, ones, normal(std), uniform(low, high), orthonormal), found 'gaussian'}}
 func.func private @f() attributes {init = #nn.init<gaussian>}
 
 // -----
@@ -181,3 +181,23 @@ nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64
 
 // expected-error@+1 {{'nn.parameter' op expected a logical_shape that differs from the type in at most one dimension, found 2}}
 nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300, 30>}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op an orthonormal parameter must have rank >= 2 (a matrix: rows x columns), found rank 1}}
+nn.parameter @u : tensor<8xf32> = orthonormal {frozen}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op an orthonormal parameter needs at least as many rows as columns (the last dimension), found 4 rows and 8 columns}}
+nn.parameter @u : tensor<4x8xf32> = orthonormal {frozen}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op an orthonormal parameter cannot be padded (logical_shape)}}
+nn.parameter @u : tensor<16x4xf32> = orthonormal {logical_shape = array<i64: 12, 4>}
+
+// -----
+
+// expected-error@+1 {{'nn.parameter' op expected a non-negative seed, found -3}}
+nn.parameter @t : tensor<16x4xf32> = normal(0.02) {frozen, seed = -3 : i64}

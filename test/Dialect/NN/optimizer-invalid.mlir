@@ -115,3 +115,12 @@ func.func @forward_grad(%x: tensor<f32>, %g: tensor<4xf32>) -> (tensor<f32>, ten
     attributes {nn.gradients = [@w]} {
   return %x, %g : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+nn.parameter @w : tensor<4xf32> = zeros {frozen}
+// expected-error@+1 {{nn-optimizer: 'nn.gradients' names @w, a frozen parameter (nothing trains it)}}
+func.func @forward_grad(%x: tensor<f32>) -> (tensor<f32>, tensor<4xf32>) attributes {nn.gradients = [@w]} {
+  %w = nn.param @w : tensor<4xf32>
+  return %x, %w : tensor<f32>, tensor<4xf32>
+}

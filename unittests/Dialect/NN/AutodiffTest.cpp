@@ -674,6 +674,36 @@ TEST(AutodiffModels, TwoLayerGPTMatchesFiniteDifferences) {
   RecordProperty("largest_relative_error", std::to_string(worst));
 }
 
+/// The two-layer GPT with its residual stream in a 3-wide subspace
+/// (nn-subspace): gradients of the k-wide tables and projections through
+/// the frozen basis and token table; none for the frozen ones.
+TEST(AutodiffModels, TwoLayerGPTInASubspaceMatchesFiniteDifferences) {
+  auto context = makeContext();
+  auto module = models::buildGPT(*context, smallGPT());
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  mlir::PassManager pm(context.get());
+  tandem::nn::NNSubspaceOptions options;
+  options.rank = 3;
+  options.seed = 5;
+  pm.addPass(tandem::nn::createNNSubspace(options));
+  ASSERT_TRUE(mlir::succeeded(pm.run(**module)));
+  double worst = checkModel(**module, "gpt-subspace");
+  auto grad = (*module)->lookupSymbol<mlir::func::FuncOp>("forward_grad");
+  ASSERT_TRUE(grad);
+  auto names = grad->getAttrOfType<mlir::ArrayAttr>("nn.gradients");
+  ASSERT_TRUE(names);
+  llvm::StringSet<> trained;
+  for (mlir::Attribute name : names)
+    trained.insert(llvm::cast<mlir::FlatSymbolRefAttr>(name).getValue());
+  EXPECT_TRUE(trained.contains("wte"));
+  EXPECT_TRUE(trained.contains("h.1.mlp.c_proj.weight"));
+  EXPECT_FALSE(trained.contains("subspace.basis"));
+  EXPECT_FALSE(trained.contains("subspace.tokens"));
+  std::cout << "[ autodiff ] 2-layer GPT, k = 3: largest relative error "
+            << worst << "\n";
+  RecordProperty("largest_relative_error", std::to_string(worst));
+}
+
 TEST(AutodiffModels, WOpsNeverFeedBOpsOnTheTinyGPT) {
   auto context = makeContext();
   auto config = models::getGPTConfig("tiny");

@@ -111,16 +111,22 @@ void Partitioner::formGroups() {
   }
 
   // Parameters read away from their owner come from the owner's first
-  // prologue.
+  // prologue. A frozen parameter is never sent: every stage that reads it
+  // binds its own copy (the same draws everywhere).
   llvm::SetVector<std::pair<int64_t, StringRef>> handedOver;
-  for (Group &group : groups)
-    for (Operation *op : group.ops)
+  auto handOver = [&](int64_t stage, ArrayRef<Operation *> ops) {
+    for (Operation *op : ops)
       for (Value operand : op->getOperands())
         if (auto read = operand.getDefiningOp<nn::ParamOp>()) {
           int64_t home = owner.lookup(read.getName());
-          if (home != group.stage)
+          if (home != stage && !readsFrozen(read))
             handedOver.insert({home, read.getName()});
         }
+  };
+  for (Group &group : groups)
+    handOver(group.stage, group.ops);
+  for (auto &[key, ops] : prologueGroups)
+    handOver(key.second, ops);
   for (auto [home, name] : handedOver)
     prologueGroups.try_emplace({0, home});
   for (auto &[key, ops] : prologueGroups) {
@@ -252,7 +258,7 @@ LogicalResult Partitioner::build() {
       Operation *def = value.getDefiningOp();
       if (auto read = dyn_cast<nn::ParamOp>(def)) {
         int64_t home = owner.lookup(read.getName());
-        if (home == group.stage)
+        if (home == group.stage || readsFrozen(read))
           return fb.param(read.getName(), value.getType());
         unsigned from = prologueOf.at(home);
         Value arg = fb.received(value, from);

@@ -55,6 +55,9 @@ LogicalResult Partitioner::checkInputs() {
 LogicalResult Partitioner::classify() {
   work = cast<func::FuncOp>(original->clone());
   body = &work->getBody().front();
+  for (auto parameter : module.getOps<nn::ParameterOp>())
+    if (parameter.getFrozen())
+      frozen.insert(parameter.getSymName());
   // func.func's verifier guarantees the terminator.
   ret = cast<func::ReturnOp>(body->getTerminator());
   for (Operation &op : body->without_terminator()) {

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace tandem;
@@ -73,6 +74,37 @@ LogicalResult Partitioner::placeForward() {
     }
     segment[&op] = s;
     numSegments = std::max(numSegments, s + 1);
+  }
+
+  // Work that reads only step inputs, constants and frozen parameters (no
+  // activation, nothing trained: e.g. nn-subspace's fixed token table
+  // gathered by the ids) is redone where it is used instead of being sent
+  // there: it moves to the earliest segment among its forward users.
+  llvm::DenseSet<Operation *> floating;
+  for (Operation &op : *body) {
+    if (!isPerMicrobatch(&op) || phase[&op] != Phase::Forward ||
+        isa<nn::StageEndOp>(op) || op.hasAttr(kStageAnnotation))
+      continue;
+    bool fromFixed = llvm::all_of(op.getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        return true;
+      if (auto read = dyn_cast<nn::ParamOp>(def))
+        return readsFrozen(read);
+      return isa<nn::ConstantOp>(def) || floating.contains(def);
+    });
+    if (fromFixed)
+      floating.insert(&op);
+  }
+  for (Operation &op : llvm::reverse(*body)) {
+    if (!floating.contains(&op))
+      continue;
+    std::optional<int64_t> earliest;
+    for (Operation *user : op.getUsers())
+      if (auto it = segment.find(user); it != segment.end())
+        earliest = std::min(earliest.value_or(it->second), it->second);
+    if (earliest)
+      segment[&op] = *earliest;
   }
 
   if (!annotated && numSegments < numVirtual)
@@ -296,20 +328,46 @@ LogicalResult Partitioner::placeStep() {
     use.set(node.getResult(0));
   }
 
-  // Prologue work runs on the (latest) owner of the parameters it reads.
+  // Prologue work runs on the (latest) owner of the parameters it reads;
+  // frozen ones are everywhere.
   for (Operation &op : *body) {
     if (!isPrologue(&op))
       continue;
     int64_t s = 0;
     for (StringRef name : paramsOf[&op])
-      s = std::max(s, owner.try_emplace(name, 0).first->second);
+      if (!frozen.contains(name))
+        s = std::max(s, owner.try_emplace(name, 0).first->second);
     stepStage[&op] = s;
+  }
+  // Prologue work on frozen parameters (nn-subspace's tied head, T + E·Uᵀ:
+  // d wide from a k-wide E) runs where its readers are, when they are on
+  // one stage: what crosses then is the trained parameter it lifts.
+  for (Operation &op : llvm::reverse(*body)) {
+    if (!isPrologue(&op) || llvm::none_of(paramsOf[&op], [&](StringRef name) {
+          return frozen.contains(name);
+        }))
+      continue;
+    std::set<int64_t> stages;
+    for (Operation *user : op.getUsers()) {
+      if (isPrologue(user) || isStep(user))
+        stages.insert(stepStage[user]);
+      else if (auto it = virtualStage.find(user); it != virtualStage.end())
+        stages.insert(physicalStage(it->second));
+    }
+    if (stages.size() == 1)
+      stepStage[&op] = *stages.begin();
+  }
+  for (Operation &op : *body) {
+    if (!isPrologue(&op))
+      continue;
+    int64_t s = stepStage[&op];
     // A parameter owned elsewhere arrives from its owner's first prologue.
     int64_t l = 0;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (auto read = dyn_cast_or_null<nn::ParamOp>(def))
-        l = std::max(l, int64_t(owner.lookup(read.getName()) != s));
+        l = std::max(l, int64_t(!readsFrozen(read) &&
+                                owner.lookup(read.getName()) != s));
       else if (def && isPrologue(def))
         l = std::max(l, level[def] + (stepStage[def] != s));
     }

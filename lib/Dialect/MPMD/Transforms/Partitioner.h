@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 #include <set>
@@ -133,6 +134,13 @@ private:
   llvm::DenseMap<Operation *, llvm::SmallSetVector<StringRef, 2>> paramsOf;
   llvm::DenseMap<Operation *, int64_t> level;
   llvm::StringMap<int64_t> owner;
+  /// The frozen parameters: every stage that reads one binds its own copy.
+  /// (The work clone is detached from the module, so its reads cannot look
+  /// their declarations up.)
+  llvm::StringSet<> frozen;
+  bool readsFrozen(nn::ParamOp read) const {
+    return frozen.contains(read.getName());
+  }
   llvm::DenseMap<Value, Value> means;
   llvm::DenseSet<Operation *> meanOps;
 

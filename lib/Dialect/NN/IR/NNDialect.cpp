@@ -52,6 +52,7 @@ InitializerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   switch (kind) {
   case InitKind::Zeros:
   case InitKind::Ones:
+  case InitKind::Orthonormal:
     return success();
   case InitKind::Normal:
     if (a <= 0.0)
@@ -76,7 +77,7 @@ Attribute InitializerAttr::parseBody(AsmParser &parser) {
   std::optional<InitKind> kind = symbolizeInitKind(keyword);
   if (!kind) {
     parser.emitError(loc) << "expected an initializer (zeros, ones, "
-                             "normal(std), uniform(low, high)), found '"
+                             "normal(std), uniform(low, high), orthonormal), found '"
                           << keyword << "'";
     return {};
   }

@@ -65,7 +65,30 @@ LogicalResult tandem::nn::verifyTensorSizes(Operation *op) {
 LogicalResult ParameterOp::verify() {
   if (failed(verifyTensorSize(*this, getType(), "the parameter")))
     return failure();
+  if (auto seed = getSeedAttr(); seed && seed.getInt() < 0)
+    return emitOpError() << "expected a non-negative seed, found "
+                         << seed.getInt();
   auto logical = getLogicalShapeAttr();
+  if (getInit().getKind() == InitKind::Orthonormal) {
+    ArrayRef<int64_t> shape = getTensorType().getShape();
+    if (logical)
+      return emitOpError() << "an orthonormal parameter cannot be padded "
+                              "(logical_shape)";
+    if (shape.size() < 2)
+      return emitOpError() << "an orthonormal parameter must have rank >= 2 "
+                              "(a matrix: rows x columns), found rank "
+                           << shape.size();
+    // verifyTensorSize bounded the element count, so this cannot overflow.
+    int64_t rows = shape.back() > 0
+                       ? getTensorType().getNumElements() / shape.back()
+                       : 0;
+    if (shape.back() < 1 || rows < shape.back())
+      return emitOpError() << "an orthonormal parameter needs at least as "
+                              "many rows as columns (the last dimension), "
+                              "found "
+                           << rows << " rows and " << shape.back()
+                           << " columns";
+  }
   if (!logical)
     return success();
   ArrayRef<int64_t> stored = getTensorType().getShape();
@@ -175,6 +198,16 @@ static void printInitializer(OpAsmPrinter &printer, Operation *,
 //===----------------------------------------------------------------------===//
 // ParamOp
 //===----------------------------------------------------------------------===//
+
+ParameterOp ParamOp::getDeclaration() {
+  return SymbolTable::lookupNearestSymbolFrom<ParameterOp>(*this,
+                                                           getNameAttr());
+}
+
+bool ParamOp::readsFrozen() {
+  ParameterOp declaration = getDeclaration();
+  return declaration && declaration.getFrozen();
+}
 
 LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto param =

@@ -167,7 +167,9 @@ struct Activity {
     for (BlockArgument arg : body.getArguments())
       fromArgument.insert(arg);
     for (Operation &op : body) {
-      bool param = isa<ParamOp>(op), argument = false;
+      // A frozen parameter is not trained: nothing flows back to it.
+      auto read = dyn_cast<ParamOp>(op);
+      bool param = read && !read.readsFrozen(), argument = false;
       for (Value operand : op.getOperands()) {
         param |= fromParam.contains(operand);
         argument |= fromArgument.contains(operand);
@@ -424,7 +426,7 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
   auto module = grad->getParentOfType<ModuleOp>();
   for (auto parameter : module.getOps<ParameterOp>()) {
     auto it = reads.find(parameter.getSymName());
-    if (it == reads.end())
+    if (it == reads.end() || parameter.getFrozen())
       continue;
     Operation *before = ret->getPrevNode();
     ParamOp first = it->second.front();

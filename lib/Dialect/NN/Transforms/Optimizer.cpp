@@ -370,6 +370,11 @@ void NNOptimizerPass::runOnOperation() {
           << i << " names " << ref << ", which is not an nn.parameter";
       return signalPassFailure();
     }
+    if (parameter.getFrozen()) {
+      gradFn.emitError("nn-optimizer: 'nn.gradients' names ")
+          << ref << ", a frozen parameter (nothing trains it)";
+      return signalPassFailure();
+    }
     if (!seen.insert(ref.getValue()).second) {
       gradFn.emitError("nn-optimizer: 'nn.gradients' names ")
           << ref << " twice";

@@ -1,10 +1,12 @@
 //===- Init.h - parameter initialization from specs -------------*- C++ -*-===//
 //
 // Turns a parameter's initializer spec (zeros, ones, normal(std),
-// uniform(low, high)) into values. Element i of a parameter is a pure
-// function of (seed, parameter name, i): no generator state, so any rank can
-// initialize any slice of any parameter, in any order, and get the values
-// the reference evaluator gets. No MLIR dependency.
+// uniform(low, high), orthonormal) into values. Element i of a parameter is
+// a pure function of (seed, parameter name, i): no generator state, so any
+// rank can initialize any slice of any parameter, in any order, and get the
+// values the reference evaluator gets. (Orthonormal elements depend on the
+// whole matrix's draws, so a slice costs the whole matrix.) No MLIR
+// dependency.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,7 @@
 
 namespace tandem::rng {
 
-enum class InitKind { Zeros, Ones, Normal, Uniform };
+enum class InitKind { Zeros, Ones, Normal, Uniform, Orthonormal };
 
 struct InitSpec {
   InitKind kind = InitKind::Zeros;
@@ -31,10 +33,18 @@ struct InitSpec {
   /// tensor [outer, padKept, padInner] at the same indices and zeros
   /// elsewhere. padStored = 0: no padding.
   uint64_t padInner = 1, padKept = 0, padStored = 0;
+  /// Orthonormal: the parameter seen as a rows x cols matrix (setMatrix).
+  uint64_t rows = 0, cols = 0;
+  /// A seed of the parameter's own, used instead of the run's (a frozen
+  /// part of the model that every run shares).
+  bool hasSeed = false;
+  uint64_t seed = 0;
 
   bool operator==(const InitSpec &o) const {
     return kind == o.kind && a == o.a && b == o.b && padInner == o.padInner &&
-           padKept == o.padKept && padStored == o.padStored;
+           padKept == o.padKept && padStored == o.padStored &&
+           rows == o.rows && cols == o.cols && hasSeed == o.hasSeed &&
+           seed == o.seed;
   }
   bool operator!=(const InitSpec &o) const { return !(*this == o); }
 };
@@ -49,6 +59,12 @@ uint64_t parameterStream(std::string_view name);
 /// not fit that. Equal shapes mean no padding.
 bool setPadding(InitSpec &spec, const std::vector<int64_t> &stored,
                 const std::vector<int64_t> &logical);
+
+/// Sets an orthonormal `spec`'s matrix shape from the parameter's `shape`:
+/// the last dimension is the columns, the product of the others the rows.
+/// False, with `spec` unchanged, when that is not a matrix with at least as
+/// many rows as columns. Other kinds: true, nothing to set.
+bool setMatrix(InitSpec &spec, const std::vector<int64_t> &shape);
 
 /// Element `index` of a parameter initialized by `spec` (computed in double).
 double initValue(const InitSpec &spec, uint64_t seed, uint64_t stream,

@@ -9,7 +9,12 @@
 // ranks on one channel in posting order, as the compiled sequence numbers
 // expect. Completion is polled, so a group that waits longer than the
 // timeout fails with a message naming every op still pending instead of
-// hanging. Library TandemRuntimeMPI; built when CMake finds MPI.
+// hanging. With a propagation delay, every send also carries its send
+// time (the monotonic clock, one for all processes of a machine, so the
+// ranks of network-namespace hosts share it) on a communicator of its
+// own, and a wait holds the received messages until their send time plus
+// the delay: the link behaves as a long one, and no sender sleeps.
+// Library TandemRuntimeMPI; built when CMake finds MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +32,10 @@ namespace tandem::runtime {
 class MPITransport final : public Transport {
 public:
   /// `timeoutSeconds`: how long one group may wait before the step fails.
-  MPITransport(MPI_Comm comm, double timeoutSeconds);
+  /// `delaySeconds` > 0: every message arrives that long after it was sent
+  /// (collective over `comm`: every rank must pass the same).
+  MPITransport(MPI_Comm comm, double timeoutSeconds,
+               double delaySeconds = 0.0);
   ~MPITransport() override;
   MPITransport(const MPITransport &) = delete;
   MPITransport &operator=(const MPITransport &) = delete;
@@ -66,8 +74,15 @@ private:
   std::string context;
   /// The request of every posted op not yet waited for.
   std::map<const TransportOp *, MPI_Request> posted;
-  MPI_Comm comm, collectiveComm = MPI_COMM_NULL;
-  double timeoutSeconds;
+  /// With a delay: each posted op's send time (nanoseconds of the
+  /// monotonic clock; sent, or received into) and its request.
+  struct Stamp {
+    int64_t nanoseconds = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::map<const TransportOp *, Stamp> stamps;
+  MPI_Comm comm, collectiveComm = MPI_COMM_NULL, stampComm = MPI_COMM_NULL;
+  double timeoutSeconds, delaySeconds;
   int tagUpperBound = 32767;
 };
 

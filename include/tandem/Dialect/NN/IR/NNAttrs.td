@@ -10,7 +10,8 @@ def NN_InitKind : I32EnumAttr<"InitKind", "parameter initializer kind", [
     I32EnumAttrCase<"Zeros", 0, "zeros">,
     I32EnumAttrCase<"Ones", 1, "ones">,
     I32EnumAttrCase<"Normal", 2, "normal">,
-    I32EnumAttrCase<"Uniform", 3, "uniform">
+    I32EnumAttrCase<"Uniform", 3, "uniform">,
+    I32EnumAttrCase<"Orthonormal", 4, "orthonormal">
   ]> {
   let cppNamespace = "::tandem::nn";
   let genSpecializedAttr = 0;
@@ -20,14 +21,19 @@ def NN_InitializerAttr : AttrDef<NN_Dialect, "Initializer"> {
   let mnemonic = "init";
   let summary = "How a parameter is initialized";
   let description = [{
-    One of `zeros`, `ones`, `normal(std)` (mean 0) or `uniform(low, high)`.
-    The runtime and the reference evaluator draw the values from the same
-    counter-based generator, so both produce bitwise the same parameters.
+    One of `zeros`, `ones`, `normal(std)` (mean 0), `uniform(low, high)` or
+    `orthonormal`. The runtime and the reference evaluator draw the values
+    from the same counter-based generator, so both produce bitwise the same
+    parameters. `orthonormal` views the tensor as a matrix (the last
+    dimension is the columns, the others the rows; rows >= columns) and
+    fills it with the Q factor of a seeded standard normal matrix, computed
+    in double by Gram-Schmidt run twice: the columns are orthonormal.
 
     ```mlir
     #nn.init<normal(0.02)>
     #nn.init<uniform(-0.1, 0.1)>
     #nn.init<zeros>
+    #nn.init<orthonormal>
     ```
   }];
   // `a` is the standard deviation (normal) or the low bound (uniform); `b`
@@ -55,6 +61,10 @@ def NN_InitializerAttr : AttrDef<NN_Dialect, "Initializer"> {
     }
     static InitializerAttr getNormal(::mlir::MLIRContext *ctx, double stddev) {
       return get(ctx, InitKind::Normal, ::llvm::APFloat(stddev),
+                 ::llvm::APFloat(0.0));
+    }
+    static InitializerAttr getOrthonormal(::mlir::MLIRContext *ctx) {
+      return get(ctx, InitKind::Orthonormal, ::llvm::APFloat(0.0),
                  ::llvm::APFloat(0.0));
     }
     static InitializerAttr getUniform(::mlir::MLIRContext *ctx, double low,

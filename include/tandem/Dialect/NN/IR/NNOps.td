@@ -36,11 +36,25 @@ def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::M
     ```mlir
     nn.parameter @wte : tensor<384x32xf32> = normal(0.02) {logical_shape = array<i64: 300, 32>}
     ```
+
+    A `frozen` parameter is not trained: nn-autodiff computes no gradient
+    for it and nn-optimizer keeps no state for it, so it keeps its initial
+    values. Every pipeline stage that reads it holds its own copy, drawn
+    from the same generator, so it never crosses a stage edge. With `seed`,
+    its values are drawn with that seed instead of the run's (`tandem-run
+    --seed`, `tandem-eval --seed`): a fixed part of the model, the same in
+    every run (nn-subspace's basis and token table).
+
+    ```mlir
+    nn.parameter @subspace.basis : tensor<32x4xf32> = orthonormal {frozen, seed = 7 : i64}
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<NN_FloatTensor>:$type,
                        NN_InitializerAttr:$init,
-                       OptionalAttr<DenseI64ArrayAttr>:$logical_shape);
+                       OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
+                       UnitAttr:$frozen,
+                       OptionalAttr<I64Attr>:$seed);
   let assemblyFormat = [{
     $sym_name `:` $type `=` custom<Initializer>($init) attr-dict
   }];
@@ -48,7 +62,8 @@ def NN_ParameterOp : NN_DeclarationOp<"parameter", [Symbol, HasParent<"::mlir::M
     OpBuilder<(ins "::llvm::StringRef":$sym_name, "::mlir::Type":$type,
                    "InitializerAttr":$init), [{
       build($_builder, $_state, $_builder.getStringAttr(sym_name),
-            ::mlir::TypeAttr::get(type), init, /*logical_shape=*/nullptr);
+            ::mlir::TypeAttr::get(type), init, /*logical_shape=*/nullptr,
+            /*frozen=*/nullptr, /*seed=*/nullptr);
     }]>
   ];
   let hasVerifier = 1;
@@ -81,6 +96,12 @@ def NN_ParamOp : NN_Op<"param", [Pure,
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// The nn.parameter it reads, or null when the module has none.
+    ParameterOp getDeclaration();
+    /// Whether it reads a `frozen` parameter (one nothing trains).
+    bool readsFrozen();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -20,6 +20,50 @@ def NNDecomposeAttention : Pass<"nn-decompose-attention"> {
   let dependentDialects = ["::tandem::nn::NNDialect"];
 }
 
+def NNSubspace : Pass<"nn-subspace", "::mlir::ModuleOp"> {
+  let summary = "Constrains a residual transformer's stream to a k-wide "
+                "subspace (Protocol Models), so stage edges carry k numbers "
+                "per token instead of d";
+  let description = [{
+    For the function named by `function`, finds the residual stream: a
+    token embedding `nn.embedding %table, %ids` (the table a rank-2
+    parameter d wide, the ids a function argument), optionally plus a
+    learned position table (an `nn.add` with a parameter read), then a
+    chain of residual additions `x + p`, each `p` a projection that writes
+    into the stream (`nn.matmul %h, %w`, optionally `+ %bias`, with `w` and
+    `bias` parameters read nowhere else), with `nn.stage_end` markers
+    passing it on. The stream becomes k-wide coordinates `c`:
+
+    - `c` starts as the learned tables' rows: the token table and the
+      position table become k wide (same names and initializers);
+    - every projection into the stream produces k-wide values (its weight
+      becomes `in x k`, its bias `k`, same names and initializers), added
+      to `c`;
+    - every other read of the stream reads `x = T[ids] + c · Uᵀ`, where
+      `subspace.basis` U (d x k, `orthonormal`) and `subspace.tokens` T
+      (V x d, the token table's initializer) are frozen parameters drawn
+      with `seed`: never trained, never sent, each stage draws its own
+      copy, and `T[ids]` is gathered where it is read (mpmd-partition
+      moves work on step inputs and frozen parameters to its users);
+    - any other read of the token table (a tied LM head) reads
+      `T + E_k · Uᵀ`, so only the k-wide `E_k` is trained.
+
+    Stage edges then carry `c` verbatim. The pass refuses, at the op, what
+    it cannot rewrite: no token embedding, a stream that forks, a residual
+    addition whose other operand is no projection it recognises, a
+    projection parameter read elsewhere, and a rank outside [1, d].
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "k: the width of the stream's subspace (required, 1 to d)">,
+    Option<"seed", "seed", "int64_t", /*default=*/"0",
+           "The seed of the frozen basis and token table (>= 0)">,
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The model function to rewrite">,
+  ];
+  let dependentDialects = ["::tandem::nn::NNDialect"];
+}
+
 def NNPadClasses : Pass<"nn-pad-classes", "::mlir::ModuleOp"> {
   let summary = "Pads a vocabulary to a multiple for the GEMMs, masked out of "
                 "the loss";
