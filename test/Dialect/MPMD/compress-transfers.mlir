@@ -11,6 +11,8 @@
 // RUN: tandem-opt %S/Inputs/chain-2x1.mlir > %t.plain
 // RUN: tandem-opt %S/Inputs/chain-2x1.mlir --mpmd-compress-transfers > %t.none
 // RUN: diff %t.plain %t.none
+// RUN: tandem-opt %S/Inputs/chain-2x1.mlir --mpmd-compress-transfers="activations=bf16 gradients=f16" | FileCheck %s --check-prefix=CAST
+// RUN: sed 's/microbatches 4/microbatches 2/' %S/Inputs/chain-2x1.mlir | tandem-opt --mpmd-compress-transfers="activations=bf16 gradients=f16" --mpmd-schedule=schedule=1f1b --mpmd-lower-transfers --mpmd-verify | FileCheck %s --check-prefix=CASTWIRE
 // The compressed program schedules, lowers and verifies: the wire carries
 // the codes and the scales.
 // RUN: sed 's/microbatches 4/microbatches 2/' %S/Inputs/chain-2x1.mlir | tandem-opt --mpmd-compress-transfers="activations=int8 gradients=fp8 block=3" --mpmd-schedule=schedule=1f1b --mpmd-lower-transfers --mpmd-verify | FileCheck %s --check-prefix=WIRE
@@ -48,3 +50,21 @@
 // WIRE: mpmd.send @f0[1] microbatch 0 to 1 channel {{[0-9]+}} : tensor<4x4xi8> wire i8
 // WIRE-NEXT: mpmd.send @f0[2] microbatch 0 to 1 channel {{[0-9]+}} : tensor<4x2xf32> wire f32
 // WIRE: mpmd.recv @b1[2] microbatch 0 from 1 channel {{[0-9]+}} : tensor<4x4xf8E5M2> wire f8E5M2
+
+// The plain casts: nn.cast on both sides, no scales, the wire type the
+// value's.
+// CAST: mpmd.fragment @f0 stage 0 chunk 0 kind fwd ({{.*}}) -> (tensor<4x4xf32>, tensor<4x4xbf16>) {
+// CAST: %[[C:.*]] = nn.cast %[[H:.*]] : tensor<4x4xf32> to tensor<4x4xbf16>
+// CAST-NEXT: mpmd.yield %[[H]], %[[C]]
+// CAST: mpmd.fragment @b0 stage 0 chunk 0 kind bwd (%[[G:.*]]: tensor<4x4xf16>, %{{.*}}: tensor<4x4xf32>)
+// CAST-NEXT: %[[D:.*]] = nn.cast %[[G]] : tensor<4x4xf16> to tensor<4x4xf32>
+// CAST-NEXT: nn.add %[[D]],
+// CAST: mpmd.fragment @f1 stage 1 chunk 0 kind fwd (%{{.*}}: tensor<4x4xbf16>, %{{.*}}: tensor<4x4xf32>) -> tensor<4x4xf32>
+// CAST-NEXT: nn.cast
+// CAST: mpmd.transfer @b1[2] -> @b0[0] : tensor<4x4xf16>
+// CAST-NEXT: mpmd.transfer @f0[0] -> @b0[1] : tensor<4x4xf32>
+// CAST-NEXT: mpmd.transfer @b0[1] -> @o0[0] : tensor<4x4xf32>
+// CAST-NEXT: mpmd.transfer @f0[1] -> @f1[0] : tensor<4x4xbf16>
+// CAST-NEXT: mpmd.transfer @pro[0] -> @f1[1] : tensor<4x4xf32>
+// CASTWIRE: mpmd.send @f0[1] microbatch 0 to 1 channel {{[0-9]+}} : tensor<4x4xbf16> wire bf16
+// CASTWIRE: mpmd.recv @b1[2] microbatch 0 from 1 channel {{[0-9]+}} : tensor<4x4xf16> wire f16

@@ -9,6 +9,9 @@
 // place, so no other transfer's index moves. The wire dtypes are then the
 // payload's and f32, visible in the program for mpmd-lower-transfers,
 // mpmd-verify, mpmd-memory and mpmd-simulate, which need nothing new.
+// The plain casts (bf16, f16) are the same rewrite with nn.cast on both
+// sides and no scales: the wire carries the narrower type, and every
+// transfer's wire type is its value's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +53,16 @@ FailureOr<Type> payloadOf(MLIRContext *context, StringRef policy,
     return Type(Float8E4M3FNType::get(context));
   if (policy == "fp8e5m2" || policy == "fp8")
     return Type(Float8E5M2Type::get(context));
+  if (policy == "bf16")
+    return Type(BFloat16Type::get(context));
+  if (policy == "f16")
+    return Type(Float16Type::get(context));
   return failure();
+}
+
+/// Whether a payload type is a plain cast (no scales).
+bool isPlainCast(Type payload) {
+  return isa<BFloat16Type, Float16Type>(payload);
 }
 
 struct Compressor {
@@ -78,15 +90,22 @@ struct Compressor {
         !isa<FloatType>(tensor.getElementType()) ||
         nn::payloadCode(tensor.getElementType()) >= 0)
       return Type();
+    Type payload;
     switch (src.getKind()) {
     case FragmentKind::Fwd:
-      return activations;
+      payload = activations;
+      break;
     case FragmentKind::Bwd:
     case FragmentKind::BwdInput:
-      return gradients;
+      payload = gradients;
+      break;
     default:
       return Type();
     }
+    // A cast to the type the value already has changes nothing.
+    if (payload == tensor.getElementType())
+      return Type();
+    return payload;
   }
 
   /// The payload result of `src[result]` encoded as `payload`, added to the
@@ -100,10 +119,15 @@ struct Compressor {
     Operation *yield = src.getBody().front().getTerminator();
     Value value = yield->getOperand(result);
     OpBuilder b(yield);
-    auto quantize = b.create<nn::QuantizeOp>(value.getLoc(), payload, scales,
-                                             value, b.getI64IntegerAttr(block));
+    Operation *codec =
+        isPlainCast(payload.getElementType())
+            ? nn::CastOp::create(b, value.getLoc(), payload, value, BoolAttr())
+                  .getOperation()
+            : b.create<nn::QuantizeOp>(value.getLoc(), payload, scales, value,
+                                       b.getI64IntegerAttr(block))
+                  .getOperation();
     int64_t index = src.getNumResults();
-    for (Value v : quantize->getResults()) {
+    for (Value v : codec->getResults()) {
       (void)src.insertResult(src.getNumResults(), v.getType(),
                              DictionaryAttr());
       yield->insertOperands(yield->getNumOperands(), v);
@@ -119,19 +143,26 @@ struct Compressor {
                  RankedTensorType scales) {
     BlockArgument value = dst.getArgument(arg);
     Type valueType = value.getType();
+    bool plain = isPlainCast(payload.getElementType());
     unsigned scalesIndex = dst.getNumArguments();
-    (void)dst.insertArgument(scalesIndex, scales, DictionaryAttr(),
-                             dst.getLoc());
+    if (!plain)
+      (void)dst.insertArgument(scalesIndex, scales, DictionaryAttr(),
+                               dst.getLoc());
     SmallVector<Type> inputs(dst.getArgumentTypes());
     inputs[arg] = payload;
     dst.setFunctionTypeAttr(TypeAttr::get(
         FunctionType::get(dst.getContext(), inputs, dst.getResultTypes())));
     value.setType(payload);
     OpBuilder b = OpBuilder::atBlockBegin(&dst.getBody().front());
-    auto dequantize = b.create<nn::DequantizeOp>(
-        value.getLoc(), valueType, value, dst.getArgument(scalesIndex),
-        b.getI64IntegerAttr(block));
-    value.replaceAllUsesExcept(dequantize.getResult(), dequantize);
+    Operation *codec =
+        plain ? nn::CastOp::create(b, value.getLoc(), valueType, value,
+                                   BoolAttr())
+                    .getOperation()
+              : b.create<nn::DequantizeOp>(value.getLoc(), valueType, value,
+                                           dst.getArgument(scalesIndex),
+                                           b.getI64IntegerAttr(block))
+                    .getOperation();
+    value.replaceAllUsesExcept(codec->getResult(0), codec);
     return scalesIndex;
   }
 
@@ -170,6 +201,8 @@ struct Compressor {
           decode(dst, transfer.getArg(), payloadType, scalesType);
       transfer.setResult(result);
       transfer.setType(payloadType);
+      if (isPlainCast(payload))
+        continue;
       OpBuilder b(transfer);
       b.setInsertionPointAfter(transfer);
       b.create<TransferOp>(
@@ -195,8 +228,8 @@ struct MPMDCompressTransfersPass
           {"gradients", gradients, succeeded(grads)}})
       if (!parsed) {
         module.emitError() << "mpmd-compress-transfers: " << name
-                           << " must be none, int8, fp8, fp8e4m3 or fp8e5m2, "
-                              "found '"
+                           << " must be none, int8, fp8, fp8e4m3, fp8e5m2, "
+                              "bf16 or f16, found '"
                            << value << "'";
         return signalPassFailure();
       }

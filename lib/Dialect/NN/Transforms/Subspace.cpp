@@ -98,8 +98,7 @@ LogicalResult SubspaceRewrite::checkOwnRead(ParamOp read, StringRef role) {
   if (reads[read.getName()].size() != 1)
     return read.emitError("nn-subspace: ")
            << role << " @" << read.getName()
-           << " is read elsewhere too, so it cannot become " << rank
-           << " wide";
+           << " is read elsewhere too, so it cannot become " << rank << " wide";
   return success();
 }
 
@@ -303,7 +302,8 @@ void SubspaceRewrite::rewrite() {
       RankedTensorType::get({width, rank}, tableType.getElementType());
   auto declare = [&](StringRef name, RankedTensorType type,
                      InitializerAttr init) {
-    auto parameter = ParameterOp::create(b, tableDecl.getLoc(), name, type, init);
+    auto parameter =
+        ParameterOp::create(b, tableDecl.getLoc(), name, type, init);
     parameter.setFrozen(true);
     parameter.setSeedAttr(b.getI64IntegerAttr(seed));
   };
@@ -354,15 +354,15 @@ void SubspaceRewrite::rewrite() {
       if (use->getOwner()->isBeforeInBlock(first))
         first = use->getOwner();
     OpBuilder at(first);
-    Location loc = NameLoc::get(StringAttr::get(ctx, "subspace.lift"),
-                                first->getLoc());
+    Location loc =
+        NameLoc::get(StringAttr::get(ctx, "subspace.lift"), first->getLoc());
     Value tokens = EmbeddingOp::create(
         at, loc, readFrozen(at, loc, kTokensName, tableType), ids,
         /*rows=*/nullptr);
-    Value lifted = MatmulOp::create(at, loc, c,
-                                    readFrozen(at, loc, kBasisName, basisType),
-                                    /*transpose_lhs=*/false,
-                                    /*transpose_rhs=*/true);
+    Value lifted =
+        MatmulOp::create(at, loc, c, readFrozen(at, loc, kBasisName, basisType),
+                         /*transpose_lhs=*/false,
+                         /*transpose_rhs=*/true);
     Value full = AddOp::create(at, loc, tokens, lifted);
     for (OpOperand *use : readers)
       use->set(full);
@@ -371,15 +371,14 @@ void SubspaceRewrite::rewrite() {
   // A tied head reads T + E_k · Uᵀ.
   for (ParamOp read : tiedReads) {
     OpBuilder at(read->getNextNode());
-    Location loc = NameLoc::get(StringAttr::get(ctx, "subspace.tied"),
-                                read.getLoc());
+    Location loc =
+        NameLoc::get(StringAttr::get(ctx, "subspace.tied"), read.getLoc());
     Value lifted = MatmulOp::create(at, loc, read.getResult(),
                                     readFrozen(at, loc, kBasisName, basisType),
                                     /*transpose_lhs=*/false,
                                     /*transpose_rhs=*/true);
-    Value full =
-        AddOp::create(at, loc, readFrozen(at, loc, kTokensName, tableType),
-                      lifted);
+    Value full = AddOp::create(
+        at, loc, readFrozen(at, loc, kTokensName, tableType), lifted);
     read.getResult().replaceAllUsesExcept(full, lifted.getDefiningOp());
   }
 }

@@ -101,7 +101,9 @@ def MPMDCompressTransfers
     microbatches, parameters) are never compressed. A policy is `none`,
     `int8` (symmetric i8 codes), `fp8` (f8E4M3FN for activations, f8E5M2
     for gradients, whose range matters more than their precision),
-    `fp8e4m3` or `fp8e5m2`. `edges` restricts the rewrite to the listed
+    `fp8e4m3` or `fp8e5m2`, or a plain cast, `bf16` or `f16`: `nn.cast` on
+    both sides and no scales (a value already of that type stays as it
+    is). `edges` restricts the rewrite to the listed
     stage pairs `a-b` (the producer's stage, then the consumer's). A
     producer slot compressed for several consumers is encoded once. Runs
     before `mpmd-lower-transfers`; without a policy it changes nothing.
@@ -109,10 +111,10 @@ def MPMDCompressTransfers
   let options = [
     Option<"activations", "activations", "std::string", /*default=*/"\"none\"",
            "Codec for fwd results crossing stages: none, int8, fp8, "
-           "fp8e4m3, fp8e5m2">,
+           "fp8e4m3, fp8e5m2, bf16, f16">,
     Option<"gradients", "gradients", "std::string", /*default=*/"\"none\"",
            "Codec for bwd and bwd_input results crossing stages: none, "
-           "int8, fp8, fp8e4m3, fp8e5m2">,
+           "int8, fp8, fp8e4m3, fp8e5m2, bf16, f16">,
     Option<"block", "block", "int64_t", /*default=*/"128",
            "Elements per scale along the last dimension">,
     ListOption<"edges", "edges", "std::string",
