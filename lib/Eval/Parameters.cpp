@@ -45,7 +45,8 @@ static tandem::rng::InitSpec specOf(nn::ParameterOp parameter) {
   }
   // The verifier checked what setMatrix needs.
   ArrayRef<int64_t> shape = parameter.getTensorType().getShape();
-  tandem::rng::setMatrix(spec, std::vector<int64_t>(shape.begin(), shape.end()));
+  tandem::rng::setMatrix(spec,
+                         std::vector<int64_t>(shape.begin(), shape.end()));
   return spec;
 }
 

@@ -179,8 +179,7 @@ bool MPITransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
                 mpiError(opCode) +
                 (opCode == MPI_ERR_TRUNCATE
                      ? " (the sender's message is larger than the " +
-                           std::to_string(owners[i]->bytes) +
-                           " bytes expected)"
+                           std::to_string(owners[i]->bytes) + " bytes expected)"
                      : "");
         return false;
       }

@@ -109,15 +109,14 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
 
   std::vector<PhasePipeline> phases = {
       {Phase::NN,
-       passes(
-           (o.subspace.empty() ? std::string()
-                               : "nn-subspace{function=" + o.function + " " +
-                                     o.subspace + "}") +
-           (o.subspace.empty() || o.classMultiple == 1 ? "" : ",") +
-           (o.classMultiple == 1 ? std::string()
-                                 : "nn-pad-classes{multiple=" +
-                                       std::to_string(o.classMultiple) +
-                                       "}"))},
+       passes((o.subspace.empty() ? std::string()
+                                  : "nn-subspace{function=" + o.function + " " +
+                                        o.subspace + "}") +
+              (o.subspace.empty() || o.classMultiple == 1 ? "" : ",") +
+              (o.classMultiple == 1
+                   ? std::string()
+                   : "nn-pad-classes{multiple=" +
+                         std::to_string(o.classMultiple) + "}"))},
       {Phase::Precision,
        o.precision == "f32"
            ? ""

@@ -184,11 +184,11 @@ TEST(Init, OrthonormalColumns) {
   }
   norm = std::sqrt(norm);
   for (int i = 0; i < 64; ++i)
-    EXPECT_NEAR(q[i * 8],
-                initValue(normal, 1234, parameterStream("subspace.basis"),
-                          i * 8) /
-                    norm,
-                1e-14);
+    EXPECT_NEAR(
+        q[i * 8],
+        initValue(normal, 1234, parameterStream("subspace.basis"), i * 8) /
+            norm,
+        1e-14);
   // initValue agrees with initFill element by element.
   for (uint64_t i : {0u, 9u, 511u})
     EXPECT_EQ(initValue(spec, 1234, parameterStream("subspace.basis"), i),

@@ -76,9 +76,10 @@ Attribute InitializerAttr::parseBody(AsmParser &parser) {
     return {};
   std::optional<InitKind> kind = symbolizeInitKind(keyword);
   if (!kind) {
-    parser.emitError(loc) << "expected an initializer (zeros, ones, "
-                             "normal(std), uniform(low, high), orthonormal), found '"
-                          << keyword << "'";
+    parser.emitError(loc)
+        << "expected an initializer (zeros, ones, "
+           "normal(std), uniform(low, high), orthonormal), found '"
+        << keyword << "'";
     return {};
   }
   double a = 0.0, b = 0.0;

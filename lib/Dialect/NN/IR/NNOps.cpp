@@ -79,9 +79,8 @@ LogicalResult ParameterOp::verify() {
                               "(a matrix: rows x columns), found rank "
                            << shape.size();
     // verifyTensorSize bounded the element count, so this cannot overflow.
-    int64_t rows = shape.back() > 0
-                       ? getTensorType().getNumElements() / shape.back()
-                       : 0;
+    int64_t rows =
+        shape.back() > 0 ? getTensorType().getNumElements() / shape.back() : 0;
     if (shape.back() < 1 || rows < shape.back())
       return emitOpError() << "an orthonormal parameter needs at least as "
                               "many rows as columns (the last dimension), "

@@ -42,9 +42,8 @@ struct InitSpec {
 
   bool operator==(const InitSpec &o) const {
     return kind == o.kind && a == o.a && b == o.b && padInner == o.padInner &&
-           padKept == o.padKept && padStored == o.padStored &&
-           rows == o.rows && cols == o.cols && hasSeed == o.hasSeed &&
-           seed == o.seed;
+           padKept == o.padKept && padStored == o.padStored && rows == o.rows &&
+           cols == o.cols && hasSeed == o.hasSeed && seed == o.seed;
   }
   bool operator!=(const InitSpec &o) const { return !(*this == o); }
 };

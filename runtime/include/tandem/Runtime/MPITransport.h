@@ -34,8 +34,7 @@ public:
   /// `timeoutSeconds`: how long one group may wait before the step fails.
   /// `delaySeconds` > 0: every message arrives that long after it was sent
   /// (collective over `comm`: every rank must pass the same).
-  MPITransport(MPI_Comm comm, double timeoutSeconds,
-               double delaySeconds = 0.0);
+  MPITransport(MPI_Comm comm, double timeoutSeconds, double delaySeconds = 0.0);
   ~MPITransport() override;
   MPITransport(const MPITransport &) = delete;
   MPITransport &operator=(const MPITransport &) = delete;
