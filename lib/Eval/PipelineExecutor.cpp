@@ -250,8 +250,6 @@ llvm::Error RankRunner::exchange(llvm::ArrayRef<Operation *> ops) {
                    std::to_string(message.peer) + " on channel " +
                    std::to_string(message.channel) + " (" +
                    formatLocation(op->getLoc()) + ")";
-    bool floats = isa<FloatType>(message.wire) &&
-                  isa<FloatType>(message.type.getElementType());
     if (send) {
       // A send's slot must be held when the group is posted, not merely
       // received within it.
@@ -262,10 +260,6 @@ llvm::Error RankRunner::exchange(llvm::ArrayRef<Operation *> ops) {
         return opError(op, "sends " + tensorText(message.type) + ", but slot " +
                                message.slot + " holds " + tensorText(**slot));
       message.payload = **slot;
-      // The sender rounds to the wire type; integers travel unconverted.
-      if (floats)
-        roundAllToType(message.payload.data.data(), message.payload.data.size(),
-                       message.wire, context.rounding);
     } else {
       received.push_back({fragment, result, microbatch});
     }
@@ -283,10 +277,6 @@ llvm::Error RankRunner::exchange(llvm::ArrayRef<Operation *> ops) {
     value.elementType = message.type.getElementType();
     value.shape.assign(message.type.getShape().begin(),
                        message.type.getShape().end());
-    // The receiver converts back from the wire type to its declared type.
-    if (isa<FloatType>(message.wire) && isa<FloatType>(value.elementType))
-      roundAllToType(value.data.data(), value.data.size(), value.elementType,
-                     context.rounding);
     slots[*key++] = std::move(value);
   }
   return llvm::Error::success();

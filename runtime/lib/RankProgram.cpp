@@ -154,7 +154,8 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
       error = m.path + ": a " + (a.op == ActionKind::Send ? "send" : "recv") +
               " of " + a.slot.fragment + " with wire type " +
               elementTypeName(a.wire) + " for " + elementTypeName(a.dtype) +
-              ": wire conversion is not supported by the runtime yet";
+              ": values travel as they are (a narrower edge is a cast in "
+              "the program, docs/compression.md)";
       return nullptr;
     }
 

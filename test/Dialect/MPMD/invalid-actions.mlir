@@ -196,7 +196,7 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
     mpmd.yield %c : tensor<4xf32>
   }
   mpmd.rank 0 {
-    // expected-error@+1 {{'mpmd.send' op expected a float wire type (f64, f32, f16, bf16, f8E4M3FN, f8E5M2) for elements of type 'f32', found 'i32'}}
+    // expected-error@+1 {{'mpmd.send' op expected wire type 'f32' (the value's element type: a narrower edge is a cast in the program, e.g. mpmd-compress-transfers' bf16 policy), found 'i32'}}
     mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4xf32> wire i32
   }
 }
@@ -350,15 +350,27 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
 
 // -----
 
-// integers travel unconverted
+// a value travels as it is: no integer conversion, no float cast
 
 mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
   mpmd.fragment @i0 stage 0 chunk 0 kind fwd (%x: tensor<4xi32> {mpmd.input = 0 : i64}) -> tensor<4xi32> {
     mpmd.yield %x : tensor<4xi32>
   }
   mpmd.rank 1 {
-    // expected-error@+1 {{'mpmd.recv' op expected wire type 'i32' (integers travel unconverted), found 'f32'}}
+    // expected-error@+1 {{'mpmd.recv' op expected wire type 'i32' (the value's element type: a narrower edge is a cast in the program, e.g. mpmd-compress-transfers' bf16 policy), found 'f32'}}
     mpmd.recv @i0[0] microbatch 0 from 0 channel 0 : tensor<4xi32> wire f32
+  }
+}
+
+// -----
+
+mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {
+  mpmd.fragment @f0 stage 0 chunk 0 kind fwd (%x: tensor<4xf32> {mpmd.input = 0 : i64}) -> tensor<4xf32> {
+    mpmd.yield %x : tensor<4xf32>
+  }
+  mpmd.rank 0 {
+    // expected-error@+1 {{'mpmd.send' op expected wire type 'f32' (the value's element type: a narrower edge is a cast in the program, e.g. mpmd-compress-transfers' bf16 policy), found 'bf16'}}
+    mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4xf32> wire bf16
   }
 }
 

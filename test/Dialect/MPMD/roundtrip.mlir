@@ -65,7 +65,7 @@ mpmd.program @step stages 2 chunks 2 replicas 2 microbatches 4 {
   // CHECK: mpmd.rank 0 {
   // CHECK-NEXT: mpmd.run @s0.prologue{{$}}
   // CHECK-NEXT: mpmd.run @s0.fwd microbatch 0{{$}}
-  // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire bf16
+  // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.broadcast @s0.prologue[0] root 0 group [0, 1, 2, 3] : tensor<f32>
   // CHECK-NEXT: mpmd.all_reduce sum @s0.epilogue[0] group [0, 1] : tensor<f32>
   // CHECK-NEXT: mpmd.all_reduce max @s0.fwd[0] microbatch 3 group [2, 0] : tensor<4x16xf32>
@@ -73,35 +73,35 @@ mpmd.program @step stages 2 chunks 2 replicas 2 microbatches 4 {
   mpmd.rank 0 {
     mpmd.run @s0.prologue
     mpmd.run @s0.fwd microbatch 0
-    mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
     mpmd.broadcast @s0.prologue[0] root 0 group [0, 1, 2, 3] : tensor<f32>
     mpmd.all_reduce sum @s0.epilogue[0] group [0, 1] : tensor<f32>
     mpmd.all_reduce max @s0.fwd[0] microbatch 3 group [2, 0] : tensor<4x16xf32>
   }
   // CHECK: mpmd.rank 1 attributes {tandem.note = "stage 1"} {
-  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire bf16
+  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: mpmd.run @s1.fwd microbatch 0 {tandem.note = "F0"}
   // CHECK-NEXT: mpmd.run @s1.bwd_b microbatch 0
   // CHECK-NEXT: mpmd.run @s1.bwd_w microbatch 0
   // CHECK-NEXT: mpmd.run @s1.opt{{$}}
   // CHECK-NEXT: mpmd.send @s1.fwd[1] microbatch 2 to 3 channel 7 : tensor<f32> wire f32
-  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 2 channel 1 : tensor<4x16xf32> wire f16
+  // CHECK-NEXT: mpmd.recv @s0.fwd[0] microbatch 1 from 2 channel 1 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: }
   mpmd.rank 1 attributes {tandem.note = "stage 1"} {
-    mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @s1.fwd microbatch 0 {tandem.note = "F0"}
     mpmd.run @s1.bwd_b microbatch 0
     mpmd.run @s1.bwd_w microbatch 0
     mpmd.run @s1.opt
     mpmd.send @s1.fwd[1] microbatch 2 to 3 channel 7 : tensor<f32> wire f32
-    mpmd.recv @s0.fwd[0] microbatch 1 from 2 channel 1 : tensor<4x16xf32> wire f16
+    mpmd.recv @s0.fwd[0] microbatch 1 from 2 channel 1 : tensor<4x16xf32> wire f32
   }
-  // Replica 1's stage 0, sending f8 on the wire.
+  // Replica 1's stage 0.
   // CHECK: mpmd.rank 2 {
-  // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 1 : tensor<4x16xf32> wire f8E4M3FN
+  // CHECK-NEXT: mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 1 : tensor<4x16xf32> wire f32
   // CHECK-NEXT: }
   mpmd.rank 2 {
-    mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 1 : tensor<4x16xf32> wire f8E4M3FN
+    mpmd.send @s0.fwd[0] microbatch 1 to 1 channel 1 : tensor<4x16xf32> wire f32
   }
 }
 

@@ -9,10 +9,10 @@
 //
 // Implicit transfers: an input arrives one transfer after its producer.
 // RUN: tandem-opt %s --mpmd-simulate="device=%S/Inputs/toy-device.json transfers=implicit" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=IMPLICIT
-// IMPLICIT: remark: simulated step time 1.5272e-05 s on toy (2 ranks, 1 chunks per rank, 2 microbatches), mean bubble 0.4044
-// IMPLICIT: remark: rank 0: busy 1.1632e-05 s, idle 3.64e-06 s, bubble 0.238345, peak in-flight microbatches 2 (512 bytes)
-// IMPLICIT: remark: rank 1: busy 6.56e-06 s, idle 8.712e-06 s, bubble 0.570456, peak in-flight microbatches 1 (256 bytes)
-// IMPLICIT: remark: link 0 -> 1: 2 transfers, 256 bytes
+// IMPLICIT: remark: simulated step time 1.54e-05 s on toy (2 ranks, 1 chunks per rank, 2 microbatches), mean bubble 0.4093
+// IMPLICIT: remark: rank 0: busy 1.1632e-05 s, idle 3.768e-06 s, bubble 0.244675, peak in-flight microbatches 2 (512 bytes)
+// IMPLICIT: remark: rank 1: busy 6.56e-06 s, idle 8.84e-06 s, bubble 0.574026, peak in-flight microbatches 1 (256 bytes)
+// IMPLICIT: remark: link 0 -> 1: 2 transfers, 512 bytes
 // IMPLICIT: remark: link 1 -> 0: 2 transfers, 512 bytes
 //
 // Uniform stages and free links reproduce the closed form: the chain's
@@ -39,7 +39,7 @@
 // The IR is unchanged.
 // RUN: tandem-opt %s --mpmd-simulate="device=h200" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=IR
 // IR: mpmd.program @two
-// IR: mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire bf16
+// IR: mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
 
 // Fragment times (roofline max(FLOPs / 1e9, bytes / 1e9) + 1 us per op):
 //   f0: matmul 4x8 . 8x16: 2*4*16*8 = 1024 FLOPs, (32+128+64)*4 = 896 bytes
@@ -50,24 +50,24 @@
 //       (32+64+128)*4 = 896 bytes -> 2.024 us; 1088 FLOPs, 1664 bytes, 3.792 us
 //   o0: sub of 128 elements: 128 FLOPs, 1536 bytes -> 2.536 us (once per
 //       step: not in the timeline)
-// Transfers: the activation travels as bf16, 64*2 = 128 bytes -> 1 + 0.128
-// = 1.128 us; the gradient as f32, 256 bytes -> 1.256 us. Stashes: f0's
-// result on stage 0 (b0 reads it), f1's on stage 1, 256 bytes each.
+// Transfers: f32, 64*4 = 256 bytes -> 1 + 0.256 = 1.256 us each way.
+// Stashes: f0's result on stage 0 (b0 reads it), f1's on stage 1, 256
+// bytes each.
 // The rendezvous timeline (us):
-//   rank 0: F0.0 0-2.024, SEND 2.024-3.152, F0.1 3.152-5.176, RECV
-//           6.432-7.688, SEND 7.688-8.816, B0.0 8.816-12.608, RECV
-//           12.608-13.864, B0.1 13.864-17.656
-//   rank 1: RECV 2.024-3.152, F1.0 3.152-4.664, B1.0 4.664-6.432, SEND
-//           6.432-7.688, RECV 7.688-8.816, F1.1 8.816-10.328, B1.1
-//           10.328-12.096, SEND 12.608-13.864
-// Step 17.656 us; busy 2*(2.024+3.792) = 11.632 us on rank 0 and
+//   rank 0: F0.0 0-2.024, SEND 2.024-3.28, F0.1 3.28-5.304, RECV
+//           6.56-7.816, SEND 7.816-9.072, B0.0 9.072-12.864, RECV
+//           12.864-14.12, B0.1 14.12-17.912
+//   rank 1: RECV 2.024-3.28, F1.0 3.28-4.792, B1.0 4.792-6.56, SEND
+//           6.56-7.816, RECV 7.816-9.072, F1.1 9.072-10.584, B1.1
+//           10.584-12.352, SEND 12.864-14.12
+// Step 17.912 us; busy 2*(2.024+3.792) = 11.632 us on rank 0 and
 // 2*(1.512+1.768) = 6.56 us on rank 1.
 nn.parameter @w0 : tensor<8x16xf32> = normal(0.1)
 
-// expected-remark @below {{simulated step time 1.7656e-05 s on toy (2 ranks, 1 chunks per rank, 2 microbatches), mean bubble 0.484821}}
-// expected-remark @below {{rank 0: busy 1.1632e-05 s, idle 6.024e-06 s, bubble 0.341187, peak in-flight microbatches 2 (512 bytes)}}
-// expected-remark @below {{rank 1: busy 6.56e-06 s, idle 1.1096e-05 s, bubble 0.628455, peak in-flight microbatches 1 (256 bytes)}}
-// expected-remark @below {{link 0 -> 1: 2 transfers, 256 bytes}}
+// expected-remark @below {{simulated step time 1.7912e-05 s on toy (2 ranks, 1 chunks per rank, 2 microbatches), mean bubble 0.492184}}
+// expected-remark @below {{rank 0: busy 1.1632e-05 s, idle 6.28e-06 s, bubble 0.350603, peak in-flight microbatches 2 (512 bytes)}}
+// expected-remark @below {{rank 1: busy 6.56e-06 s, idle 1.1352e-05 s, bubble 0.633765, peak in-flight microbatches 1 (256 bytes)}}
+// expected-remark @below {{link 0 -> 1: 2 transfers, 512 bytes}}
 // expected-remark @below {{link 1 -> 0: 2 transfers, 512 bytes}}
 mpmd.program @two stages 2 chunks 1 replicas 1 microbatches 2 {
   // expected-remark @below {{costs 1024 FLOPs, 896 bytes, 2.024e-06 s on toy}}
@@ -103,21 +103,21 @@ mpmd.program @two stages 2 chunks 1 replicas 1 microbatches 2 {
   mpmd.transfer @b0[0] -> @o0[0] : tensor<8x16xf32>
   mpmd.rank 0 {
     mpmd.run @f0 microbatch 0
-    mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @f0 microbatch 1
     mpmd.recv @b1[0] microbatch 0 from 1 channel 1 : tensor<4x16xf32> wire f32
-    mpmd.send @f0[0] microbatch 1 to 1 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.send @f0[0] microbatch 1 to 1 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @b0 microbatch 0
     mpmd.recv @b1[0] microbatch 1 from 1 channel 1 : tensor<4x16xf32> wire f32
     mpmd.run @b0 microbatch 1
     mpmd.run @o0
   }
   mpmd.rank 1 {
-    mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @f1 microbatch 0
     mpmd.run @b1 microbatch 0
     mpmd.send @b1[0] microbatch 0 to 0 channel 1 : tensor<4x16xf32> wire f32
-    mpmd.recv @f0[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.recv @f0[0] microbatch 1 from 0 channel 0 : tensor<4x16xf32> wire f32
     mpmd.run @f1 microbatch 1
     mpmd.run @b1 microbatch 1
     mpmd.send @b1[0] microbatch 1 to 0 channel 1 : tensor<4x16xf32> wire f32

@@ -75,25 +75,6 @@ mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 1 {
 
 // -----
 
-// Paired ends disagree in the wire type.
-
-mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 1 {
-  mpmd.fragment @a stage 0 chunk 0 kind fwd (%x: tensor<4xf32> {mpmd.input = 0 : i64}) -> tensor<4xf32> {
-    mpmd.yield %x : tensor<4xf32>
-  }
-  mpmd.rank 0 {
-    mpmd.run @a microbatch 0
-    // expected-error@+1 {{wire type mismatch: rank 0 sends @a[0] microbatch 0 : tensor<4xf32> wire bf16}}
-    mpmd.send @a[0] microbatch 0 to 1 channel 0 : tensor<4xf32> wire bf16
-  }
-  mpmd.rank 1 {
-    // expected-note@+1 {{the matching recv on rank 1}}
-    mpmd.recv @a[0] microbatch 0 from 0 channel 0 : tensor<4xf32> wire f32
-  }
-}
-
-// -----
-
 // A send nobody receives.
 
 mpmd.program @p stages 2 chunks 1 replicas 1 microbatches 2 {

@@ -71,17 +71,17 @@ mpmd.program @collectives stages 2 chunks 1 replicas 1 microbatches 2 {
     mpmd.run @pro
     mpmd.broadcast @pro[0] root 0 group [0, 1] : tensor<4xf32>
     mpmd.run @f0 microbatch 0
-    mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4xf32> wire bf16
+    mpmd.send @f0[0] microbatch 0 to 1 channel 0 : tensor<4xf32> wire f32
     mpmd.run @f0 microbatch 1
-    mpmd.send @f0[0] microbatch 1 to 1 channel 0 : tensor<4xf32> wire bf16
+    mpmd.send @f0[0] microbatch 1 to 1 channel 0 : tensor<4xf32> wire f32
     mpmd.run @n0
     mpmd.all_reduce sum @n0[0] group [0, 1] : tensor<f32>
   }
   mpmd.rank 1 {
     mpmd.broadcast @pro[0] root 0 group [0, 1] : tensor<4xf32>
-    mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4xf32> wire bf16
+    mpmd.recv @f0[0] microbatch 0 from 0 channel 0 : tensor<4xf32> wire f32
     mpmd.run @f1 microbatch 0
-    mpmd.recv @f0[0] microbatch 1 from 0 channel 0 : tensor<4xf32> wire bf16
+    mpmd.recv @f0[0] microbatch 1 from 0 channel 0 : tensor<4xf32> wire f32
     mpmd.run @f1 microbatch 1
     mpmd.run @opt1
     mpmd.all_reduce sum @opt1[0] group [0, 1] : tensor<f32>

@@ -292,16 +292,18 @@ def MPMD_SendOp : MPMD_ActionOp<"send"> {
     Sends slot `@fragment[result]` (of microbatch `microbatch`, if the
     producer runs per microbatch) to rank `peer` on channel `channel`. The
     value has the static type `type` (equal to the producer's result type)
-    and travels as elements of type `wire` (the tensor's element type, or
-    for floats any float type: the sender rounds to it and the receiver
-    converts back). `peer` is another rank of the grid.
+    and travels as it is: `wire`, the element type on the wire, must be
+    the tensor's element type. A narrower edge is a cast in the program
+    (`nn.cast`, or `nn.quantize` with its scales, which
+    `mpmd-compress-transfers` writes), so the slots themselves are narrow.
+    `peer` is another rank of the grid.
 
     Rendezvous semantics: the send completes only when `peer` posts the
     matching `mpmd.recv`, which names the same slot, this rank and the
     same channel. Messages between two ranks on one channel match in order.
 
     ```mlir
-    mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.send @s0.fwd[0] microbatch 0 to 1 channel 0 : tensor<4x16xbf16> wire bf16
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$fragment, I64Attr:$result,
@@ -321,11 +323,11 @@ def MPMD_RecvOp : MPMD_ActionOp<"recv"> {
     Receives slot `@fragment[result]` (of microbatch `microbatch`, if the
     producer runs per microbatch) from rank `peer` on channel `channel`;
     afterwards this rank holds the slot with static type `type` (equal to
-    the producer's result type). `wire` is the element type on the wire and
-    must equal the sender's. See `mpmd.send` for the semantics.
+    the producer's result type). `wire` is the element type on the wire,
+    the tensor's own. See `mpmd.send` for the semantics.
 
     ```mlir
-    mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xf32> wire bf16
+    mpmd.recv @s0.fwd[0] microbatch 0 from 0 channel 0 : tensor<4x16xbf16> wire bf16
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$fragment, I64Attr:$result,
