@@ -23,6 +23,20 @@
 #include <cstdint>
 #include <cstring>
 
+// The CUDA emitter pastes this file (and Codec.h) into its translation
+// units too, whose kernels round on the device (lib/Target/CUDA/
+// PreludeSource.h.in): there the functions are __host__ __device__ and the
+// formats __device__ constants; everywhere else both qualifiers are empty.
+#ifndef TANDEM_HD
+#ifdef __CUDACC__
+#define TANDEM_HD __host__ __device__
+#define TANDEM_DEVICE_CONSTANT __device__
+#else
+#define TANDEM_HD
+#define TANDEM_DEVICE_CONSTANT
+#endif
+#endif
+
 namespace tandem_round {
 
 /// A binary floating-point format: `precision` significant bits (the
@@ -38,16 +52,21 @@ struct BinaryFormat {
   bool hasInfinity;
 };
 
-constexpr BinaryFormat kBF16 = {8, -126, 0x1.fep127, 8, true};
-constexpr BinaryFormat kF16 = {11, -14, 65504.0, 5, true};
-constexpr BinaryFormat kF8E4M3FN = {4, -6, 448.0, 4, false};
-constexpr BinaryFormat kF8E5M2 = {3, -14, 57344.0, 5, true};
+TANDEM_DEVICE_CONSTANT constexpr BinaryFormat kBF16 = {8, -126, 0x1.fep127, 8,
+                                                       true};
+TANDEM_DEVICE_CONSTANT constexpr BinaryFormat kF16 = {11, -14, 65504.0, 5,
+                                                      true};
+TANDEM_DEVICE_CONSTANT constexpr BinaryFormat kF8E4M3FN = {4, -6, 448.0, 4,
+                                                           false};
+TANDEM_DEVICE_CONSTANT constexpr BinaryFormat kF8E5M2 = {3, -14, 57344.0, 5,
+                                                         true};
 
 /// `v` rounded to nearest, ties to even, into `f`, as the double it
 /// represents. Beyond the largest finite value: infinity (NaN for a format
 /// without one), or with `saturate` the largest finite value of v's sign
 /// (infinities too; NaN stays NaN).
-inline double roundBinary(double v, const BinaryFormat &f, bool saturate) {
+TANDEM_HD inline double roundBinary(double v, const BinaryFormat &f,
+                                    bool saturate) {
   if (std::isinf(v) && saturate)
     return std::copysign(f.largest, v);
   if (std::isinf(v))
@@ -68,7 +87,7 @@ inline double roundBinary(double v, const BinaryFormat &f, bool saturate) {
 
 /// The encoding of `r`, a value of `f` (roundBinary's result), for the
 /// formats up to 16 bits: sign, exponent field, fraction.
-inline uint32_t encodeBinary(double r, const BinaryFormat &f) {
+TANDEM_HD inline uint32_t encodeBinary(double r, const BinaryFormat &f) {
   int fractionBits = f.precision - 1;
   uint32_t sign = std::signbit(r) ? 1u << (f.exponentBits + fractionBits) : 0;
   uint32_t allOnes = (1u << f.exponentBits) - 1;
@@ -89,7 +108,7 @@ inline uint32_t encodeBinary(double r, const BinaryFormat &f) {
 }
 
 /// The value of encoding `bits` of `f`.
-inline double decodeBinary(uint32_t bits, const BinaryFormat &f) {
+TANDEM_HD inline double decodeBinary(uint32_t bits, const BinaryFormat &f) {
   int fractionBits = f.precision - 1;
   uint32_t allOnes = (1u << f.exponentBits) - 1;
   double s = (bits >> (f.exponentBits + fractionBits)) & 1 ? -1.0 : 1.0;
@@ -108,32 +127,36 @@ inline double decodeBinary(uint32_t bits, const BinaryFormat &f) {
 
 /// bf16 is the upper half of an f32: rounding to bf16 gives a float whose
 /// low 16 bits are zero.
-inline uint16_t toBF16(double v) {
+TANDEM_HD inline uint16_t toBF16(double v) {
   float f = (float)roundBinary(v, kBF16, false);
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return (uint16_t)(u >> 16);
 }
-inline double fromBF16(uint16_t bits) {
+TANDEM_HD inline double fromBF16(uint16_t bits) {
   uint32_t u = (uint32_t)bits << 16;
   float f;
   std::memcpy(&f, &u, 4);
   return f;
 }
-inline uint16_t toF16(double v) {
+TANDEM_HD inline uint16_t toF16(double v) {
   return (uint16_t)encodeBinary(roundBinary(v, kF16, false), kF16);
 }
-inline double fromF16(uint16_t bits) { return decodeBinary(bits, kF16); }
-inline uint8_t toF8E4M3FN(double v, bool saturate) {
+TANDEM_HD inline double fromF16(uint16_t bits) {
+  return decodeBinary(bits, kF16);
+}
+TANDEM_HD inline uint8_t toF8E4M3FN(double v, bool saturate) {
   return (uint8_t)encodeBinary(roundBinary(v, kF8E4M3FN, saturate), kF8E4M3FN);
 }
-inline double fromF8E4M3FN(uint8_t bits) {
+TANDEM_HD inline double fromF8E4M3FN(uint8_t bits) {
   return decodeBinary(bits, kF8E4M3FN);
 }
-inline uint8_t toF8E5M2(double v, bool saturate) {
+TANDEM_HD inline uint8_t toF8E5M2(double v, bool saturate) {
   return (uint8_t)encodeBinary(roundBinary(v, kF8E5M2, saturate), kF8E5M2);
 }
-inline double fromF8E5M2(uint8_t bits) { return decodeBinary(bits, kF8E5M2); }
+TANDEM_HD inline double fromF8E5M2(uint8_t bits) {
+  return decodeBinary(bits, kF8E5M2);
+}
 
 } // namespace tandem_round
 

@@ -2,8 +2,10 @@
 //
 // Each function becomes an entry point that launches, in program order on
 // the context's stream, one kernel per recorded elementwise kernel, a row
-// kernel per reduction, softmax, norm or cross-entropy, and copy and gather
-// kernels for the data movement; views (reshape, stage_end) are pointers;
+// kernel per reduction, softmax, norm or cross-entropy, copy and gather
+// kernels for the data movement, and the blockwise codecs' kernels
+// (tandem/Support/Codec.h's arithmetic, payloads a byte per code); views
+// (reshape, stage_end) are pointers;
 // values live in the function's scratch or, when the function returns
 // them, in their result buffers. Element types: f32, bf16 and f16
 // (computed in f32, each op's result rounded to its type as the IR says),
@@ -22,6 +24,7 @@
 #include "tandem/Lowering/Indexing.h"
 #include "tandem/Lowering/Kernels.h"
 #include "tandem/Lowering/ScratchPlan.h"
+#include "tandem/Support/Codec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -117,7 +120,20 @@ std::optional<StringRef> storageType(Type type) {
     return StringRef("int32_t");
   if (type.isInteger(64))
     return StringRef("int64_t");
+  // Codec payloads (nn.quantize): a byte per code, Codec.h's codeByte. Only
+  // the codecs and data movement touch them (allowsPayloadType).
+  if (nn::payloadCode(type) >= 0)
+    return StringRef("uint8_t");
   return std::nullopt;
+}
+
+/// Ops that may read or write codec payloads (i8 and f8 codes stored as
+/// bytes): the codecs, and data movement that copies bytes unchanged (the
+/// CPU target allows the same ones), and terminators, which return them.
+bool allowsPayloadType(Operation *op) {
+  return op->hasTrait<OpTrait::IsTerminator>() ||
+         isa<nn::QuantizeOp, nn::DequantizeOp, nn::ReshapeOp, nn::TransposeOp,
+             nn::ConcatOp, nn::SliceOp, nn::SplitOp, nn::StageEndOp>(op);
 }
 
 bool isFloat(Value value) {
@@ -245,6 +261,9 @@ enum class Lowering {
   Parameter,
   /// attention, attention_grad: fused kernels (AttentionPrelude.h).
   Attention,
+  /// quantize: a thread per block; dequantize: a thread per element
+  /// (Codec.h's arithmetic).
+  Codec,
 };
 
 Lowering loweringOf(Operation *op) {
@@ -268,6 +287,8 @@ Lowering loweringOf(Operation *op) {
     return Lowering::Parameter;
   if (isa<nn::AttentionOp, nn::AttentionGradOp>(op))
     return Lowering::Attention;
+  if (isa<nn::QuantizeOp, nn::DequantizeOp>(op))
+    return Lowering::Codec;
   llvm::SmallVector<std::string> operands(op->getNumOperands(), "x");
   if (op->hasTrait<nn::ElementwiseKernel>() && elementExpr(op, operands))
     return Lowering::Kernel;
@@ -642,6 +663,9 @@ private:
   /// attention: one thread per query row; attention_grad: one per query
   /// row (dq and the rows' statistics), then one per key row (dk, dv).
   void emitAttention(Operation *op);
+  /// quantize: one thread per block (its amax, its scale, its codes);
+  /// dequantize: one thread per element.
+  void emitCodec(Operation *op);
   /// Launches kernel `name` over `count` elements (a grid-stride loop of
   /// kBlockSize threads per block) with `args`; nothing when count is 0.
   void launchElements(const std::string &name, int64_t count,
@@ -695,7 +719,15 @@ LogicalResult FunctionEmitter::check(Operation *op) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type || !storageType(type.getElementType()))
       return op->emitError("the cuda target does not support type ")
-             << value.getType() << " (f32, bf16, f16, i32 and i64 tensors)";
+             << value.getType()
+             << " (f32, bf16, f16, i32 and i64 tensors; i8, f8E4M3FN and "
+                "f8E5M2 as codec payloads)";
+    if (nn::payloadCode(type.getElementType()) >= 0 && !allowsPayloadType(op))
+      return op->emitError("'")
+             << op->getName() << "' on " << type.getElementType()
+             << " is not supported by the cuda target (i8, f8E4M3FN and "
+                "f8E5M2 only as codec payloads, which nn.quantize, "
+                "nn.dequantize and data movement handle)";
   }
   Lowering lowering = loweringOf(op);
   if (lowering == Lowering::None)
@@ -1801,6 +1833,79 @@ void FunctionEmitter::emitDataMovement(Operation *op) {
   }
 }
 
+void FunctionEmitter::emitCodec(Operation *op) {
+  auto quantize = dyn_cast<nn::QuantizeOp>(op);
+  auto dequantize = dyn_cast<nn::DequantizeOp>(op);
+  Value payload = quantize ? quantize.getPayload() : dequantize.getPayload();
+  int64_t block = quantize ? quantize.getBlock() : dequantize.getBlock();
+  int64_t width = tensorOf(payload).getShape().back();
+  int64_t count = tensorOf(payload).getNumElements();
+  int64_t rows = width ? count / width : 0;
+  int64_t blocks = tandem_codec::blockCount(width, block);
+  int64_t last = width - (blocks - 1) * block;
+  Type payloadType = tensorOf(payload).getElementType();
+  int code = nn::payloadCode(payloadType);
+  std::string codeText = "(tandem_codec::Code)" + std::to_string(code);
+  std::string typeName;
+  llvm::raw_string_ostream(typeName) << payloadType;
+  std::string text;
+  llvm::raw_string_ostream b(text);
+  if (quantize) {
+    Value input = quantize.getInput();
+    outputBuffer(quantize.getPayload());
+    outputBuffer(quantize.getScales());
+    // Each thread reduces its block's magnitudes in order, so the scale
+    // does not depend on the launch (and a NaN wins, foldMagnitude).
+    b << "(TK_KERNEL_ARGS uint8_t *__restrict__ o0, float *__restrict__ o1, "
+      << "const " << storageOf(input) << " *__restrict__ i0) {\n"
+      << "  // nn.quantize to " << typeName << ": " << rows << " row(s) of "
+      << width << " in blocks of " << block
+      << ", a thread per block\n  TK_PHASE\n"
+      << gridStrideLoop("k", rows * blocks) << "    const int64_t b = k % "
+      << blocks << ";\n"
+      << "    const int64_t begin = (k / " << blocks << ") * " << width
+      << " + b * " << block << ";\n"
+      << "    const int64_t end = begin + (b == " << blocks - 1 << " ? " << last
+      << " : " << block << ");\n"
+      << "    double amax = 0.0;\n"
+      << "    for (int64_t i = begin; i < end; ++i)\n"
+      << "      amax = tandem_codec::foldMagnitude(amax, tk_codec_load(i0, "
+         "i));\n"
+      << "    const float s = tandem_codec::blockScale(amax, " << codeText
+      << ");\n"
+      << "    o1[k] = s;\n"
+      << "    for (int64_t i = begin; i < end; ++i)\n"
+      << "      o0[i] = tandem_codec::codeByte(tandem_codec::encode("
+         "tk_codec_load(i0, i), s, "
+      << codeText << "), " << codeText << ");\n"
+      << "  }\n  TK_END_PHASE\n}\n";
+    if (rows && width)
+      launchElements(addKernel(text), rows * blocks,
+                     {pointers.lookup(quantize.getPayload()),
+                      pointers.lookup(quantize.getScales()),
+                      pointers.lookup(input)});
+    return;
+  }
+  Value result = dequantize.getResult();
+  outputBuffer(result);
+  b << "(TK_KERNEL_ARGS " << storageOf(result)
+    << " *__restrict__ o0, const uint8_t *__restrict__ i0, const float "
+       "*__restrict__ i1) {\n"
+    << "  // nn.dequantize from " << typeName << ": " << rows << " row(s) of "
+    << width << " in blocks of " << block << ", a thread per element\n"
+    << "  TK_PHASE\n"
+    << gridStrideLoop("i", count) << "    const int64_t j = i % " << width
+    << ";\n"
+    << "    tk_codec_store(o0, i, tandem_codec::decode("
+    << "tandem_codec::codeOfByte(i0[i], " << codeText << "), i1[(i / " << width
+    << ") * " << blocks << " + j / " << block << "]));\n"
+    << "  }\n  TK_END_PHASE\n}\n";
+  if (count)
+    launchElements(addKernel(text), count,
+                   {pointers.lookup(result), pointers.lookup(payload),
+                    pointers.lookup(dequantize.getScales())});
+}
+
 /// The GEMM element type of `value` (tk_gemm_type in GemmPrelude.h).
 StringRef gemmType(Value value) {
   Type type = tensorOf(value).getElementType();
@@ -2052,6 +2157,9 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     case Lowering::Attention:
       emitAttention(&op);
       continue;
+    case Lowering::Codec:
+      emitCodec(&op);
+      continue;
     case Lowering::Parameter:
       continue;
     default:
@@ -2207,6 +2315,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.cos",
           "nn.cross_entropy",
           "nn.cross_entropy_grad",
+          "nn.dequantize",
           "nn.div",
           "nn.embedding",
           "nn.embedding_grad",
@@ -2225,6 +2334,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.neg",
           "nn.param",
           "nn.pow",
+          "nn.quantize",
           "nn.reduce_max",
           "nn.reduce_mean",
           "nn.reduce_sum",
@@ -2251,9 +2361,5 @@ tandem::cuda::opsNotLoweredYet() {
   return {
       {"nn.parameter", "a module-level declaration: fragments read "
                        "parameters as arguments"},
-      {"nn.quantize", "the blockwise codecs run on the CPU target and the "
-                      "evaluator so far (tandem/Support/Codec.h)"},
-      {"nn.dequantize", "the blockwise codecs run on the CPU target and the "
-                        "evaluator so far (tandem/Support/Codec.h)"},
   };
 }

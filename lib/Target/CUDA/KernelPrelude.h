@@ -169,6 +169,26 @@ TK_HD void tk_store(tk_f16 *p, int64_t i, float x) { p[i] = tk_to_f16(x); }
 TK_HD void tk_store(int32_t *p, int64_t i, int32_t x) { p[i] = x; }
 TK_HD void tk_store(int64_t *p, int64_t i, int64_t x) { p[i] = x; }
 
+// The blockwise codecs (nn.quantize, nn.dequantize) compute in double with
+// tandem_codec's functions (Codec.h, pasted above), as the evaluator and
+// the CPU target do: an element enters as the double it is (exact), and a
+// decoded value, exact in double, is rounded once to the result's type
+// (not through f32, which would round twice).
+TK_HD double tk_codec_load(const float *p, int64_t i) { return p[i]; }
+TK_HD double tk_codec_load(const tk_bf16 *p, int64_t i) {
+  return tk_widen(p[i]);
+}
+TK_HD double tk_codec_load(const tk_f16 *p, int64_t i) {
+  return tk_widen(p[i]);
+}
+TK_HD void tk_codec_store(float *p, int64_t i, double x) { p[i] = (float)x; }
+TK_HD void tk_codec_store(tk_bf16 *p, int64_t i, double x) {
+  p[i].bits = tandem_round::toBF16(x);
+}
+TK_HD void tk_codec_store(tk_f16 *p, int64_t i, double x) {
+  p[i].bits = tandem_round::toF16(x);
+}
+
 // N elements from `src` to `dst` (both 16-byte aligned, N elements a
 // multiple of 16 bytes), as 16-byte transactions on the GPU; the bytes are
 // the same either way. tk_load_vec fills a local array from memory,

@@ -3,9 +3,21 @@
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o /dev/null -split-input-file -verify-diagnostics
 
 func.func @f64(%x: tensor<4xf64>) -> tensor<4xf64> {
-  // expected-error @below {{the cuda target does not support type 'tensor<4xf64>' (f32, bf16, f16, i32 and i64 tensors)}}
+  // expected-error @below {{the cuda target does not support type 'tensor<4xf64>' (f32, bf16, f16, i32 and i64 tensors; i8, f8E4M3FN and f8E5M2 as codec payloads)}}
   %y = nn.exp %x : tensor<4xf64>
   return %y : tensor<4xf64>
+}
+
+// -----
+
+// Codec payloads are bytes only the codecs and data movement touch, as on
+// the CPU target.
+func.func @payload_arithmetic(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %q, %s = nn.quantize %x {block = 8} : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>, tensor<4x1xf32>
+  // expected-error @below {{'nn.broadcast_to' on 'f8E4M3FN' is not supported by the cuda target (i8, f8E4M3FN and f8E5M2 only as codec payloads, which nn.quantize, nn.dequantize and data movement handle)}}
+  %b = nn.broadcast_to %q : tensor<4x8xf8E4M3FN> to tensor<2x4x8xf8E4M3FN>
+  %y = nn.dequantize %q, %s {block = 8} : tensor<4x8xf8E4M3FN>, tensor<4x1xf32> to tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }
 
 // -----

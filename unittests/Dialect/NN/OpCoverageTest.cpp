@@ -380,7 +380,7 @@ TEST(OpCoverageEmitter, EveryNNOpIsEmitted) {
 /// The CUDA emitter: every registered nn op is lowered or listed as not
 /// lowered yet with the kernel that will; never both, and no stale names.
 /// unittests/Target/CUDA/EmulationTest.cpp runs every lowered elementwise
-/// op against the evaluator.
+/// op and the codecs against the evaluator.
 TEST(OpCoverageEmitter, EveryNNOpIsLoweredByCudaOrListed) {
   std::vector<std::string> ops = registeredNNOps();
   std::vector<std::string> lowered = tandem::cuda::supportedOps();
@@ -394,6 +394,12 @@ TEST(OpCoverageEmitter, EveryNNOpIsLoweredByCudaOrListed) {
   }
   for (const std::string &op : lowered)
     EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " is not an nn op";
+  // The blockwise codecs have kernels (unittests/Target/CUDA/
+  // EmulationTest.cpp's CodecEmulationTest runs them against the
+  // evaluator): compressed stage edges run on the CUDA target.
+  for (const char *op : {"nn.quantize", "nn.dequantize"})
+    EXPECT_TRUE(llvm::is_contained(lowered, op))
+        << op << " must be lowered by the CUDA emitter";
   for (const auto &[op, kernel] : tandem::cuda::opsNotLoweredYet()) {
     EXPECT_TRUE(llvm::is_contained(ops, op)) << op << " is not an nn op";
     EXPECT_FALSE(kernel.empty()) << op << " is listed without its kernel";

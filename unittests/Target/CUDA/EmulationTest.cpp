@@ -23,6 +23,7 @@
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Runtime/FragmentABI.h"
+#include "tandem/Support/Codec.h"
 #include "tandem/Support/Rounding.h"
 #include "tandem/Target/CUDA/CUDABackend.h"
 #include "tandem/Target/CUDA/CudaEmitter.h"
@@ -768,10 +769,244 @@ int runEmulated(cpu::testing::Library &loaded, const std::string &name,
 
 class EmulationTest : public ::testing::TestWithParam<std::string> {};
 
+//===----------------------------------------------------------------------===//
+// The blockwise codecs (nn.quantize, nn.dequantize): bitwise the evaluator's
+//===----------------------------------------------------------------------===//
+
+const char *const kPayloads[] = {"i8", "f8E4M3FN", "f8E5M2"};
+
+/// Rows of 40: blocks of 8 divide them, blocks of 16 leave a short last
+/// block of 8.
+constexpr int64_t kCodecRows = 4, kCodecWidth = 40;
+const int64_t kCodecBlocks[] = {8, 16};
+
+std::string codecName(const std::string &t, const std::string &payload,
+                      int64_t block) {
+  return "codec_" + t + "_" + payload + "_" + std::to_string(block);
+}
+
+/// For input type `t`: per payload type and block, @codec_... encodes %x and
+/// decodes the payload again (returning all three), and per payload type
+/// @decode_<payload> decodes arguments (a payload received from another
+/// rank) to bf16, another type than the one encoded (f32).
+std::string codecFunctions(const std::string &t) {
+  std::string text;
+  std::string x =
+      llvm::formatv("tensor<{0}x{1}x{2}>", kCodecRows, kCodecWidth, t).str();
+  for (const char *payload : kPayloads) {
+    std::string q =
+        llvm::formatv("tensor<{0}x{1}x{2}>", kCodecRows, kCodecWidth, payload)
+            .str();
+    for (int64_t block : kCodecBlocks) {
+      std::string s =
+          llvm::formatv("tensor<{0}x{1}xf32>", kCodecRows,
+                        tandem_codec::blockCount(kCodecWidth, block))
+              .str();
+      text += llvm::formatv(
+                  "func.func @{0}(%x: {1}) -> ({2}, {3}, {1}) {{\n"
+                  "  %q, %s = nn.quantize %x {{block = {4}} : {1} to {2}, {3}\n"
+                  "  %y = nn.dequantize %q, %s {{block = {4}} : {2}, {3} to "
+                  "{1}\n"
+                  "  return %q, %s, %y : {2}, {3}, {1}\n}\n",
+                  codecName(t, payload, block), x, q, s, block)
+                  .str();
+    }
+    if (t == "f32") {
+      std::string s = llvm::formatv("tensor<{0}x3xf32>", kCodecRows).str();
+      std::string y =
+          llvm::formatv("tensor<{0}x{1}xbf16>", kCodecRows, kCodecWidth).str();
+      text += llvm::formatv("func.func @decode_{0}(%q: {1}, %s: {2}) -> {3} "
+                            "{{\n"
+                            "  %y = nn.dequantize %q, %s {{block = 16} : {1}, "
+                            "{2} to {3}\n"
+                            "  return %y : {3}\n}\n",
+                            payload, q, s, y)
+                  .str();
+    }
+  }
+  return text;
+}
+
+/// `v` as a value of `type` (f32, bf16 or f16), rounded to nearest.
+double roundedTo(double v, mlir::Type type) {
+  if (type.isF32())
+    return static_cast<float>(v);
+  return narrowValue(narrowBits(v, type), type);
+}
+
+/// The codecs' inputs, rows of 40 in `type`, with every edge case of
+/// docs/compression.md's table in some block of 8 and of 16: row 0 random
+/// in [-2, 2] with one outlier (1000 at element 5), row 1 an all-zero first
+/// block of both signs and magnitudes over 24 binary orders after it, row 2
+/// an infinity (element 17) and a NaN (element 35) among random values, row
+/// 3 values near the type's smallest normal (subnormals among them).
+eval::Tensor codecInput(mlir::RankedTensorType type, std::mt19937 &rng) {
+  eval::Tensor x(type);
+  mlir::Type element = type.getElementType();
+  std::uniform_real_distribution<double> unit(-2.0, 2.0);
+  std::uniform_int_distribution<int> order(-12, 12);
+  int tiny = element.isF16() ? -14 : -126;
+  for (int64_t r = 0; r < kCodecRows; ++r)
+    for (int64_t j = 0; j < kCodecWidth; ++j) {
+      double v = unit(rng);
+      if (r == 0 && j == 5)
+        v = 1000.0;
+      if (r == 1)
+        v = j < 16 ? (j % 2 ? -0.0 : 0.0) : std::ldexp(v, order(rng));
+      if (r == 2 && j == 17)
+        v = HUGE_VAL;
+      if (r == 2 && j == 35)
+        v = NAN;
+      if (r == 3)
+        v = std::ldexp(v, tiny + (j % 3) - 1);
+      x.data[r * kCodecWidth + j] = roundedTo(v, element);
+    }
+  return x;
+}
+
+/// The bytes generated code holds for `t`: floats as their storage, codec
+/// payloads one byte per code (Codec.h's codeByte).
+std::vector<char> packCodec(const eval::Tensor &t) {
+  int code = nn::payloadCode(t.elementType);
+  if (code < 0)
+    return pack(t);
+  std::vector<char> bytes(t.data.size());
+  for (size_t i = 0; i < t.data.size(); ++i)
+    bytes[i] = static_cast<char>(tandem_codec::codeByte(
+        t.data[i], static_cast<tandem_codec::Code>(code)));
+  return bytes;
+}
+
+/// How many elements of `got` (bytes of generated code) differ from
+/// `want` (the evaluator's): payload bytes and floats bit for bit (the sign
+/// of zero included: an i8 code is never -0), NaN against any NaN.
+unsigned countDifferences(const std::vector<char> &got,
+                          const eval::Tensor &want, const std::string &what) {
+  std::vector<char> expected = packCodec(want);
+  if (got.size() != expected.size()) {
+    ADD_FAILURE() << what << ": " << got.size() << " bytes, want "
+                  << expected.size();
+    return 1;
+  }
+  int code = nn::payloadCode(want.elementType);
+  size_t width = code >= 0 ? 1 : want.elementType.getIntOrFloatBitWidth() / 8;
+  unsigned bad = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    if (!std::memcmp(&got[i * width], &expected[i * width], width))
+      continue;
+    double value =
+        code >= 0
+            ? tandem_codec::codeOfByte(static_cast<uint8_t>(got[i]),
+                                       static_cast<tandem_codec::Code>(code))
+            : unpack(got, i, want.elementType);
+    if (std::isnan(value) && std::isnan(want.data[i]))
+      continue;
+    if (++bad <= 3)
+      ADD_FAILURE() << what << " element " << i << ": got " << value
+                    << ", want " << want.data[i];
+  }
+  return bad;
+}
+
+class CodecEmulationTest : public ::testing::TestWithParam<std::string> {};
+
+// The emulated CUDA codec kernels encode and decode to the evaluator's bits
+// for every payload type, from f32, bf16 and f16, in blocks that divide the
+// rows and blocks that leave a short last one, through the edge cases of
+// codecInput; and decoding a payload that arrives as an argument gives the
+// evaluator's bits in another float type than the one encoded.
+TEST_P(CodecEmulationTest, EncodesAndDecodesToTheEvaluatorsBits) {
+  const std::string t = GetParam();
+  std::string text = codecFunctions(t);
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  cpu::testing::Library &loaded = *(*emulation)->library;
+  const std::string &source = (*emulation)->source.text;
+  EXPECT_NE(source.find("a thread per block"), std::string::npos);
+  EXPECT_NE(source.find("tandem_codec::blockScale("), std::string::npos);
+
+  std::mt19937 rng(20261206);
+  eval::Interpreter interpreter(**module);
+  for (const char *payload : kPayloads)
+    for (int64_t block : kCodecBlocks) {
+      std::string name = codecName(t, payload, block);
+      SCOPED_TRACE(name);
+      auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(name);
+      ASSERT_TRUE(fn);
+      std::vector<eval::Tensor> args = {codecInput(
+          mlir::cast<mlir::RankedTensorType>(fn.getArgumentTypes()[0]), rng)};
+      auto expected = interpreter.run(name, args);
+      ASSERT_TRUE(static_cast<bool>(expected))
+          << llvm::toString(expected.takeError());
+      ASSERT_EQ(expected->size(), 3u);
+      // The edge cases are there: a zero scale, a NaN scale, an outlier's.
+      const std::vector<double> &scales = (*expected)[1].data;
+      EXPECT_TRUE(llvm::is_contained(scales, 0.0));
+      EXPECT_TRUE(llvm::any_of(scales, [](double s) { return std::isnan(s); }));
+      EXPECT_EQ(scales[0],
+                tandem_codec::blockScale(
+                    1000.0, static_cast<tandem_codec::Code>(
+                                nn::payloadCode((*expected)[0].elementType))));
+
+      std::vector<std::vector<char>> inputs = {pack(args[0])};
+      std::vector<std::vector<char>> results;
+      for (const eval::Tensor &want : *expected)
+        results.emplace_back(packCodec(want).size(), '\x55');
+      ASSERT_EQ(runEmulated(loaded, name, inputs, results), 0);
+      EXPECT_EQ(countDifferences(results[0], (*expected)[0], "payload"), 0u);
+      EXPECT_EQ(countDifferences(results[1], (*expected)[1], "scales"), 0u);
+      EXPECT_EQ(countDifferences(results[2], (*expected)[2], "decoded"), 0u);
+
+      // The payload and scales as another rank receives them, decoded to
+      // bf16 (blocks of 16 only: @decode_<payload>).
+      if (t != "f32" || block != 16)
+        continue;
+      std::string decode = std::string("decode_") + payload;
+      SCOPED_TRACE(decode);
+      std::vector<eval::Tensor> received = {(*expected)[0], (*expected)[1]};
+      for (double &q : received[0].data) // the codes the bytes hold
+        q = tandem_codec::codeOfByte(
+            tandem_codec::codeByte(
+                q, static_cast<tandem_codec::Code>(
+                       nn::payloadCode(received[0].elementType))),
+            static_cast<tandem_codec::Code>(
+                nn::payloadCode(received[0].elementType)));
+      // Code 3 under the scale 0x3c95aaab is 0.0548095721751451... in
+      // double, just below the midpoint of two bf16 values, and rounds to
+      // that midpoint in f32: a decode rounded through f32 would round twice
+      // and land on the other bf16 neighbor.
+      float midpointScale;
+      uint32_t midpointBits = 0x3c95aaab;
+      std::memcpy(&midpointScale, &midpointBits, 4);
+      received[0].data[1] = 3.0;
+      received[1].data[0] = midpointScale;
+      auto decoded = interpreter.run(decode, received);
+      ASSERT_TRUE(static_cast<bool>(decoded))
+          << llvm::toString(decoded.takeError());
+      EXPECT_NE(tandem_round::toBF16((*decoded)[0].data[1]),
+                tandem_round::toBF16(static_cast<float>(3.0 * midpointScale)));
+      std::vector<std::vector<char>> decodeInputs = {packCodec(received[0]),
+                                                     packCodec(received[1])};
+      std::vector<std::vector<char>> decodeResults = {
+          std::vector<char>(packCodec((*decoded)[0]).size(), '\x55')};
+      ASSERT_EQ(runEmulated(loaded, decode, decodeInputs, decodeResults), 0);
+      EXPECT_EQ(
+          countDifferences(decodeResults[0], (*decoded)[0], "decoded to bf16"),
+          0u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CodecEmulationTest,
+                         ::testing::Values("f32", "bf16", "f16"));
+
 // Every op the emitter claims is run by a case (nn.cast by the bf16 and
-// f16 cases).
+// f16 cases, the codecs by CodecEmulationTest).
 TEST(EmulationCoverage, EveryLoweredOpHasACase) {
-  std::string bodies;
+  std::string bodies = codecFunctions("f32");
   for (const char *t : {"f32", "bf16"})
     for (const Case &c : cases(t))
       bodies += c.body + c.function + "\n";
