@@ -15,12 +15,12 @@
 #   scripts/hosts.sh addr I J [--name PREFIX]
 #       the address host I has on its link to host J.
 #   scripts/hosts.sh mpirun [--name PREFIX] -- MPIRUN-ARGS...
-#       runs mpirun inside host 0 with one slot per host, rank r on host r,
+#       runs mpirun inside host 0 (named after it) with one slot per host, rank r on host r,
 #       MPI over TCP on the links only (no shared memory, no UCX), and the
 #       other hosts reached through this script as mpirun's remote agent.
 #   scripts/hosts.sh agent HOST COMMAND...
 #       what mpirun calls to start its daemon on HOST: COMMAND run by a
-#       shell inside HOST's namespace.
+#       shell inside HOST's namespace, with HOST as its hostname.
 #
 # Addresses: the link between hosts i < j is 10.77.<k>.0/30, k = the
 # link's index in (0,1), (0,2), ..., (1,2), ...; host i has .1, host j .2.
@@ -154,7 +154,12 @@ case "$command" in
     host=$1
     shift
     ip netns list | awk '{print $1}' | grep -qx "$host" || die "agent: no host '$host'"
-    exec ip netns exec "$host" /bin/sh -c "$*"
+    # A UTS namespace of its own names the host: Open MPI keys its session
+    # directory (/tmp/ompi.HOSTNAME.UID) by hostname, and with the
+    # machine's name every host shared one with each other and with any
+    # other mpirun on the machine, whose start-up and clean-up then raced
+    # (6 of 90 starts hung before any output; none of 60 since).
+    exec ip netns exec "$host" unshare --uts /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' "$host" "$*"
     ;;
   mpirun)
     [[ "${1:-}" == "--" ]] && shift
@@ -165,7 +170,8 @@ case "$command" in
     hostfile=$(mktemp)
     for h in "${hosts[@]}"; do echo "$h slots=1"; done > "$hostfile"
     status=0
-    ip netns exec "${hosts[0]}" mpirun --hostfile "$hostfile" --map-by node \
+    ip netns exec "${hosts[0]}" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' "${hosts[0]}" \
+      mpirun --hostfile "$hostfile" --map-by node \
       --mca plm_rsh_agent "$SCRIPT agent" --mca plm_rsh_no_tree_spawn 1 \
       --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET" \
       --mca oob_tcp_if_include "$SUBNET" "$@" || status=$?
