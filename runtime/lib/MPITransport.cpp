@@ -21,7 +21,10 @@ static int64_t monotonicNanoseconds() {
 
 MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds,
                            double delaySeconds)
-    : comm(comm), timeoutSeconds(timeoutSeconds), delaySeconds(delaySeconds) {
+    : comm(comm), timeoutSeconds(timeoutSeconds),
+      // tandem-run caps the delay at an hour: the nanoseconds fit easily.
+      delayNanoseconds(static_cast<int64_t>(
+          (delaySeconds > 0 ? std::min(delaySeconds, 3600.0) : 0.0) * 1e9)) {
   // Errors come back as codes, reported with the op that failed, instead
   // of MPI's default of aborting with its own message.
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -31,7 +34,7 @@ MPITransport::MPITransport(MPI_Comm comm, double timeoutSeconds,
   MPI_Comm_set_errhandler(collectiveComm, MPI_ERRORS_RETURN);
   // Send times likewise: the n-th stamp between two ranks on a channel
   // belongs to the n-th message.
-  if (delaySeconds > 0) {
+  if (delayNanoseconds > 0) {
     MPI_Comm_dup(comm, &stampComm);
     MPI_Comm_set_errhandler(stampComm, MPI_ERRORS_RETURN);
   }
@@ -202,8 +205,7 @@ bool MPITransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
     int64_t until = 0;
     for (TransportOp *op : ops) {
       if (!op->send)
-        until = std::max(until, stamps[op].nanoseconds +
-                                    static_cast<int64_t>(delaySeconds * 1e9));
+        until = std::max(until, stamps[op].nanoseconds + delayNanoseconds);
       stamps.erase(op);
     }
     int64_t now = monotonicNanoseconds();

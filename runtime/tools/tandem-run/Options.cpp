@@ -45,9 +45,10 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          gradient sum (all; the default on the CPU, loss
                          on GPUs); dynamic loss scaling skips such steps
   --timeout SECONDS      fail a send/recv without progress (default 300)
-  --link-delay MS        a propagation delay on every link (MPI): each
-                         message is held by its receiver until its send
-                         time plus MS milliseconds
+  --link-delay MS        a propagation delay on every send/recv between
+                         ranks (MPI; not collectives): each message is
+                         held by its receiver until its send time plus MS
+                         milliseconds (at most 3600000)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
   --device cpu|cuda      where each rank's memory lives (default cpu, also
@@ -201,6 +202,12 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--link-delay") {
       if (!value(text) || !parsePositive(arg, text, o.linkDelayMs, error))
         return false;
+      // Nanoseconds of it must fit the clock's int64 with room to spare.
+      if (o.linkDelayMs > 3.6e6) {
+        error =
+            "--link-delay takes at most 3600000 ms (an hour), found " + text;
+        return false;
+      }
     } else if (arg == "--timeout") {
       if (!value(text) || !parsePositive(arg, text, o.timeout, error))
         return false;

@@ -12,6 +12,11 @@
 // RUN: tandem-opt %S/Inputs/chain-2x1.mlir --mpmd-compress-transfers > %t.none
 // RUN: diff %t.plain %t.none
 // RUN: tandem-opt %S/Inputs/chain-2x1.mlir --mpmd-compress-transfers="activations=bf16 gradients=f16" | FileCheck %s --check-prefix=CAST
+// A plain cast applies only to values wider than 16 bits: on an f16
+// program a bf16 policy changes nothing.
+// RUN: sed 's/xf32>/xf16>/g; s/tensor<f32>/tensor<f16>/g' %S/Inputs/chain-2x1.mlir | tandem-opt > %t.f16
+// RUN: sed 's/xf32>/xf16>/g; s/tensor<f32>/tensor<f16>/g' %S/Inputs/chain-2x1.mlir | tandem-opt --mpmd-compress-transfers="activations=bf16 gradients=bf16" > %t.f16cast
+// RUN: diff %t.f16 %t.f16cast
 // RUN: sed 's/microbatches 4/microbatches 2/' %S/Inputs/chain-2x1.mlir | tandem-opt --mpmd-compress-transfers="activations=bf16 gradients=f16" --mpmd-schedule=schedule=1f1b --mpmd-lower-transfers --mpmd-verify | FileCheck %s --check-prefix=CASTWIRE
 // The compressed program schedules, lowers and verifies: the wire carries
 // the codes and the scales.

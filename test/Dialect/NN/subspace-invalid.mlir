@@ -203,3 +203,50 @@ module {
     return %loss : tensor<f32>
   }
 }
+
+// -----
+
+// A projection weight whose one read has two uses (after CSE, say).
+module {
+  nn.parameter @wte : tensor<16x8xf32> = normal(0.02)
+  nn.parameter @h0.w : tensor<8x8xf32> = normal(0.02)
+  nn.parameter @h0.b : tensor<8xf32> = zeros
+  func.func @forward(%ids: tensor<2x4xi32>, %targets: tensor<2x4xi32>) -> tensor<f32> {
+    %e = nn.param @wte : tensor<16x8xf32>
+    %x0 = nn.embedding %e, %ids : tensor<16x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %a0 = nn.tanh %x0 : tensor<2x4x8xf32>
+    // expected-error@+1 {{nn-subspace: the projection weight @h0.w is read elsewhere too, so it cannot become 2 wide}}
+    %w0 = nn.param @h0.w : tensor<8x8xf32>
+    %m0 = nn.matmul %a0, %w0 : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+    %b0 = nn.param @h0.b : tensor<8xf32>
+    %y0 = nn.add %m0, %b0 : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+    %x1 = nn.add %x0, %y0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+    %h = nn.param @wte : tensor<16x8xf32>
+    %twice = nn.matmul %a0, %w0 : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+    %l = nn.matmul %x1, %h {transpose_rhs} : tensor<2x4x8xf32>, tensor<16x8xf32> -> tensor<2x4x16xf32>
+    %loss = nn.cross_entropy %l, %targets : tensor<2x4x16xf32>, tensor<2x4xi32> -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
+// An addition that broadcasts the stream to another type.
+module {
+  nn.parameter @wte : tensor<16x8xf32> = normal(0.02)
+  nn.parameter @h0.w : tensor<8x8xf32> = normal(0.02)
+  func.func @forward(%ids: tensor<2x4xi32>, %targets: tensor<2x4xi32>, %big: tensor<3x2x4x8xf32>) -> tensor<f32> {
+    %e = nn.param @wte : tensor<16x8xf32>
+    %x0 = nn.embedding %e, %ids : tensor<16x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %a0 = nn.tanh %x0 : tensor<2x4x8xf32>
+    %w0 = nn.param @h0.w : tensor<8x8xf32>
+    %m0 = nn.matmul %a0, %w0 : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+    %x1 = nn.add %x0, %m0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+    // expected-error@+1 {{nn-subspace: this addition to the residual stream changes its type from 'tensor<2x4x8xf32>' to 'tensor<3x2x4x8xf32>'; the rewrite needs the stream to keep its type}}
+    %b = nn.add %x1, %big : tensor<2x4x8xf32>, tensor<3x2x4x8xf32> -> tensor<3x2x4x8xf32>
+    %h = nn.param @wte : tensor<16x8xf32>
+    %l = nn.matmul %x1, %h {transpose_rhs} : tensor<2x4x8xf32>, tensor<16x8xf32> -> tensor<2x4x16xf32>
+    %loss = nn.cross_entropy %l, %targets : tensor<2x4x16xf32>, tensor<2x4xi32> -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

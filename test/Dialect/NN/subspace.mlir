@@ -1,6 +1,8 @@
 // RUN: tandem-opt %s --nn-subspace="rank=2 seed=7" | FileCheck %s
 // RUN: tandem-opt %s --nn-subspace="rank=2 seed=7" --nn-autodiff --nn-optimizer="function=forward_grad optimizer=adamw" | FileCheck %s --check-prefix=TRAIN
 // RUN: tandem-opt %s --nn-subspace="rank=8" | FileCheck %s --check-prefix=FULL
+// After CSE the tied head reads the embedding's own nn.param: the same lift.
+// RUN: tandem-opt %s --cse --nn-subspace="rank=2 seed=7" | FileCheck %s --check-prefix=CSE
 
 // nn-subspace keeps the residual stream in a k-wide subspace: the learned
 // tables and the projections into the stream become k wide (same names and
@@ -53,6 +55,15 @@
 // TRAIN: func.func @forward_grad
 // TRAIN-SAME: nn.gradients = [@wte, @wpe, @h0.w, @h0.b, @h1.w]
 // TRAIN-NOT: @opt.m.subspace
+
+// CSE-LABEL: func.func @forward
+// CSE: %[[E:.*]] = nn.param @wte : tensor<16x2xf32>
+// CSE-NEXT: %[[U:.*]] = nn.param @subspace.basis : tensor<8x2xf32>
+// CSE-NEXT: %[[L:.*]] = nn.matmul %[[E]], %[[U]] {transpose_rhs} : tensor<16x2xf32>, tensor<8x2xf32> -> tensor<16x8xf32>
+// CSE-NEXT: %[[T:.*]] = nn.param @subspace.tokens : tensor<16x8xf32>
+// CSE-NEXT: %[[W:.*]] = nn.add %[[T]], %[[L]] : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+// CSE-NEXT: nn.embedding %[[E]], %{{.*}} : tensor<16x2xf32>, tensor<2x4xi32> -> tensor<2x4x2xf32>
+// CSE: nn.matmul %{{.*}}, %[[W]] {transpose_rhs} : tensor<2x4x8xf32>, tensor<16x8xf32> -> tensor<2x4x16xf32>
 
 // k = d is allowed (a rotated stream, nothing saved).
 // FULL: nn.parameter @subspace.basis : tensor<8x8xf32> = orthonormal {frozen, seed = 0 : i64}

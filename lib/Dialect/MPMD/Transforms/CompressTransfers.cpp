@@ -102,8 +102,14 @@ struct Compressor {
     default:
       return Type();
     }
-    // A cast to the type the value already has changes nothing.
-    if (payload == tensor.getElementType())
+    if (!payload)
+      return Type();
+    // A plain cast only where it halves the bytes: to the same width
+    // (bf16 <-> f16, or the type itself) it would save nothing and lose
+    // bits or range.
+    if (isPlainCast(payload) &&
+        payload.getIntOrFloatBitWidth() >=
+            tensor.getElementType().getIntOrFloatBitWidth())
       return Type();
     return payload;
   }

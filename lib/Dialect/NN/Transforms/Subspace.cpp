@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace tandem::nn {
@@ -95,7 +96,8 @@ LogicalResult SubspaceRewrite::checkOwnRead(ParamOp read, StringRef role) {
     return read.emitError("nn-subspace: ")
            << role << " @" << read.getName()
            << " is frozen; the rewrite narrows trained parameters";
-  if (reads[read.getName()].size() != 1)
+  // One read with one use: the rewrite narrows the read itself.
+  if (reads[read.getName()].size() != 1 || !read->hasOneUse())
     return read.emitError("nn-subspace: ")
            << role << " @" << read.getName()
            << " is read elsewhere too, so it cannot become " << rank << " wide";
@@ -211,7 +213,7 @@ LogicalResult SubspaceRewrite::analyse() {
         if (auto read = operand.getDefiningOp<ParamOp>();
             read && operand != x && add.getType() == x.getType()) {
           auto type = cast<RankedTensorType>(read.getType());
-          if (type.getShape().back() != width)
+          if (type.getRank() < 1 || type.getShape().back() != width)
             continue;
           if (failed(checkOwnRead(read, "the position table")))
             return failure();
@@ -231,7 +233,14 @@ LogicalResult SubspaceRewrite::analyse() {
         found.op = user;
         found.index = use.getOperandNumber();
       } else if (auto add = dyn_cast<AddOp>(user);
-                 add && add.getType() == x.getType()) {
+                 add && add.getType() != x.getType()) {
+        // A broadcast would make the stream another type midway; the
+        // edges after it would silently stay d wide.
+        return add.emitError("nn-subspace: this addition to the residual "
+                             "stream changes its type from ")
+               << x.getType() << " to " << add.getType()
+               << "; the rewrite needs the stream to keep its type";
+      } else if (auto add = dyn_cast<AddOp>(user)) {
         Value other = add->getOperand(1 - use.getOperandNumber());
         if (other == x)
           return add.emitError("nn-subspace: the residual stream is added to "
@@ -310,11 +319,14 @@ void SubspaceRewrite::rewrite() {
   declare(kBasisName, basisType, InitializerAttr::getOrthonormal(ctx));
   declare(kTokensName, tableType, tableInit);
 
-  // Narrow the trained parameters and the stream in place.
-  SmallVector<ParamOp> tiedReads;
+  // Narrow the trained parameters and the stream in place. Every use of the
+  // token table but the embedding's (a tied head, through its own read or
+  // the embedding's, after CSE) will read the lifted table.
+  llvm::MapVector<Value, SmallVector<OpOperand *>> tiedUses;
   for (ParamOp read : reads[table.getName()])
-    if (read != table)
-      tiedReads.push_back(read);
+    for (OpOperand &use : read->getUses())
+      if (use.getOwner() != embedding.getOperation())
+        tiedUses[read.getResult()].push_back(&use);
   retypeParameter(table);
   setNarrowType(embedding.getResult());
   if (positions) {
@@ -368,18 +380,19 @@ void SubspaceRewrite::rewrite() {
       use->set(full);
   }
 
-  // A tied head reads T + E_k · Uᵀ.
-  for (ParamOp read : tiedReads) {
-    OpBuilder at(read->getNextNode());
+  // A tied head reads T + E_k · Uᵀ, built after the read it lifts.
+  for (auto &[read, uses] : tiedUses) {
+    OpBuilder at(read.getDefiningOp()->getNextNode());
     Location loc =
         NameLoc::get(StringAttr::get(ctx, "subspace.tied"), read.getLoc());
-    Value lifted = MatmulOp::create(at, loc, read.getResult(),
+    Value lifted = MatmulOp::create(at, loc, read,
                                     readFrozen(at, loc, kBasisName, basisType),
                                     /*transpose_lhs=*/false,
                                     /*transpose_rhs=*/true);
     Value full = AddOp::create(
         at, loc, readFrozen(at, loc, kTokensName, tableType), lifted);
-    read.getResult().replaceAllUsesExcept(full, lifted.getDefiningOp());
+    for (OpOperand *use : uses)
+      use->set(full);
   }
 }
 

@@ -32,8 +32,9 @@ namespace tandem::runtime {
 class MPITransport final : public Transport {
 public:
   /// `timeoutSeconds`: how long one group may wait before the step fails.
-  /// `delaySeconds` > 0: every message arrives that long after it was sent
-  /// (collective over `comm`: every rank must pass the same).
+  /// `delaySeconds` > 0: every send/recv message arrives that long after it
+  /// was sent (at most an hour; not the collectives; collective over
+  /// `comm`: every rank must pass the same).
   MPITransport(MPI_Comm comm, double timeoutSeconds, double delaySeconds = 0.0);
   ~MPITransport() override;
   MPITransport(const MPITransport &) = delete;
@@ -81,7 +82,9 @@ private:
   };
   std::map<const TransportOp *, Stamp> stamps;
   MPI_Comm comm, collectiveComm = MPI_COMM_NULL, stampComm = MPI_COMM_NULL;
-  double timeoutSeconds, delaySeconds;
+  double timeoutSeconds;
+  /// The propagation delay (at most an hour; 0: none).
+  int64_t delayNanoseconds;
   int tagUpperBound = 32767;
 };
 

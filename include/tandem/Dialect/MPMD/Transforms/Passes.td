@@ -102,8 +102,9 @@ def MPMDCompressTransfers
     `int8` (symmetric i8 codes), `fp8` (f8E4M3FN for activations, f8E5M2
     for gradients, whose range matters more than their precision),
     `fp8e4m3` or `fp8e5m2`, or a plain cast, `bf16` or `f16`: `nn.cast` on
-    both sides and no scales (a value already of that type stays as it
-    is). `edges` restricts the rewrite to the listed
+    both sides and no scales, applied only to values wider than 16 bits
+    (f16 has 5 exponent bits: gradients cast to it can overflow or flush
+    to zero without loss scaling). `edges` restricts the rewrite to the listed
     stage pairs `a-b` (the producer's stage, then the consumer's). A
     producer slot compressed for several consumers is encoded once. Runs
     before `mpmd-lower-transfers`; without a policy it changes nothing.
