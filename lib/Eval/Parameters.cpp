@@ -1,6 +1,7 @@
 //===- Parameters.cpp - parameter values for the evaluator ----------------===//
 
 #include "tandem/Eval/Parameters.h"
+#include "tandem/Eval/InitSpec.h"
 #include "tandem/Eval/Rounding.h"
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
@@ -17,7 +18,7 @@ using namespace mlir;
 namespace nn = tandem::nn;
 namespace st = tandem::st;
 
-static tandem::rng::InitSpec specOf(nn::ParameterOp parameter) {
+tandem::rng::InitSpec tandem::eval::initSpecOf(nn::ParameterOp parameter) {
   nn::InitializerAttr init = parameter.getInit();
   tandem::rng::InitSpec spec;
   switch (init.getKind()) {
@@ -43,10 +44,12 @@ static tandem::rng::InitSpec specOf(nn::ParameterOp parameter) {
     spec.hasSeed = true;
     spec.seed = static_cast<uint64_t>(seed.getInt());
   }
-  // The verifier checked what setMatrix needs.
-  ArrayRef<int64_t> shape = parameter.getTensorType().getShape();
-  tandem::rng::setMatrix(spec,
-                         std::vector<int64_t>(shape.begin(), shape.end()));
+  ArrayRef<int64_t> stored = parameter.getTensorType().getShape();
+  ArrayRef<int64_t> drawn = parameter.getDrawnShape();
+  std::vector<int64_t> shape(stored.begin(), stored.end());
+  tandem::rng::setPadding(spec, shape,
+                          std::vector<int64_t>(drawn.begin(), drawn.end()));
+  tandem::rng::setMatrix(spec, shape);
   return spec;
 }
 
@@ -55,12 +58,7 @@ llvm::Expected<ParameterMap> tandem::eval::initializeParameters(ModuleOp module,
   ParameterMap parameters;
   for (auto parameter : module.getOps<nn::ParameterOp>()) {
     Tensor tensor(parameter.getTensorType());
-    tandem::rng::InitSpec spec = specOf(parameter);
-    // The verifier checked what setPadding needs.
-    tandem::rng::setPadding(
-        spec, std::vector<int64_t>(tensor.shape.begin(), tensor.shape.end()),
-        std::vector<int64_t>(parameter.getDrawnShape().begin(),
-                             parameter.getDrawnShape().end()));
+    tandem::rng::InitSpec spec = initSpecOf(parameter);
     uint64_t stream = tandem::rng::parameterStream(parameter.getSymName());
     size_t count = tensor.data.size();
     if (tensor.elementType.isF32()) {

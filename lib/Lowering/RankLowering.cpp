@@ -16,6 +16,7 @@
 #include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Eval/InitSpec.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/MemoryPlan.h"
 
@@ -101,22 +102,6 @@ LogicalResult checkTensorType(Operation *anchor, Type type,
            << ", which the runtime does not support (f32, f64, bf16, f16, "
               "f8E4M3FN, f8E5M2, i64, i32, i8)";
   return nn::verifyTensorSize(anchor, type, what);
-}
-
-rng::InitKind initKindOf(nn::InitKind kind) {
-  switch (kind) {
-  case nn::InitKind::Zeros:
-    return rng::InitKind::Zeros;
-  case nn::InitKind::Ones:
-    return rng::InitKind::Ones;
-  case nn::InitKind::Normal:
-    return rng::InitKind::Normal;
-  case nn::InitKind::Uniform:
-    return rng::InitKind::Uniform;
-  case nn::InitKind::Orthonormal:
-    return rng::InitKind::Orthonormal;
-  }
-  llvm_unreachable("an nn.init kind without a runtime kind");
 }
 
 /// The value type (and wire type) of a send, receive or collective.
@@ -705,22 +690,10 @@ rt::Manifest RankLowering::buildManifest(StringRef library, StringRef source,
     p.dtype = *elementTypeOf(type.getElementType());
     p.shape = shapeOf(type);
     p.bytes = tensorBytes(type);
-    nn::InitializerAttr init = parameter.getInit();
-    p.init.kind = initKindOf(init.getKind());
-    p.init.a = init.getAValue();
-    p.init.b = init.getBValue();
-    if (auto logical = parameter.getLogicalShapeAttr()) {
-      // The verifier checked what setPadding needs.
+    p.init = tandem::eval::initSpecOf(parameter);
+    if (auto logical = parameter.getLogicalShapeAttr())
       p.logicalShape.assign(logical.asArrayRef().begin(),
                             logical.asArrayRef().end());
-      tandem::rng::setPadding(p.init, p.shape, p.logicalShape);
-    }
-    // The verifier checked what setMatrix needs.
-    tandem::rng::setMatrix(p.init, p.shape);
-    if (auto seed = parameter.getSeedAttr()) {
-      p.init.hasSeed = true;
-      p.init.seed = static_cast<uint64_t>(seed.getInt());
-    }
     p.updated = updated.contains(parameter.getSymName());
     p.space = space;
     m.parameters.push_back(std::move(p));

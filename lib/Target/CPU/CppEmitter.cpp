@@ -104,7 +104,7 @@ LogicalResult FunctionEmitter::checkOp(Operation *op) {
              << value.getType();
     Type element = type.getElementType();
     if (!cType(element) ||
-        (nn::payloadCode(element) >= 0 && !allowsPayloadType(op)))
+        (nn::payloadCode(element) >= 0 && !nn::handlesPayloads(op)))
       return op->emitError("'")
              << op->getName() << "' on " << element
              << " is not supported by the CPU emitter yet (supported element "

@@ -39,7 +39,7 @@ std::optional<StringRef> cType(Type type) {
   if (type.isInteger(64))
     return StringRef("int64_t");
   // Codec payloads (nn.quantize): a byte per code, Codec.h's codeByte.
-  // Only the codecs and data movement touch them (allowsPayloadType).
+  // Only the codecs and data movement touch them (nn::handlesPayloads).
   if (nn::payloadCode(type) >= 0)
     return StringRef("uint8_t");
   return std::nullopt;
@@ -187,13 +187,6 @@ bool isReduction(Operation *op) { return op->hasTrait<nn::ReductionKernel>(); }
 bool allowsIntegerResult(Operation *op) {
   return isa<nn::BroadcastToOp, nn::ReshapeOp, nn::TransposeOp, nn::ConcatOp,
              nn::SliceOp, nn::SplitOp, nn::StageEndOp, nn::ConstantOp>(op);
-}
-
-/// Ops that may read or write codec payloads (i8 and f8 codes stored as
-/// bytes): the codecs, and data movement that copies bytes unchanged.
-bool allowsPayloadType(Operation *op) {
-  return isa<nn::QuantizeOp, nn::DequantizeOp, nn::ReshapeOp, nn::TransposeOp,
-             nn::ConcatOp, nn::SliceOp, nn::SplitOp, nn::StageEndOp>(op);
 }
 
 } // namespace tandem::cpu::detail

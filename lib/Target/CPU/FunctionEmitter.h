@@ -90,7 +90,6 @@ bool isElementwise(Operation *op);
 bool isReduction(Operation *op);
 /// Elementwise ops whose results may hold integers (pure data movement).
 bool allowsIntegerResult(Operation *op);
-bool allowsPayloadType(Operation *op);
 
 //===----------------------------------------------------------------------===//
 // Translation unit

@@ -121,19 +121,10 @@ std::optional<StringRef> storageType(Type type) {
   if (type.isInteger(64))
     return StringRef("int64_t");
   // Codec payloads (nn.quantize): a byte per code, Codec.h's codeByte. Only
-  // the codecs and data movement touch them (allowsPayloadType).
+  // the codecs and data movement touch them (nn::handlesPayloads).
   if (nn::payloadCode(type) >= 0)
     return StringRef("uint8_t");
   return std::nullopt;
-}
-
-/// Ops that may read or write codec payloads (i8 and f8 codes stored as
-/// bytes): the codecs, and data movement that copies bytes unchanged (the
-/// CPU target allows the same ones), and terminators, which return them.
-bool allowsPayloadType(Operation *op) {
-  return op->hasTrait<OpTrait::IsTerminator>() ||
-         isa<nn::QuantizeOp, nn::DequantizeOp, nn::ReshapeOp, nn::TransposeOp,
-             nn::ConcatOp, nn::SliceOp, nn::SplitOp, nn::StageEndOp>(op);
 }
 
 bool isFloat(Value value) {
@@ -722,7 +713,7 @@ LogicalResult FunctionEmitter::check(Operation *op) {
              << value.getType()
              << " (f32, bf16, f16, i32 and i64 tensors; i8, f8E4M3FN and "
                 "f8E5M2 as codec payloads)";
-    if (nn::payloadCode(type.getElementType()) >= 0 && !allowsPayloadType(op))
+    if (nn::payloadCode(type.getElementType()) >= 0 && !nn::handlesPayloads(op))
       return op->emitError("'")
              << op->getName() << "' on " << type.getElementType()
              << " is not supported by the cuda target (i8, f8E4M3FN and "

@@ -13,18 +13,14 @@ over the steps after the first. Prints "ok" or what is off.
 """
 import glob
 import re
-import statistics
 import sys
 
-
-def step_times(path):
-    times = [float(t) for t in re.findall(r"^step \d+ loss \S+ time (\S+) s",
-                                          open(path).read(), re.M)]
-    return statistics.median(times[1:] if len(times) > 1 else times)
+from step_log import step_times
 
 
 delay = float(sys.argv[1]) / 1000.0
-delayed, plain = step_times(sys.argv[2]), step_times(sys.argv[3])
+_, delayed, _ = step_times(sys.argv[2])
+_, plain, _ = step_times(sys.argv[3])
 messages = sum(len(re.findall(r"mpmd\.send ", open(p).read()))
                for p in glob.glob(sys.argv[4] + "/rank*.mlir"))
 lower = 2 * delay

@@ -22,20 +22,12 @@ TX_BYTES, rank 0's interface counter, must hold the payload plus the
 256 KiB start-up exchange (MPIRank.cpp) and at most 10% + 64 KiB more
 (headers, MPI's own messages)."""
 import re
-import statistics
 import sys
+
+from step_log import step_times
 
 BURST = 32768
 HEADER_FACTOR = 1 + 66 / 1448
-
-
-def step_times(path):
-    text = open(path).read()
-    times = [float(t) for t in
-             re.findall(r"^step \d+ loss \S+ time (\S+) s", text, re.M)]
-    if len(times) < 2:
-        sys.exit("%s: fewer than two steps" % path)
-    return text, statistics.median(times[1:]), len(times)
 
 
 log, mbit, tx, plain = (sys.argv[1], float(sys.argv[2]), int(sys.argv[3]),

@@ -118,8 +118,8 @@ void Partitioner::formGroups() {
     for (Operation *op : ops)
       for (Value operand : op->getOperands())
         if (auto read = operand.getDefiningOp<nn::ParamOp>()) {
-          int64_t home = owner.lookup(read.getName());
-          if (home != stage && !readsFrozen(read))
+          int64_t home = homeOf(read, stage);
+          if (home != stage)
             handedOver.insert({home, read.getName()});
         }
   };
@@ -257,8 +257,8 @@ LogicalResult Partitioner::build() {
         return fb.input(arg.getArgNumber(), value.getType());
       Operation *def = value.getDefiningOp();
       if (auto read = dyn_cast<nn::ParamOp>(def)) {
-        int64_t home = owner.lookup(read.getName());
-        if (home == group.stage || readsFrozen(read))
+        int64_t home = homeOf(read, group.stage);
+        if (home == group.stage)
           return fb.param(read.getName(), value.getType());
         unsigned from = prologueOf.at(home);
         Value arg = fb.received(value, from);

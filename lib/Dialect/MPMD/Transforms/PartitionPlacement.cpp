@@ -366,8 +366,7 @@ LogicalResult Partitioner::placeStep() {
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (auto read = dyn_cast_or_null<nn::ParamOp>(def))
-        l = std::max(l, int64_t(!readsFrozen(read) &&
-                                owner.lookup(read.getName()) != s));
+        l = std::max(l, int64_t(homeOf(read, s) != s));
       else if (def && isPrologue(def))
         l = std::max(l, level[def] + (stepStage[def] != s));
     }

@@ -141,6 +141,11 @@ private:
   bool readsFrozen(nn::ParamOp read) const {
     return frozen.contains(read.getName());
   }
+  /// The stage a read on `stage` gets its parameter from: the owner, or
+  /// the reading stage itself for a frozen parameter.
+  int64_t homeOf(nn::ParamOp read, int64_t stage) const {
+    return readsFrozen(read) ? stage : owner.lookup(read.getName());
+  }
   llvm::DenseMap<Value, Value> means;
   llvm::DenseSet<Operation *> meanOps;
 

@@ -25,6 +25,12 @@ int tandem::nn::payloadCode(Type elementType) {
   return -1;
 }
 
+bool tandem::nn::handlesPayloads(Operation *op) {
+  return op->hasTrait<OpTrait::IsTerminator>() ||
+         isa<QuantizeOp, DequantizeOp, ReshapeOp, TransposeOp, ConcatOp,
+             SliceOp, SplitOp, StageEndOp>(op);
+}
+
 SmallVector<int64_t> tandem::nn::blockScalesShape(ArrayRef<int64_t> shape,
                                                   int64_t block) {
   SmallVector<int64_t> scales(shape);

@@ -89,6 +89,12 @@ bool isFloat8(mlir::Type type);
 /// payload's element type (i8, f8E4M3FN, f8E5M2), or -1 for another type.
 int payloadCode(mlir::Type elementType);
 
+/// Whether `op` may read or write codec payloads (i8 and f8 codes, stored
+/// by generated code as a byte each): the codecs, data movement that copies
+/// bytes unchanged, and terminators, which return them. Every target
+/// refuses payloads anywhere else.
+bool handlesPayloads(mlir::Operation *op);
+
 /// The shape of the scales of `shape` quantized in blocks of `block` along
 /// the last dimension: the last dimension becomes ceil(n / block).
 llvm::SmallVector<int64_t> blockScalesShape(llvm::ArrayRef<int64_t> shape,
