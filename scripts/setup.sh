@@ -48,3 +48,21 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
 fi
 
 ninja -C "$BUILD_DIR" ${TANDEM_NINJA_FLAGS:-}
+
+# The Python side: a virtual environment under the build folder with the
+# pins of python/requirements.txt (the package index only) and the tandem
+# package (python/pyproject.toml) installed editable, so `import tandem`
+# drives this build's tools. Rebuilt when either file changes; a failure
+# here leaves the C++ build usable and scripts/test.sh counts pytest failed.
+VENV="$BUILD_DIR/venv"
+py_hash=$(cat "$ROOT/python/requirements.txt" "$ROOT/python/pyproject.toml" | sha256sum | cut -d' ' -f1)
+if [[ ! -x "$VENV/bin/python" || "$(cat "$VENV/requirements.sha256" 2>/dev/null)" != "$py_hash" ]]; then
+  rm -rf "$VENV"
+  pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+  if python3 -m venv "$VENV" && "${pip[@]}" -r "$ROOT/python/requirements.txt" &&
+     "${pip[@]}" --no-deps -e "$ROOT/python"; then
+    echo "$py_hash" > "$VENV/requirements.sha256"
+  else
+    echo "setup: could not create $VENV from python/requirements.txt and python/pyproject.toml" >&2
+  fi
+fi

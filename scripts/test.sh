@@ -34,24 +34,17 @@ failed=0
 LOG_DIR="$BUILD_DIR/test-logs"
 mkdir -p "$LOG_DIR"
 
-# The JAX reference runs in a virtual environment under the build folder,
-# installed from the package index with the pins of python/requirements.txt;
-# it is reused while that file is unchanged (its hash is kept in the venv).
+# The JAX reference and the tandem package run in the virtual environment
+# scripts/setup.sh made under the build folder (python/requirements.txt's
+# pins, the package editable); its hash file says it is complete.
 VENV="$BUILD_DIR/venv"
-REQS="$ROOT/python/requirements.txt"
 venv_ok=0
 if compgen -G "$ROOT/python/tests/test_*.py" >/dev/null; then
-  req_hash=$(sha256sum "$REQS" | cut -d' ' -f1)
+  py_hash=$(cat "$ROOT/python/requirements.txt" "$ROOT/python/pyproject.toml" | sha256sum | cut -d' ' -f1)
   venv_ok=1
-  if [[ ! -x "$VENV/bin/python" || "$(cat "$VENV/requirements.sha256" 2>/dev/null)" != "$req_hash" ]]; then
-    rm -rf "$VENV"
-    if python3 -m venv "$VENV" &&
-       "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQS"; then
-      echo "$req_hash" > "$VENV/requirements.sha256"
-    else
-      echo "pytest: could not create $VENV from $REQS"
-      venv_ok=2
-    fi
+  if [[ ! -x "$VENV/bin/python" || "$(cat "$VENV/requirements.sha256" 2>/dev/null)" != "$py_hash" ]]; then
+    echo "pytest: scripts/setup.sh could not create $VENV"
+    venv_ok=2
   fi
 fi
 
