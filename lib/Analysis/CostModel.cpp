@@ -196,6 +196,11 @@ const StringMap<Rule> &rules() {
     t["nn.gelu_grad"] = elementwise(14.0 + kT);
     // x / (1 + exp(-x)): negate, add, divide + exp.
     t["nn.silu"] = elementwise(3.0 + kT);
+    // A series or continued fraction and an exp: one transcendental each.
+    t["nn.erf"] = elementwise(kT);
+    t["nn.erfc"] = elementwise(kT);
+    // The identity: moves bytes (when not fused away), computes nothing.
+    t["nn.stop_gradient"] = elementwise(0.0);
     t["nn.matmul"] = matmul;
     t["nn.attention"] = attention;
     t["nn.attention_grad"] = attentionGrad;
@@ -224,6 +229,8 @@ const StringMap<Rule> &rules() {
     // One product per code, in the result's type.
     t["nn.dequantize"] = elementwise(1.0);
     t["nn.embedding"] = embedding;
+    // Reads the ids and writes the rows of zeros and ones: bytes only.
+    t["nn.one_hot"] = copy;
     // One add per cotangent element into the table.
     t["nn.embedding_grad"] = perInputElement(1.0);
     for (StringRef name : {"nn.transpose", "nn.broadcast_to", "nn.concat",

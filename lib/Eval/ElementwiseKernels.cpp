@@ -35,6 +35,10 @@ double geluDerivative(double x) {
 }
 double sine(double x) { return std::sin(x); }
 double cosine(double x) { return std::cos(x); }
+double errorFunction(double x) { return std::erf(x); }
+double complementaryErrorFunction(double x) { return std::erfc(x); }
+// nn.stop_gradient: the value unchanged (only its gradient is zero).
+double identity(double x) { return x; }
 
 template <double (*F)(double)>
 KernelResult unaryKernel(const KernelCall &call) {
@@ -141,6 +145,10 @@ void tandem::eval::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(nn::SiluOp::getOperationName(), unaryKernel<silu>);
   registry.add(nn::SinOp::getOperationName(), unaryKernel<sine>);
   registry.add(nn::CosOp::getOperationName(), unaryKernel<cosine>);
+  registry.add(nn::ErfOp::getOperationName(), unaryKernel<errorFunction>);
+  registry.add(nn::ErfcOp::getOperationName(),
+               unaryKernel<complementaryErrorFunction>);
+  registry.add(nn::StopGradientOp::getOperationName(), unaryKernel<identity>);
   registry.add(nn::PowOp::getOperationName(), powKernel);
   registry.add(nn::AddOp::getOperationName(), binaryKernel<BinaryKind::Add>);
   registry.add(nn::SubOp::getOperationName(), binaryKernel<BinaryKind::Sub>);

@@ -25,6 +25,8 @@ std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
     } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
       if (loss.getTargets() == argument)
         consider(loss.getClassCount());
+    } else if (auto oneHot = dyn_cast<nn::OneHotOp>(user)) {
+      consider(oneHot.getClasses());
     }
   }
   return bound;

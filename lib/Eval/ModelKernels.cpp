@@ -1,7 +1,8 @@
 //===- ModelKernels.cpp - parameters, constants, casts, model-level ops ---===//
 //
-// nn.param, nn.constant, nn.cast, nn.stage_end, nn.embedding, nn.attention,
-// nn.cross_entropy, and the func and mpmd ops that structure a program.
+// nn.param, nn.constant, nn.cast, nn.stage_end, nn.embedding, nn.one_hot,
+// nn.attention, nn.cross_entropy, and the func and mpmd ops that structure a
+// program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +115,24 @@ KernelResult embeddingKernel(const KernelCall &call) {
     int64_t row = static_cast<int64_t>(id);
     std::copy_n(table.data.begin() + row * dim, dim,
                 result.data.begin() + i * dim);
+  }
+  return single(std::move(result));
+}
+
+/// 1 where the last index equals the id, else 0; ids outside [0, classes)
+/// are an error, as nn.embedding's.
+KernelResult oneHotKernel(const KernelCall &call) {
+  const Tensor &ids = *call.operands[0];
+  int64_t classes = llvm::cast<nn::OneHotOp>(call.op).getClasses();
+  Tensor result = resultTensor(call.op); // zeros
+  for (int64_t i = 0; i < ids.numElements(); ++i) {
+    double id = ids.data[i];
+    if (!(id >= 0 && id < static_cast<double>(classes)))
+      return opError(call.op, "id " + llvm::Twine(static_cast<int64_t>(id)) +
+                                  " at position " + llvm::Twine(i) +
+                                  " is outside the classes [0, " +
+                                  llvm::Twine(classes) + ")");
+    result.data[i * classes + static_cast<int64_t>(id)] = 1.0;
   }
   return single(std::move(result));
 }
@@ -347,6 +366,7 @@ void tandem::eval::registerModelKernels(KernelRegistry &registry) {
   registry.add(nn::CastOp::getOperationName(), castKernel);
   registry.add(nn::StageEndOp::getOperationName(), identityKernel);
   registry.add(nn::EmbeddingOp::getOperationName(), embeddingKernel);
+  registry.add(nn::OneHotOp::getOperationName(), oneHotKernel);
   registry.add(nn::AttentionOp::getOperationName(), attentionKernel);
   registry.add(nn::AttentionGradOp::getOperationName(), attentionGradKernel);
   registry.add(nn::CrossEntropyOp::getOperationName(), crossEntropyKernel);

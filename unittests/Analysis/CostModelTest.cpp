@@ -203,6 +203,27 @@ TEST_F(CostModelTest, ShapeOpsMoveBytesOnly) {
   EXPECT_EQ(*timeOn(view, d), 0.0);
 }
 
+// The ops a JAX import needs: erf and erfc a transcendental per element,
+// stop_gradient an identity (bytes, no FLOPs), one_hot a write of its rows
+// after reading the ids.
+TEST_F(CostModelTest, ErrorFunctionsStopGradientAndOneHot) {
+  for (const char *op : {"nn.erf", "nn.erfc"}) {
+    OpCost c = cost("%a: tensor<4x8xf32>",
+                    std::string("%y = ") + op + " %a : tensor<4x8xf32>");
+    EXPECT_EQ(c.flops, 32.0 * kTranscendentalFlops) << op;
+    EXPECT_EQ(c.bytes, 256.0) << op;
+  }
+  OpCost stop = cost("%a: tensor<4x8xbf16>",
+                     "%y = nn.stop_gradient %a : tensor<4x8xbf16>");
+  EXPECT_EQ(stop.flops, 0.0);
+  EXPECT_EQ(stop.bytes, 128.0);
+  OpCost hot =
+      cost("%i: tensor<2x3xi32>", "%y = nn.one_hot %i {classes = 10 : i64} : "
+                                  "tensor<2x3xi32> -> tensor<2x3x10xf32>");
+  EXPECT_EQ(hot.flops, 0.0);
+  EXPECT_EQ(hot.bytes, 24.0 + 240.0);
+}
+
 TEST_F(CostModelTest, BytesPerElementType) {
   Builder b(context.get());
   EXPECT_EQ(bytesOf(RankedTensorType::get({3}, b.getI1Type())), 3.0);

@@ -86,6 +86,56 @@ TEST(EvalElementwise, UnaryOps) {
   expectNear(u("nn.cos"), {std::cos(-1.0), 1.0, std::cos(0.5), std::cos(2.0)});
 }
 
+// erf and erfc against tabulated values (Abramowitz and Stegun 7.1; erfc(3)
+// = 2.209049699858544e-05): in f64 within a few units of double's last
+// place, so 1e-15 relative; erfc keeps its relative accuracy where 1 - erf
+// would have none (erfc(6) = 2.15e-17 next to 1 - erf(6) = 0 in double).
+TEST(EvalElementwise, ErrorFunctions) {
+  std::vector<double> x = {-1.0, 0.0, 0.5, 3.0, 6.0};
+  auto u = [&](const std::string &op) {
+    return run1("tensor<5xf64>", x, "tensor<5xf64>",
+                "%r = " + op + " %a : tensor<5xf64>");
+  };
+  std::vector<double> erf = u("nn.erf"), erfc = u("nn.erfc");
+  std::vector<double> wantErf = {-0.8427007929497149, 0.0, 0.5204998778130465,
+                                 0.9999779095030014, 1.0};
+  std::vector<double> wantErfc = {1.8427007929497149, 1.0, 0.4795001221869535,
+                                  2.209049699858544e-05,
+                                  2.1519736712498913e-17};
+  ASSERT_EQ(erf.size(), 5u);
+  ASSERT_EQ(erfc.size(), 5u);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(erf[i], wantErf[i], 1e-15 * std::fabs(wantErf[i]))
+        << "erf(" << x[i] << ")";
+    EXPECT_NEAR(erfc[i], wantErfc[i], 1e-15 * wantErfc[i])
+        << "erfc(" << x[i] << ")";
+  }
+  // In f32 the double result is rounded once: erf(0.5) to the nearest
+  // float, 0.5204998850822449 (the double is 0.5204998778130465).
+  std::vector<double> f = run1("tensor<1xf32>", {0.5}, "tensor<1xf32>",
+                               "%r = nn.erf %a : tensor<1xf32>");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0], static_cast<double>(static_cast<float>(0.5204998778130465)));
+}
+
+// stop_gradient is the identity on values, bit for bit (NaN, infinity,
+// negative zero and a subnormal included).
+TEST(EvalElementwise, StopGradientIsTheIdentity) {
+  std::vector<double> x = {-1.5, -0.0, std::nan(""), HUGE_VAL, 1e-40, 3.25};
+  std::vector<double> y = run1("tensor<6xf32>", x, "tensor<6xf32>",
+                               "%r = nn.stop_gradient %a : tensor<6xf32>");
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = static_cast<float>(x[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    EXPECT_EQ(y[i], want) << "element " << i;
+    EXPECT_EQ(std::signbit(y[i]), std::signbit(want)) << "element " << i;
+  }
+}
+
 TEST(EvalElementwise, MaximumMinimumPropagateNaN) {
   double nan = std::nan("");
   std::vector<double> max =
@@ -234,6 +284,51 @@ TEST(EvalModel, CrossEntropyOfUniformLogitsIsLogV) {
                 "tensor<1xi64> -> tensor<f64>");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_NEAR(h[0], -std::log(0.75), 1e-12);
+}
+
+// one_hot: a row per id with 1 at the id, for ids of any shape and type,
+// into any float type; taken with mul and reduce_sum it picks an element
+// per row (jnp.take_along_axis).
+TEST(EvalModel, OneHot) {
+  auto h = run1("tensor<2x2xi32>", {2, 0, 3, 1}, "tensor<2x2x4xf32>",
+                "%r = nn.one_hot %a {classes = 4 : i64} : tensor<2x2xi32> -> "
+                "tensor<2x2x4xf32>");
+  EXPECT_EQ(
+      h, (std::vector<double>{0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}));
+  auto s = run1("tensor<i64>", {0}, "tensor<1xbf16>",
+                "%r = nn.one_hot %a {classes = 1 : i64} : tensor<i64> -> "
+                "tensor<1xbf16>");
+  EXPECT_EQ(s, (std::vector<double>{1}));
+  auto picked =
+      run2("tensor<2x3xf64>", {0.5, 1.5, 2.5, 3.5, 4.5, 5.5}, "tensor<2xi32>",
+           {2, 0}, "tensor<2xf64>",
+           "%h = nn.one_hot %b {classes = 3 : i64} : tensor<2xi32> -> "
+           "tensor<2x3xf64>\n"
+           "%m = nn.mul %h, %a : tensor<2x3xf64>, tensor<2x3xf64> -> "
+           "tensor<2x3xf64>\n"
+           "%r = nn.reduce_sum %m [1] : tensor<2x3xf64> -> tensor<2xf64>");
+  EXPECT_EQ(picked, (std::vector<double>{2.5, 3.5}));
+}
+
+// Ids outside [0, classes) are errors naming the op, the id, its position
+// and the range, as nn.embedding's (negative ids too).
+TEST(EvalModel, OneHotBadIdsAreErrors) {
+  Program p = parse(R"(
+    func.func @f(%ids: tensor<3xi32>) -> tensor<3x4xf32> {
+      %r = nn.one_hot %ids {classes = 4 : i64} : tensor<3xi32> -> tensor<3x4xf32>
+      return %r : tensor<3x4xf32>
+    })");
+  ASSERT_TRUE(p.module);
+  auto *ctx = p.context.get();
+  std::string e = evaluateError(p, {tensorOf(ctx, "tensor<3xi32>", {0, 3, 4})});
+  EXPECT_NE(e.find("nn.one_hot"), std::string::npos) << e;
+  EXPECT_NE(e.find("id 4 at position 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("[0, 4)"), std::string::npos) << e;
+  EXPECT_NE(e.find(":3:"), std::string::npos) << "location: " << e;
+  std::string negative =
+      evaluateError(p, {tensorOf(ctx, "tensor<3xi32>", {-1, 0, 0})});
+  EXPECT_NE(negative.find("id -1 at position 0"), std::string::npos)
+      << negative;
 }
 
 TEST(EvalModel, BadIdsAreErrorsNamingTheOp) {

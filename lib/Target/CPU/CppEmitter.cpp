@@ -464,6 +464,21 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
            << ");\n  }\n";
         return success();
       })
+      .Case([&](nn::OneHotOp oneHot) {
+        Value ids = oneHot.getIds(), result = oneHot.getResult();
+        int64_t classes = oneHot.getClasses();
+        std::string type = cTypeOf(result).str();
+        os << "  for (int64_t i = 0; i < " << numElements(ids) << "; ++i) {\n";
+        os << "    const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
+        os << "    if (id < 0 || id >= " << classes << ")\n      return "
+           << kIndexOutOfRange << ";\n";
+        os << "    " << type << " *row = " << ptr(result) << " + i * "
+           << classes << ";\n";
+        os << "    for (int64_t j = 0; j < " << classes
+           << "; ++j)\n      row[j] = (" << type
+           << ")(j == id ? 1.0 : 0.0);\n  }\n";
+        return success();
+      })
       .Case([&](nn::EmbeddingGradOp grad) {
         Value cot = grad.getCotangent(), ids = grad.getIds(),
               result = grad.getResult();
@@ -793,6 +808,8 @@ std::vector<std::string> tandem::cpu::supportedOps() {
                                   "nn.cross_entropy", "nn.cross_entropy_grad",
                                   "nn.dequantize",    "nn.div",
                                   "nn.embedding",     "nn.embedding_grad",
+                                  "nn.erf",           "nn.erfc",
+                                  "nn.one_hot",       "nn.stop_gradient",
                                   "nn.exp",           "nn.gelu",
                                   "nn.greater_equal", "nn.layer_norm",
                                   "nn.log",           "nn.log_softmax",

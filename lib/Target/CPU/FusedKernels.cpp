@@ -41,6 +41,11 @@ std::string FunctionEmitter::groupExpr(Operation *op,
       .Case([&](nn::SiluOp) { return unaryDouble("tk_silu"); })
       .Case([&](nn::SinOp) { return unaryDouble("std::sin"); })
       .Case([&](nn::CosOp) { return unaryDouble("std::cos"); })
+      // In double rounded once, as the evaluator.
+      .Case([&](nn::ErfOp) { return unaryDouble("std::erf"); })
+      .Case([&](nn::ErfcOp) { return unaryDouble("std::erfc"); })
+      // The value unchanged: only its gradient is zero.
+      .Case([&](nn::StopGradientOp) { return in[0]; })
       .Case([&](nn::PowOp pow) {
         return "(" + type + ")std::pow((double)" + in[0] + ", " +
                doubleLiteral(pow.getExponent().convertToDouble()) + ")";

@@ -198,6 +198,10 @@ std::optional<std::string> elementExpr(Operation *op,
       .Case([&](nn::SiluOp) { return call("tk_silu"); })
       .Case([&](nn::SinOp) { return call("tk_sin"); })
       .Case([&](nn::CosOp) { return call("tk_cos"); })
+      .Case([&](nn::ErfOp) { return call("tk_erf"); })
+      .Case([&](nn::ErfcOp) { return call("tk_erfc"); })
+      // The value unchanged: only its gradient is zero.
+      .Case([&](nn::StopGradientOp) { return in[0]; })
       .Case([&](nn::PowOp pow) {
         // The exponent as the float the kernel computes with.
         float e = static_cast<float>(pow.getExponent().convertToDouble());
@@ -268,7 +272,7 @@ Lowering loweringOf(Operation *op) {
     return Lowering::Row;
   if (isa<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(op))
     return Lowering::CrossEntropy;
-  if (isa<nn::EmbeddingOp, nn::EmbeddingGradOp>(op))
+  if (isa<nn::EmbeddingOp, nn::EmbeddingGradOp, nn::OneHotOp>(op))
     return Lowering::Embedding;
   if (isa<nn::TransposeOp, nn::SliceOp, nn::ConcatOp, nn::SplitOp>(op))
     return Lowering::Copy;
@@ -634,7 +638,8 @@ private:
   /// cross_entropy: each row's loss, then their mean; cross_entropy_grad:
   /// the softmax minus the target's one-hot, times the cotangent's share.
   void emitCrossEntropy(Operation *op);
-  /// embedding (a gather) and embedding_grad (sums without atomics).
+  /// embedding (a gather), embedding_grad (sums without atomics) and
+  /// one_hot.
   void emitEmbedding(Operation *op);
   /// softmax, log_softmax, rms_norm and layer_norm along the last dimension.
   void emitRowOp(Operation *op);
@@ -1534,6 +1539,27 @@ void FunctionEmitter::emitAttention(Operation *op) {
 }
 
 void FunctionEmitter::emitEmbedding(Operation *op) {
+  if (auto oneHot = dyn_cast<nn::OneHotOp>(op)) {
+    Value ids = oneHot.getIds(), result = oneHot.getResult();
+    int64_t classes = oneHot.getClasses();
+    int64_t count = tensorOf(result).getNumElements();
+    // An element per thread; an id outside the classes gives a row of NaN,
+    // as nn.embedding's does.
+    std::string text;
+    llvm::raw_string_ostream b(text);
+    b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
+      << storageOf(ids) << " *__restrict__ i0) {\n"
+      << "  // nn.one_hot: rows of " << classes << " classes\n"
+      << "  TK_PHASE\n"
+      << gridStrideLoop("i", count) << "    const int64_t id = tk_load(i0, i / "
+      << classes << ");\n"
+      << "    tk_store(o0, i, id >= 0 && id < " << classes << " ? (i % "
+      << classes << " == id ? 1.0f : 0.0f) : NAN);\n"
+      << "  }\n  TK_END_PHASE\n}\n";
+    launchElements(addKernel(text), count,
+                   {outputBuffer(result), pointers.lookup(ids)});
+    return;
+  }
   if (auto embedding = dyn_cast<nn::EmbeddingOp>(op)) {
     Value table = embedding->getOperand(0), ids = embedding->getOperand(1);
     Value result = embedding->getResult(0);
@@ -2310,6 +2336,8 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.div",
           "nn.embedding",
           "nn.embedding_grad",
+          "nn.erf",
+          "nn.erfc",
           "nn.exp",
           "nn.gelu",
           "nn.gelu_grad",
@@ -2323,6 +2351,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.minimum",
           "nn.mul",
           "nn.neg",
+          "nn.one_hot",
           "nn.param",
           "nn.pow",
           "nn.quantize",
@@ -2342,6 +2371,7 @@ std::vector<std::string> tandem::cuda::supportedOps() {
           "nn.split",
           "nn.sqrt",
           "nn.stage_end",
+          "nn.stop_gradient",
           "nn.sub",
           "nn.tanh",
           "nn.transpose"};

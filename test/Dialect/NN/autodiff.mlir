@@ -165,3 +165,37 @@ func.func @forward() -> tensor<f32> {
 // forward op (nn.id) nor a constant still carries its tag: the filter above
 // leaves nothing.
 // UNTAGGED-NOT: {{.}}
+
+// -----
+
+// nn.stop_gradient passes no cotangent: @x, read only through one, gets
+// zeros (tanh's derivative is never built), and @u in u - stop_gradient(u)
+// gets the direct path's alone (the sub's lhs). nn.one_hot of integer ids
+// is a constant to the parameters: its result only scales the cotangent.
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>) attributes {nn.gradients = [@x, @u]}
+// CHECK: %[[S:.*]] = nn.stop_gradient %{{.*}} {nn.id = 3 : i64} : tensor<4xf32>
+// CHECK: nn.stop_gradient %{{.*}} {nn.id = 4 : i64} : tensor<4xf32>
+// CHECK: %[[H:.*]] = nn.one_hot %{{.*}} {classes = 4 : i64, nn.id = 7 : i64} : tensor<4xi32> -> tensor<4x4xf32>
+// CHECK: %[[LOSS:.*]] = nn.reduce_sum %{{.*}} [0, 1] {nn.id = 9 : i64}
+// CHECK-NOT: nn.tanh
+// CHECK: %[[DM:.*]] = nn.mul %{{.*}}, %[[H]] {nn.grad = #nn.grad<W, of = 8>}
+// CHECK: %[[DMS:.*]] = nn.reduce_sum %[[DM]] [0] {nn.grad = #nn.grad<W, of = 8>}
+// CHECK-NEXT: %[[DU:.*]] = nn.mul %[[DMS]], %[[S]] {nn.grad = #nn.grad<W, of = 6>}
+// CHECK-NEXT: %[[DX:.*]] = nn.constant dense<0.000000e+00> : tensor<4xf32> {nn.grad = #nn.grad<W, of = 0>}
+// CHECK-NEXT: return %[[LOSS]], %[[DX]], %[[DU]]
+nn.parameter @x : tensor<4xf32> = zeros
+nn.parameter @u : tensor<4xf32> = zeros
+func.func @forward(%ids: tensor<4xi32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<4xf32>
+  %u = nn.param @u : tensor<4xf32>
+  %t = nn.tanh %x : tensor<4xf32>
+  %s = nn.stop_gradient %t : tensor<4xf32>
+  %su = nn.stop_gradient %u : tensor<4xf32>
+  %d = nn.sub %u, %su : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %m = nn.mul %s, %d : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %h = nn.one_hot %ids {classes = 4 : i64} : tensor<4xi32> -> tensor<4x4xf32>
+  %hm = nn.mul %h, %m : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  %l = nn.reduce_sum %hm [0, 1] : tensor<4x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -79,6 +79,16 @@
 // CHECK-NEXT: // nn.sqrt
 // CHECK-NEXT: TK_PHASE
 // CHECK-NEXT: for (int64_t i = TK_BLOCK * TK_BLOCK_DIM + TK_THREAD; i < 999; i += TK_GRID_DIM * TK_BLOCK_DIM) {
+
+// erf and erfc call our functions; stop_gradient is its operand's value,
+// fused with them into one kernel.
+// CHECK: TK_KERNEL [[$ERF:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, float *__restrict__ o1, const float *__restrict__ i0) {
+// CHECK-NEXT: // nn.erf, nn.stop_gradient, nn.erfc, nn.sub
+// CHECK: const float t_i0 = tk_load(i0, i);
+// CHECK-NEXT: const float t0 = tk_erf(t_i0);
+// CHECK-NEXT: const float t1 = t0;
+// CHECK-NEXT: const float t2 = tk_erfc(t1);
+// CHECK-NEXT: const float t3 = (t0 - t1);
 // CHECK-NOT: TK_KERNEL
 
 // CHECK-LABEL: extern "C" uint64_t tandem_bf16_scratch_bytes(void) { return 0; }
@@ -130,4 +140,14 @@ func.func @mixed(%x: tensor<2x8xf32>, %s: tensor<f32>) -> (tensor<2x8xbf16>, ten
 func.func @odd(%x: tensor<3x333xf32>) -> tensor<3x333xf32> {
   %s = nn.sqrt %x : tensor<3x333xf32>
   return %s : tensor<3x333xf32>
+}
+
+// CHECK-LABEL: static const int64_t tandem_error_functions_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$ERF]]_id, 1, 256, TK_RESULT(0), TK_RESULT(1), TK_ARG(0),
+func.func @error_functions(%x: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>) {
+  %e = nn.erf %x : tensor<3x5xf32>
+  %s = nn.stop_gradient %e : tensor<3x5xf32>
+  %c = nn.erfc %s : tensor<3x5xf32>
+  %d = nn.sub %e, %s : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  return %c, %d : tensor<3x5xf32>, tensor<3x5xf32>
 }

@@ -249,6 +249,46 @@ std::vector<OpCase> allCases() {
       {"silu", unarySource("silu"), -2, 2},
       {"sin", unarySource("sin"), -2, 2},
       {"cos", unarySource("cos"), -2, 2},
+      {"erf", unarySource("erf"), -2, 2},
+      {"erfc", unarySource("erfc"), -2, 2},
+      // jax.nn.log_softmax: x - m - log(sum(exp(x - m))) with m the
+      // stopped maximum. The value does not depend on m, so the central
+      // differences see the true derivative, which the rule (no cotangent
+      // through m) must give; AutodiffStopGradient checks the zero itself.
+      {"stop_gradient", R"(
+nn.parameter @x : tensor<3x4xf32> = zeros
+func.func @forward(%w: tensor<3x4xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x4xf32>
+  %m = nn.reduce_max %x [1] keepdims : tensor<3x4xf32> -> tensor<3x1xf32>
+  %sm = nn.stop_gradient %m : tensor<3x1xf32>
+  %s = nn.sub %x, %sm : tensor<3x4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
+  %e = nn.exp %s : tensor<3x4xf32>
+  %z = nn.reduce_sum %e [1] keepdims : tensor<3x4xf32> -> tensor<3x1xf32>
+  %lz = nn.log %z : tensor<3x1xf32>
+  %y = nn.sub %s, %lz : tensor<3x4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
+  %p = nn.mul %y, %w : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+       -2, 2},
+      // jnp.take_along_axis as one_hot, mul and reduce_sum: the picked
+      // element's cotangent reaches only it; the ids get none.
+      {"one_hot",
+       R"(
+nn.parameter @x : tensor<2x3x5xf32> = zeros
+func.func @forward(%ids: tensor<2x3xi32>, %w: tensor<2x3xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<2x3x5xf32>
+  %h = nn.one_hot %ids {classes = 5 : i64} : tensor<2x3xi32> -> tensor<2x3x5xf32>
+  %m = nn.mul %h, %x : tensor<2x3x5xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  %t = nn.reduce_sum %m [2] : tensor<2x3x5xf32> -> tensor<2x3xf32>
+  %s = nn.mul %t, %t : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %p = nn.mul %s, %w : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+       -1,
+       1,
+       {0, 3, 3, 1, 4, 0}},
       {"add", binarySource("add")},
       {"sub", binarySource("sub")},
       {"mul", binarySource("mul")},
@@ -560,6 +600,53 @@ std::vector<Tensor> gradientAt(const std::string &source,
   EXPECT_TRUE(static_cast<bool>(results))
       << llvm::toString(results.takeError());
   return results ? *results : std::vector<Tensor>();
+}
+
+// nn.stop_gradient is the identity in value and zero in gradient: @x,
+// read only through it, gets an exactly zero gradient; through
+// x - stop_gradient(x) the value is exactly 0 and the gradient is the direct
+// path's alone, w (JAX's straight-through idiom). Without the rule's zero
+// (the identity's gradient), the first would be w·tanh'(x) and the second 0.
+TEST(AutodiffStopGradient, NoCotangentFlowsThroughIt) {
+  std::vector<double> x(24), w(24);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.1 * static_cast<double>(i) - 1.2;
+    w[i] = 0.25 * static_cast<double>(i % 7) - 0.5;
+  }
+  std::vector<Tensor> stopped = gradientAt(R"(
+nn.parameter @x : tensor<3x8xf32> = zeros
+func.func @forward(%w: tensor<3x8xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x8xf32>
+  %t = nn.tanh %x : tensor<3x8xf32>
+  %y = nn.stop_gradient %t : tensor<3x8xf32>
+  %p = nn.mul %y, %w : tensor<3x8xf32>, tensor<3x8xf32> -> tensor<3x8xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+                                           x, w);
+  ASSERT_EQ(stopped.size(), 2u);
+  EXPECT_NE(stopped[0].data[0], 0.0); // the loss itself is not stopped
+  for (double g : stopped[1].data)
+    EXPECT_EQ(g, 0.0);
+
+  std::vector<Tensor> straight = gradientAt(R"(
+nn.parameter @x : tensor<3x8xf32> = zeros
+func.func @forward(%w: tensor<3x8xf32>) -> tensor<f32> {
+  %x = nn.param @x : tensor<3x8xf32>
+  %s = nn.stop_gradient %x : tensor<3x8xf32>
+  %d = nn.sub %x, %s : tensor<3x8xf32>, tensor<3x8xf32> -> tensor<3x8xf32>
+  %p = nn.mul %d, %w : tensor<3x8xf32>, tensor<3x8xf32> -> tensor<3x8xf32>
+  %l = nn.reduce_sum %p [0, 1] : tensor<3x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+                                            x, w);
+  ASSERT_EQ(straight.size(), 2u);
+  EXPECT_EQ(straight[0].data[0], 0.0);
+  ASSERT_EQ(straight[1].data.size(), w.size());
+  for (size_t i = 0; i < w.size(); ++i)
+    EXPECT_EQ(straight[1].data[i],
+              static_cast<double>(static_cast<float>(w[i])))
+        << "element " << i;
 }
 
 // A quantize/dequantize pair (over a stage marker, decoded to another

@@ -97,8 +97,9 @@ std::string randomDag(unsigned index, std::mt19937 &rng, unsigned &numOps) {
       }
     } else {
       std::string prior = values[rng() % values.size()];
-      const char *unary[] = {"neg",  "exp",  "tanh", "relu",
-                             "gelu", "silu", "sin",  "cos"};
+      const char *unary[] = {"neg",  "exp",  "tanh",         "relu",
+                             "gelu", "silu", "sin",          "cos",
+                             "erf",  "erfc", "stop_gradient"};
       const char *binary[] = {"add",     "sub",     "mul",
                               "maximum", "minimum", "greater_equal"};
       switch (rng() % 4) {
@@ -249,8 +250,8 @@ appendChain(std::mt19937 &rng, std::string &body, const std::string &prefix,
     }
     return {values[rng() % values.size()], full};
   };
-  const char *unary[] = {"neg",  "exp",  "tanh", "relu",
-                         "gelu", "silu", "sin",  "cos"};
+  const char *unary[] = {"neg", "exp", "tanh", "relu", "gelu",         "silu",
+                         "sin", "cos", "erf",  "erfc", "stop_gradient"};
   const char *binary[] = {"add",     "sub",     "mul",
                           "maximum", "minimum", "greater_equal"};
   for (unsigned k = 0; k < steps; ++k) {

@@ -48,8 +48,8 @@ InputRange positive() { return {0.5, 2.0, 4}; }
 std::vector<OpCase> opCases() {
   std::vector<OpCase> cases;
   const std::string t48 = "tensor<4x8xf32>";
-  for (const char *unary :
-       {"neg", "exp", "tanh", "relu", "gelu", "silu", "sin", "cos"})
+  for (const char *unary : {"neg", "exp", "tanh", "relu", "gelu", "silu", "sin",
+                            "cos", "erf", "erfc", "stop_gradient"})
     cases.push_back({unary,
                      {{"x", t48}},
                      {},
@@ -178,6 +178,36 @@ std::vector<OpCase> opCases() {
                    "tensor<3x4x8xf32>",
                    3,
                    {-2.0, 2.0, 10}});
+  // stop_gradient inside a fused group: the value flows, its gradient
+  // does not (x's gradient is exp(x) through the mul's other operand only).
+  cases.push_back(
+      {"stop_gradient_fused",
+       {{"x", t48}},
+       {},
+       "%e = nn.exp %x : " + t48 + "\n  %s = nn.stop_gradient %e : " + t48 +
+           "\n  %y = nn.mul %s, %x : " + t48 + ", " + t48 + " -> " + t48,
+       t48,
+       2});
+  cases.push_back({"one_hot",
+                   {},
+                   {"tensor<3x4xi32>"},
+                   "%y = nn.one_hot %a0 {classes = 6 : i64} : "
+                   "tensor<3x4xi32> -> tensor<3x4x6xf32>",
+                   "tensor<3x4x6xf32>",
+                   3,
+                   {-2.0, 2.0, 6}});
+  // jnp.take_along_axis: one_hot, mul and reduce_sum pick x[i, ids[i]].
+  cases.push_back({"one_hot_take",
+                   {{"x", "tensor<3x6xf32>"}},
+                   {"tensor<3xi64>"},
+                   "%h = nn.one_hot %a0 {classes = 6 : i64} : tensor<3xi64> "
+                   "-> tensor<3x6xf32>\n  %m = nn.mul %h, %x : "
+                   "tensor<3x6xf32>, tensor<3x6xf32> -> tensor<3x6xf32>\n  "
+                   "%y = nn.reduce_sum %m [1] : tensor<3x6xf32> -> "
+                   "tensor<3xf32>",
+                   "tensor<3xf32>",
+                   1,
+                   {-2.0, 2.0, 6}});
   cases.push_back({"embedding_grad",
                    {{"c", "tensor<3x4x8xf32>"}},
                    {"tensor<3x4xi64>"},
@@ -535,6 +565,28 @@ TEST_F(OpEmitter, OutOfRangeIdsReturnAnErrorCode) {
   auto results = runCompiled(*compiled, *info, {ids, table});
   ASSERT_FALSE(static_cast<bool>(results));
   EXPECT_EQ(llvm::toString(results.takeError()), "entry point returned 1");
+}
+
+// nn.one_hot reports an id outside its classes as nn.embedding does.
+TEST_F(OpEmitter, OutOfRangeOneHotIdsReturnAnErrorCode) {
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("one_hot");
+  ASSERT_TRUE(fn);
+  auto compiled = emitAndCompile({fn.getOperation()});
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  const EmittedFunction *info = compiled->find("one_hot");
+  ASSERT_NE(info, nullptr);
+  std::mt19937 rng(1);
+  for (double bad : {6.0, -1.0}) {
+    tandem::eval::Tensor ids =
+        randomTensor(info->argumentTypes[0], rng, {-2.0, 2.0, 6});
+    auto good = runCompiled(*compiled, *info, {ids});
+    ASSERT_TRUE(static_cast<bool>(good)) << llvm::toString(good.takeError());
+    ids.data[7] = bad; // The classes are [0, 6).
+    auto results = runCompiled(*compiled, *info, {ids});
+    ASSERT_FALSE(static_cast<bool>(results));
+    EXPECT_EQ(llvm::toString(results.takeError()), "entry point returned 1");
+  }
 }
 
 } // namespace

@@ -100,6 +100,12 @@ std::vector<Case> cases(const std::string &t) {
   unary("silu", Bound::Relative, 8, {-8.0, 8.0, 4});
   unary("rsqrt", Bound::Relative, 2, positive());
   unary("gelu", Bound::AbsoluteByInput, 12, {-8.0, 8.0, 4});
+  // In double, rounded once to f32: within one unit in the last place of
+  // the evaluator's, 2 units of 2^-24 relative; erfc's range keeps f32
+  // results normal (erfc(9) = 4e-37).
+  unary("erf", Bound::Relative, 2, {-4.0, 4.0, 4});
+  unary("erfc", Bound::Relative, 2, {-3.0, 9.0, 4});
+  unary("stop_gradient", Bound::Exact, 0);
   // GELU's gradient, x and dy in [-2, 2]: gelu'(x) (at most 1.13) within 45
   // units absolute (see gemm_dgelu below), times |dy| <= 2, and the
   // product's rounding.
@@ -407,6 +413,32 @@ std::vector<Case> cases(const std::string &t) {
                     table, rows)
           .str();
   all.push_back(scatter);
+  // one_hot: exactly 0 and 1 (ids in [0, 7)), for i32 and i64 ids; with
+  // mul and reduce_sum it picks an element per row (take_along_axis),
+  // exactly: one nonzero product per sum.
+  {
+    std::string hot = "tensor<4x9x7x" + t + ">";
+    Case oneHot = {"one_hot", "", Bound::Exact, 0, {-2.0, 2.0, 7}, hot};
+    oneHot.function =
+        llvm::formatv("(%t: tensor<4x9xi32>) -> {0} {{\n"
+                      "  %y = nn.one_hot %t {{classes = 7 : i64} : "
+                      "tensor<4x9xi32> -> {0}\n  return %y : {0}\n}\n",
+                      hot)
+            .str();
+    all.push_back(oneHot);
+    std::string logits = "tensor<4x7x" + t + ">",
+                picked = "tensor<4x" + t + ">";
+    Case take = {"one_hot_take", "", Bound::Exact, 0, {-2.0, 2.0, 7}, picked};
+    take.function = llvm::formatv("(%x: {0}, %t: tensor<4xi64>) -> {1} {{\n"
+                                  "  %h = nn.one_hot %t {{classes = 7 : i64} : "
+                                  "tensor<4xi64> -> {0}\n"
+                                  "  %m = nn.mul %h, %x : {0}, {0} -> {0}\n"
+                                  "  %y = nn.reduce_sum %m [1] : {0} -> {1}\n"
+                                  "  return %y : {1}\n}\n",
+                                  logits, picked)
+                        .str();
+    all.push_back(take);
+  }
   // The same over a padded table: 30 of its 37 rows are the vocabulary
   // (the ids are drawn in [0, 30); the gradient's last 7 rows are zero).
   Case paddedGather = {"embedding_rows", "",  Bound::Exact, 0,
@@ -707,6 +739,9 @@ std::vector<char> pack(const eval::Tensor &t) {
     if (t.elementType.isInteger(32)) {
       int32_t v = static_cast<int32_t>(t.data[i]);
       std::memcpy(&bytes[i * 4], &v, 4);
+    } else if (t.elementType.isInteger(64)) {
+      int64_t v = static_cast<int64_t>(t.data[i]);
+      std::memcpy(&bytes[i * 8], &v, 8);
     } else if (width == 4) {
       float v = static_cast<float>(t.data[i]);
       std::memcpy(&bytes[i * 4], &v, 4);
@@ -1158,6 +1193,35 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
             0);
   EXPECT_EQ(floatsOf(scattered[0]),
             (std::vector<float>{0, 0, 100, 200, 1, 2, 0, 0, 0, 0}));
+}
+
+// An id outside one_hot's classes gives its row NaN, as nn.embedding's
+// gather does; the other rows are exactly one-hot.
+TEST(EmulationOneHot, IdsOutsideTheClassesGiveNaNRows) {
+  const char *text =
+      "func.func @hot(%t: tensor<4xi32>) -> tensor<4x3xf32> {\n"
+      "  %y = nn.one_hot %t {classes = 3 : i64} : tensor<4xi32> -> "
+      "tensor<4x3xf32>\n  return %y : tensor<4x3xf32>\n}\n";
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  std::array<int32_t, 4> ids = {2, 3, 0, -1};
+  std::vector<char> idBytes(sizeof(ids));
+  std::memcpy(idBytes.data(), ids.data(), sizeof(ids));
+  std::vector<std::vector<char>> inputs = {idBytes};
+  std::vector<std::vector<char>> results = {std::vector<char>(4 * 3 * 4)};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results), 0);
+  std::vector<float> rows(12);
+  std::memcpy(rows.data(), results[0].data(), 48);
+  EXPECT_EQ(std::vector<float>(rows.begin(), rows.begin() + 3),
+            (std::vector<float>{0, 0, 1}));
+  EXPECT_EQ(std::vector<float>(rows.begin() + 6, rows.begin() + 9),
+            (std::vector<float>{1, 0, 0}));
+  for (int i : {3, 4, 5, 9, 10, 11})
+    EXPECT_TRUE(std::isnan(rows[i])) << "element " << i;
 }
 
 /// Random values in [-2, 2) as `count` elements of `elementBytes` bytes

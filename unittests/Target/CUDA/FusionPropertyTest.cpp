@@ -109,7 +109,7 @@ Dag randomDag(unsigned index, std::mt19937 &rng) {
     case 0: {
       // Unary: the Lipschitz constant on |x| <= M, the result's magnitude,
       // the op's own units (relative to the result, or gelu's absolute).
-      switch (rng() % 8) {
+      switch (rng() % 11) {
       case 0:
         line = "nn.neg " + prior;
         out = {a.magnitude, a.error};
@@ -141,6 +141,22 @@ Dag randomDag(unsigned index, std::mt19937 &rng) {
         out = {a.magnitude,
                1.13 * a.error +
                    (12 * std::max(a.magnitude, 1.0) + 2 * a.magnitude) * kU};
+        break;
+      case 7:
+        // |erf'| <= 2/sqrt(pi) < 1.13, |erf(x)| <= min(1, 1.13 |x|); 2 units.
+        line = "nn.erf " + prior;
+        out = rounded(std::min(1.0, 1.13 * a.magnitude), 1.13 * a.error, 2);
+        break;
+      case 8:
+        // |erfc'| < 1.13 as erf's, |erfc(x)| <= min(2, 1 + 1.13 |x|).
+        line = "nn.erfc " + prior;
+        out =
+            rounded(std::min(2.0, 1.0 + 1.13 * a.magnitude), 1.13 * a.error, 2);
+        break;
+      case 9:
+        // The identity: the value, its bound unchanged.
+        line = "nn.stop_gradient " + prior;
+        out = a;
         break;
       default: {
         // exp of a tanh: |x| <= 1, so e^x <= e and |exp'| <= e.

@@ -724,6 +724,22 @@ LogicalResult EmbeddingGradOp::verify() {
   return success();
 }
 
+LogicalResult OneHotOp::verify() {
+  int64_t classes = getClasses();
+  if (classes < 1)
+    return emitOpError() << "expected at least one class, found classes = "
+                         << classes;
+  auto it = getIds().getType();
+  auto rt = getType();
+  SmallVector<int64_t> expected(it.getShape());
+  expected.push_back(classes);
+  if (rt.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "expected a result of shape " << ShapeStr{expected}
+                         << " (the ids' shape and the " << classes
+                         << " classes), found " << ShapeStr{rt.getShape()};
+  return success();
+}
+
 LogicalResult
 CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                      Adaptor adaptor,

@@ -114,6 +114,23 @@ LogicalResult cosRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
   });
 }
 
+// d erf(x) = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf has the negation.
+Value erfDerivative(GradBuilder &gb, Value x, double sign) {
+  const double c = sign * 2.0 / std::sqrt(M_PI);
+  return gb.mul(gb.scalarLike(x, c),
+                ExpOp::create(gb.b, gb.loc, gb.neg(gb.mul(x, x))));
+}
+
+LogicalResult erfRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
+  return unary(gb, op, cots, out,
+               [&](Value x, Value) { return erfDerivative(gb, x, 1.0); });
+}
+
+LogicalResult erfcRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
+  return unary(gb, op, cots, out,
+               [&](Value x, Value) { return erfDerivative(gb, x, -1.0); });
+}
+
 // d x^p = p x^(p-1).
 LogicalResult powRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
   auto pow = cast<PowOp>(op);
@@ -187,7 +204,8 @@ LogicalResult minimumRule(GradBuilder &gb, Operation *op, Cots cots, Out &out) {
   return selectRule(gb, op, cots, out, mask);
 }
 
-/// Piecewise constant (greater_equal) or without float operands: no
+/// Piecewise constant (greater_equal), without float operands (one_hot,
+/// constants) or a stop_gradient (identity in value, zero in gradient): no
 /// contribution.
 LogicalResult zeroRule(GradBuilder &, Operation *op, Cots, Out &out) {
   out.append(op->getNumOperands(), Value());
@@ -258,6 +276,8 @@ void tandem::nn::autodiff::registerElementwiseGradients(GradRuleMap &rules) {
   rules[SiluOp::getOperationName()] = siluRule;
   rules[SinOp::getOperationName()] = sinRule;
   rules[CosOp::getOperationName()] = cosRule;
+  rules[ErfOp::getOperationName()] = erfRule;
+  rules[ErfcOp::getOperationName()] = erfcRule;
   rules[PowOp::getOperationName()] = powRule;
   rules[AddOp::getOperationName()] = addRule;
   rules[SubOp::getOperationName()] = subRule;
@@ -269,6 +289,8 @@ void tandem::nn::autodiff::registerElementwiseGradients(GradRuleMap &rules) {
   rules[CastOp::getOperationName()] = castRule;
   rules[SelectOp::getOperationName()] = selectRule;
   rules[ConstantOp::getOperationName()] = zeroRule;
+  rules[StopGradientOp::getOperationName()] = zeroRule;
+  rules[OneHotOp::getOperationName()] = zeroRule;
   rules[ParamOp::getOperationName()] = zeroRule;
   rules[StageEndOp::getOperationName()] = stageEndRule;
 }

@@ -175,6 +175,54 @@ def NN_SiluOp : NN_UnaryOp<"silu", "SiLU", "x·sigmoid(x)">;
 // decay driven by the optimizer's step counter) and rotary embeddings.
 def NN_SinOp : NN_UnaryOp<"sin", "sine", "sin(x)">;
 def NN_CosOp : NN_UnaryOp<"cos", "cosine", "cos(x)">;
+// The exact error function and its complement (JAX's exact GELU,
+// 0.5·x·erfc(−x/√2), and jax.scipy.special.erf).
+def NN_ErfOp : NN_UnaryOp<"erf", "error function",
+    "the error function erf(x) = 2/√π·∫₀ˣ exp(−t²) dt"> {
+  let description = [{
+    Computes the error function erf(x) = 2/√π·∫₀ˣ exp(−t²) dt of every
+    element, exactly (not an approximation such as GELU's tanh form): the
+    evaluator rounds the double result to the element type.
+
+    ```mlir
+    %y = nn.erf %x : tensor<8x16xf32>
+    ```
+  }];
+}
+def NN_ErfcOp : NN_UnaryOp<"erfc", "complementary error function",
+    "erfc(x) = 1 − erf(x)"> {
+  let description = [{
+    Computes the complementary error function erfc(x) = 1 − erf(x) of every
+    element, without the cancellation of `1 − erf(x)` for large x (it stays
+    accurate down to the element type's smallest values). JAX's exact GELU
+    is `0.5·x·erfc(−x/√2)`.
+
+    ```mlir
+    %y = nn.erfc %x : tensor<8x16xf32>
+    ```
+  }];
+}
+
+def NN_StopGradientOp : NN_Op<"stop_gradient", [Pure,
+    SameOperandsAndResultType, InferTypeOpInterface, NN_Elementwise]> {
+  let summary = "Identity whose gradient is zero";
+  let description = [{
+    Returns its operand unchanged, but `nn-autodiff` propagates no cotangent
+    through it: a value reached only through `nn.stop_gradient` gets no
+    gradient from that path (JAX's `lax.stop_gradient`;
+    `jax.nn.log_softmax` subtracts `stop_gradient(max(x))`). It never folds
+    away, so canonicalization before `nn-autodiff` does not change the
+    gradients; targets compute it as the identity inside an elementwise
+    kernel.
+
+    ```mlir
+    %m = nn.stop_gradient %max : tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
 
 def NN_GeluGradOp : NN_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
                                          InferTypeOpInterface,
@@ -477,6 +525,29 @@ def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
       return getTable().getType().getShape()[0];
     }
   }];
+}
+
+def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
+  let summary = "One-hot encodes integer ids";
+  let description = [{
+    For integer ids of any shape S and `classes` = V (V ≥ 1), returns the
+    float tensor of shape S×V that is 1 where the last index equals the id
+    at the other indices and 0 elsewhere (`jax.nn.one_hot`). The result's
+    element type is any float type. Ids outside [0, V) are an error at run
+    time, as for `nn.embedding`. With `nn.mul` and `nn.reduce_sum` it picks
+    one element per row (`jnp.take_along_axis`). It has no gradient: its
+    operand is integer.
+
+    ```mlir
+    %h = nn.one_hot %targets {classes = 256 : i64} : tensor<8x16xi32> -> tensor<8x16x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_IntTensor:$ids, I64Attr:$classes);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids attr-dict `:` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
