@@ -14,7 +14,7 @@
 # OMP_NUM_THREADS=1 the JAX run is made single-threaded too (XLA_FLAGS
 # --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1); XLA
 # has no flag for other counts, so other values leave JAX on all cores.
-# Needs build/venv (scripts/test.sh creates it from python/requirements.txt).
+# Needs build/venv (scripts/setup.sh creates it from python/requirements.txt).
 #
 #   bench/throughput.sh [--steps N] [--configs "small gpt2-124m"] [--build DIR]
 #

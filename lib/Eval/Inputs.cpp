@@ -6,6 +6,8 @@
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Runtime/Init.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,23 +15,43 @@ using namespace tandem::eval;
 using namespace mlir;
 namespace nn = tandem::nn;
 
-std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
-  std::optional<int64_t> bound;
-  auto consider = [&](int64_t size) {
-    bound = bound ? std::min(*bound, size) : size;
+IndexUses tandem::eval::indexUsesOf(Value ids) {
+  IndexUses uses;
+  auto vocabulary = [&](int64_t size) {
+    uses.vocabulary = uses.vocabulary ? std::min(*uses.vocabulary, size) : size;
   };
-  for (Operation *user : argument.getUsers()) {
-    if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
-      if (embedding.getIds() == argument)
-        consider(embedding.getRowCount());
-    } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
-      if (loss.getTargets() == argument)
-        consider(loss.getClassCount());
-    } else if (auto oneHot = dyn_cast<nn::OneHotOp>(user)) {
-      consider(oneHot.getClasses());
+  SmallVector<Value> work{ids};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
+        if (embedding.getIds() == value) {
+          uses.tokens = true;
+          vocabulary(embedding.getRowCount());
+        }
+      } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
+        if (loss.getTargets() == value) {
+          uses.targets = true;
+          vocabulary(loss.getClassCount());
+        }
+      } else if (auto oneHot = dyn_cast<nn::OneHotOp>(user)) {
+        uses.targets = true;
+        vocabulary(oneHot.getClasses());
+      } else if (isa<nn::ReshapeOp, nn::TransposeOp, nn::SliceOp,
+                     nn::BroadcastToOp, nn::ConcatOp>(user)) {
+        // The same ids, moved: what reads them indexes the same tables.
+        work.push_back(user->getResult(0));
+      }
     }
   }
-  return bound;
+  return uses;
+}
+
+std::optional<int64_t> tandem::eval::vocabularyOf(BlockArgument argument) {
+  return indexUsesOf(argument).vocabulary;
 }
 
 Tensor tandem::eval::generateInput(RankedTensorType type, unsigned index,

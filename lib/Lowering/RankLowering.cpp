@@ -17,6 +17,7 @@
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
 #include "tandem/Eval/InitSpec.h"
+#include "tandem/Eval/Inputs.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/MemoryPlan.h"
 
@@ -293,7 +294,7 @@ private:
   llvm::StringSet<> updated;
   std::map<int64_t, RankedTensorType> inputs;
   /// What each step input feeds (a bit set of InputRole) and the smallest
-  /// vocabulary an embedding or cross-entropy indexes with it.
+  /// vocabulary it indexes (eval::indexUsesOf).
   std::map<int64_t, unsigned> inputRoles;
   std::map<int64_t, int64_t> inputVocabularies;
   std::map<int64_t, std::pair<std::string, int64_t>> outputs;
@@ -342,23 +343,12 @@ LogicalResult RankLowering::checkRun(mpmd::RunOp run,
 
 void RankLowering::noteInputUses(BlockArgument argument, int64_t input) {
   unsigned &roles = inputRoles[input];
-  auto vocabulary = [&](int64_t size) {
-    auto [it, inserted] = inputVocabularies.insert({input, size});
+  tandem::eval::IndexUses uses = tandem::eval::indexUsesOf(argument);
+  roles |= (uses.tokens ? kTokensRole : 0) | (uses.targets ? kTargetsRole : 0);
+  if (uses.vocabulary) {
+    auto [it, inserted] = inputVocabularies.insert({input, *uses.vocabulary});
     if (!inserted)
-      it->second = std::min(it->second, size);
-  };
-  for (Operation *user : argument.getUsers()) {
-    if (auto embedding = dyn_cast<nn::EmbeddingOp>(user)) {
-      if (embedding.getIds() == argument) {
-        roles |= kTokensRole;
-        vocabulary(embedding.getRowCount());
-      }
-    } else if (auto loss = dyn_cast<nn::CrossEntropyOp>(user)) {
-      if (loss.getTargets() == argument) {
-        roles |= kTargetsRole;
-        vocabulary(loss.getClassCount());
-      }
-    }
+      it->second = std::min(it->second, *uses.vocabulary);
   }
 }
 

@@ -355,6 +355,15 @@ class _Importer:
         x = self.value(ins[0])
         return _Tensor(full=self.body.binary("maximum", x, self.body.unary("neg", x), x.shape))
 
+    def p_sign(self, eqn, ins):
+        """(x >= 0) - (-x >= 0): 1, 0 or -1, with zero gradient; NaN gives 0
+        where JAX gives NaN."""
+        x = self.value(ins[0])
+        zero = self.constant(np.zeros((), x.dtype), True)
+        up = self.body.binary("greater_equal", x, zero, x.shape)
+        down = self.body.binary("greater_equal", self.body.unary("neg", x), zero, x.shape)
+        return _Tensor(full=self.body.binary("sub", up, down, x.shape))
+
     def p_square(self, eqn, ins):
         x = self.value(ins[0])
         return _Tensor(full=self.body.binary("mul", x, x, x.shape))
@@ -415,6 +424,39 @@ class _Importer:
 
     def p_lt(self, eqn, ins):
         return self.compare(eqn, ins, flip=False, negate=True)
+
+    def p_eq(self, eqn, ins):
+        """`ids[..., None] == iota` (jax.nn.one_hot) becomes nn.one_hot;
+        other equality tests are refused. Ids outside [0, classes), which
+        jax.nn.one_hot maps to a zero row, are a run-time error."""
+        a, b = ins
+        ids, iota = (a, b) if isinstance(b, _Const) else (b, a)
+        shape, _ = self.out_aval(eqn)
+        if self._ids(ids) is not None and isinstance(iota, _Const) and ids.shape[-1:] == (1,):
+            classes = shape[-1]
+            expected = np.broadcast_to(np.arange(classes), iota.array.shape[:-1] + (classes,))
+            if iota.array.shape[-1] == classes and np.array_equal(iota.array, expected):
+                positions = ids.shape[:-1]
+                flat = self.body.reshape(self.value(ids), positions)
+                one_hot_shape = tuple(positions) + (classes,)
+                one_hot = self.body.op(
+                    f"nn.one_hot {flat.name} {{classes = {classes} : i64}} : {flat.type} -> "
+                    f"{_ir.tensor_type(one_hot_shape, np.float32)}",
+                    one_hot_shape,
+                    np.float32,
+                )
+                if one_hot_shape != shape:
+                    return _Mask(_Tensor(compact=one_hot, shape=shape, dtype=np.float32))
+                return _Mask(_Tensor(full=one_hot))
+        self.fail("'eq' is supported only as jax.nn.one_hot of integer inputs (ids[..., None] == iota)")
+
+    def p_is_finite(self, eqn, ins):
+        """x - x is 0 for finite x and NaN for infinities and NaN, and NaN
+        compares false: (x - x) >= 0 is exactly isfinite(x)."""
+        x = self.value(ins[0])
+        zero = self.constant(np.zeros((), x.dtype), True)
+        mask = self.body.binary("greater_equal", self.body.binary("sub", x, x, x.shape), zero, x.shape)
+        return _Mask(_Tensor(full=mask))
 
     def p_select_n(self, eqn, ins):
         predicate, *cases = ins
@@ -616,7 +658,14 @@ class _Importer:
 
         # The common case needs no data movement: x[..., K] @ w[K, N] (or
         # w[N, K]), the weight of a layer applied to every token.
-        if not lb and len(lc) == 1 and lc[0] == len(lhs.shape) - 1 and len(rhs.shape) == 2 and len(rf) == 1:
+        if (
+            not lb
+            and len(lhs.shape) >= 2
+            and len(lc) == 1
+            and lc[0] == len(lhs.shape) - 1
+            and len(rhs.shape) == 2
+            and len(rf) == 1
+        ):
             flag = " {transpose_rhs}" if rc[0] == 1 else ""
             result = self.body.op(
                 f"nn.matmul {lhs.name}, {rhs.name}{flag} : {lhs.type}, {rhs.type} -> "

@@ -6,8 +6,8 @@
 //   - float arguments: standard normal values, rounded to the element type;
 //   - integer arguments: uniform in [0, bound), where bound is the smallest
 //     vocabulary the argument indexes (rows of an nn.embedding table it feeds
-//     as ids, classes of an nn.cross_entropy it feeds as targets), or 256
-//     when it feeds neither.
+//     as ids, classes of an nn.cross_entropy or nn.one_hot it feeds), or 256
+//     when it feeds none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +27,21 @@ namespace tandem::eval {
 /// The integer bound used when an argument indexes no vocabulary.
 constexpr int64_t kDefaultIntegerBound = 256;
 
-/// The smallest vocabulary (embedding rows, cross-entropy classes) that
-/// `argument` indexes directly, if any.
+/// What integer ids feed, looking through the ops that only move them
+/// (reshape, transpose, slice, broadcast_to, concat):
+///   - tokens: the ids of an nn.embedding;
+///   - targets: the targets of an nn.cross_entropy, or the ids of an
+///     nn.one_hot (how the JAX importer writes take_along_axis and one-hot
+///     losses);
+///   - vocabulary: the smallest row or class count among them.
+struct IndexUses {
+  bool tokens = false;
+  bool targets = false;
+  std::optional<int64_t> vocabulary;
+};
+IndexUses indexUsesOf(mlir::Value ids);
+
+/// The smallest vocabulary `argument` indexes, if any (indexUsesOf).
 std::optional<int64_t> vocabularyOf(mlir::BlockArgument argument);
 
 /// The deterministic input number `index` of type `type`: integers uniform
