@@ -1,4 +1,4 @@
-"""Tandem from Python: bring a JAX model, train it as a pipeline.
+"""Tandem from Python: bring a JAX or ONNX (PyTorch) model, train it as a pipeline.
 
     import tandem
     model = tandem.from_jax(loss_fn, params, tokens, targets)
@@ -12,6 +12,7 @@ See docs/python.md.
 from ._ir import UnsupportedError
 from .compiler import Compiled, compile, plot_history
 from .model import Model, from_jax
+from .onnx_import import from_onnx
 from .stage import stage_end
 from .tools import ToolError
 
@@ -22,6 +23,7 @@ __all__ = [
     "UnsupportedError",
     "compile",
     "from_jax",
+    "from_onnx",
     "plot_history",
     "stage_end",
 ]

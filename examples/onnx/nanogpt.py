@@ -1,0 +1,145 @@
+"""A nanoGPT-style GPT-2 in PyTorch whose forward returns its loss, and the
+script that exported examples/onnx/nanogpt.onnx from it.
+
+    python examples/onnx/nanogpt.py --out examples/onnx
+
+writes nanogpt.onnx (the forward pass and the loss, exported by
+torch.onnx.export's default, dynamo-based exporter) and
+nanogpt.parameters.json: the module's named_parameters() (the trainable
+set), which of them PyTorch ties (the token embedding and the head), and
+the torch, exporter and opset versions used. tandem.from_onnx reads both:
+
+    model = tandem.from_onnx("examples/onnx/nanogpt.onnx")
+
+The committed file was made with torch 2.15.0 (the PyPI wheel), onnxscript 0.7.2 and
+opset 18; torch is not one of the project's pins (nothing else needs it),
+so run this in an environment of your own with those versions.
+"""
+
+import argparse
+import json
+import math
+import pathlib
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Config:
+    vocab: int = 128  # byte-level ASCII text
+    block: int = 16
+    layers: int = 2
+    heads: int = 2
+    embd: int = 32
+    batch: int = 2
+
+
+class Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_attn = nn.Linear(c.embd, 3 * c.embd)
+        self.c_proj = nn.Linear(c.embd, c.embd)
+        self.heads = c.heads
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        return self.c_proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c.embd)
+        self.attn = Attention(c)
+        self.ln_2 = nn.LayerNorm(c.embd)
+        self.c_fc = nn.Linear(c.embd, 4 * c.embd)
+        self.c_proj = nn.Linear(4 * c.embd, c.embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wte = nn.Embedding(c.vocab, c.embd)
+        self.wpe = nn.Embedding(c.block, c.embd)
+        self.h = nn.ModuleList(Block(c) for _ in range(c.layers))
+        self.ln_f = nn.LayerNorm(c.embd)
+        self.lm_head = nn.Linear(c.embd, c.vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied, as in GPT-2
+        for name, p in self.named_parameters():
+            if name.endswith("weight") and p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, idx, targets):
+        t = idx.shape[1]
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def export(out, config=Config(), opset=18, seed=0):
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    model = GPT(config).eval()
+    idx = torch.randint(0, config.vocab, (config.batch, config.block))
+    targets = torch.randint(0, config.vocab, (config.batch, config.block))
+    # optimize=False: the exporter's graph optimizer folds what it sees as
+    # constants, parameters included (wpe[arange] becomes one constant, each
+    # Linear's transposed weight a new initializer), and merges
+    # initializers of equal value (every LayerNorm's ones): fine for
+    # inference, wrong for training.
+    program = torch.onnx.export(
+        model, (idx, targets), dynamo=True, optimize=False, opset_version=opset, input_names=["idx", "targets"]
+    )
+    program.save(str(out / "nanogpt.onnx"))
+    # named_parameters() lists a tied tensor once; with remove_duplicate=False
+    # it lists every name, which says who shares it.
+    first = {}
+    ties = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        if id(p) in first:
+            ties[name] = first[id(p)]
+        else:
+            first[id(p)] = name
+    import onnxscript
+
+    (out / "nanogpt.parameters.json").write_text(
+        json.dumps(
+            {
+                "trainable": [name for name, _ in model.named_parameters()],
+                "ties": ties,
+                "config": asdict(config),
+                "torch": torch.__version__,
+                "exporter": f"torch.onnx.export(dynamo=True), onnxscript {onnxscript.__version__}",
+                "opset": opset,
+                "loss_on_example": float(model(idx, targets).detach()),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).parent))
+    parser.add_argument("--opset", type=int, default=18)
+    args = parser.parse_args()
+    export(args.out, opset=args.opset)
