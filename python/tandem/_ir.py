@@ -184,6 +184,42 @@ class FunctionBuilder:
             return x
         return self.op(f"nn.cast {x.name} : {x.type} to {tensor_type(x.shape, dtype)}", x.shape, dtype)
 
+    def slice(self, x, begin, limit, stride, shape):
+        """x[begin:limit:stride] per dimension (`shape` is the result's)."""
+        if list(begin) == [0] * len(begin) and tuple(limit) == x.shape and set(stride) <= {1}:
+            return x
+        fmt = lambda v: "[" + ", ".join(str(int(i)) for i in v) + "]"  # noqa: E731
+        return self.op(
+            f"nn.slice {x.name} {fmt(begin)} to {fmt(limit)} step {fmt(stride)} : {x.type} -> "
+            f"{tensor_type(shape, x.dtype)}",
+            shape,
+            x.dtype,
+        )
+
+    def concat(self, values, axis):
+        shape = list(values[0].shape)
+        shape[axis] = sum(v.shape[axis] for v in values)
+        types = ", ".join(v.type for v in values)
+        return self.op(
+            f"nn.concat {', '.join(v.name for v in values)} {{axis = {int(axis)} : i64}} : ({types}) -> "
+            f"{tensor_type(shape, values[0].dtype)}",
+            shape,
+            values[0].dtype,
+        )
+
+    def split(self, x, axis, sizes):
+        """x cut along `axis` into pieces of `sizes`."""
+        results = []
+        for size in sizes:
+            shape = list(x.shape)
+            shape[axis] = int(size)
+            results.append((tuple(shape), x.dtype))
+        return self.ops(
+            f"nn.split {x.name} {{axis = {int(axis)} : i64, sizes = array<i64: {', '.join(str(int(n)) for n in sizes)}>}} : "
+            f"{x.type} -> {', '.join(tensor_type(s, d) for s, d in results)}",
+            results,
+        )
+
     def reduce(self, name, x, axes, keepdims=False):
         axes = sorted(int(a) for a in axes)
         if not axes:

@@ -577,18 +577,7 @@ class _Importer:
         starts = list(eqn.params["start_indices"])
         limits = list(eqn.params["limit_indices"])
         strides = list(eqn.params["strides"] or [1] * len(starts))
-        return _Tensor(full=self._slice(x, starts, limits, strides, shape))
-
-    def _slice(self, x, starts, limits, strides, shape):
-        if list(starts) == [0] * len(starts) and tuple(limits) == x.shape and set(strides) <= {1}:
-            return x
-        fmt = lambda v: "[" + ", ".join(str(int(i)) for i in v) + "]"  # noqa: E731
-        return self.body.op(
-            f"nn.slice {x.name} {fmt(starts)} to {fmt(limits)} step {fmt(strides)} : {x.type} -> "
-            f"{_ir.tensor_type(shape, x.dtype)}",
-            shape,
-            x.dtype,
-        )
+        return _Tensor(full=self.body.slice(x, starts, limits, strides, shape))
 
     def p_dynamic_slice(self, eqn, ins):
         x, *starts = ins
@@ -598,32 +587,14 @@ class _Importer:
         value = self.value(x)
         begin = [int(np.clip(int(s.array), 0, d - n)) for s, d, n in zip(starts, value.shape, sizes)]
         shape, _ = self.out_aval(eqn)
-        return _Tensor(full=self._slice(value, begin, [b + n for b, n in zip(begin, sizes)], [1] * len(begin), shape))
+        return _Tensor(full=self.body.slice(value, begin, [b + n for b, n in zip(begin, sizes)], [1] * len(begin), shape))
 
     def p_concatenate(self, eqn, ins):
-        shape, dtype = self.out_aval(eqn)
-        values = [self.value(e) for e in ins]
-        types = ", ".join(v.type for v in values)
-        return _Tensor(
-            full=self.body.op(
-                f"nn.concat {', '.join(v.name for v in values)} {{axis = {int(eqn.params['dimension'])} : i64}} : "
-                f"({types}) -> {_ir.tensor_type(shape, dtype)}",
-                shape,
-                dtype,
-            )
-        )
+        return _Tensor(full=self.body.concat([self.value(e) for e in ins], int(eqn.params["dimension"])))
 
     def p_split(self, eqn, ins):
-        x = self.value(ins[0])
         sizes = [int(s) for s in eqn.params["sizes"]]
-        axis = int(eqn.params["axis"])
-        results = [self.out_aval(eqn, i) for i in range(len(eqn.outvars))]
-        outs = self.body.ops(
-            f"nn.split {x.name} {{axis = {axis} : i64, sizes = array<i64: {', '.join(map(str, sizes))}>}} : "
-            f"{x.type} -> {', '.join(_ir.tensor_type(s, d) for s, d in results)}",
-            results,
-        )
-        return [_Tensor(full=o) for o in outs]
+        return [_Tensor(full=o) for o in self.body.split(self.value(ins[0]), int(eqn.params["axis"]), sizes)]
 
     # --- reductions -----------------------------------------------------
 
@@ -807,17 +778,7 @@ class _Importer:
                 stacked.append(_Const(np.stack([p.array for p in parts])))
                 continue
             values = [self.body.reshape(self.value(p), (1,) + tuple(shape[1:])) for p in parts]
-            types = ", ".join(v.type for v in values)
-            stacked.append(
-                _Tensor(
-                    full=self.body.op(
-                        f"nn.concat {', '.join(v.name for v in values)} {{axis = 0 : i64}} : "
-                        f"({types}) -> {_ir.tensor_type(shape, dtype)}",
-                        shape,
-                        dtype,
-                    )
-                )
-            )
+            stacked.append(_Tensor(full=self.body.concat(values, 0)))
         return carry + stacked
 
     def scan_slice(self, entry, i):
@@ -831,7 +792,7 @@ class _Importer:
         shape = x.shape[1:]
         starts = [i] + [0] * len(shape)
         limits = [i + 1] + list(shape)
-        piece = self._slice(x, starts, limits, [1] * len(x.shape), (1,) + shape)
+        piece = self.body.slice(x, starts, limits, [1] * len(x.shape), (1,) + shape)
         return _Tensor(full=self.body.reshape(piece, shape))
 
 

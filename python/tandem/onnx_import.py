@@ -405,37 +405,14 @@ class _Importer:
             b, e, st = slice(int(s), int(e), int(st)).indices(x.shape[a])
             begin[a], limit[a], stride[a] = b, max(b, e), st
         shape = tuple(max(0, -(-(li - b) // st)) for b, li, st in zip(begin, limit, stride))
-        return self._slice(x, begin, limit, stride, shape)
-
-    def _slice(self, x, begin, limit, stride, shape):
-        if list(begin) == [0] * len(begin) and tuple(limit) == x.shape and set(stride) <= {1}:
-            return x
-        fmt = lambda v: "[" + ", ".join(str(int(i)) for i in v) + "]"  # noqa: E731
-        return self.body.op(
-            f"nn.slice {x.name} {fmt(begin)} to {fmt(limit)} step {fmt(stride)} : {x.type} -> "
-            f"{_ir.tensor_type(shape, x.dtype)}", shape, x.dtype)
+        return self.body.slice(x, begin, limit, stride, shape)
 
     def op_Concat(self, node, ins):
         values = self.aligned(ins)
-        axis = self.axis(self.attr(node, "axis"), len(values[0].shape))
-        shape = list(values[0].shape)
-        shape[axis] = sum(v.shape[axis] for v in values)
-        types = ", ".join(v.type for v in values)
-        return self.body.op(
-            f"nn.concat {', '.join(v.name for v in values)} {{axis = {axis} : i64}} : ({types}) -> "
-            f"{_ir.tensor_type(shape, values[0].dtype)}", shape, values[0].dtype)
+        return self.body.concat(values, self.axis(self.attr(node, "axis"), len(values[0].shape)))
 
     def split(self, x, axis, sizes):
-        if len(sizes) == 1:
-            return [x]
-        results = []
-        for size in sizes:
-            shape = list(x.shape)
-            shape[axis] = size
-            results.append((tuple(shape), x.dtype))
-        return self.body.ops(
-            f"nn.split {x.name} {{axis = {axis} : i64, sizes = array<i64: {', '.join(map(str, sizes))}>}} : "
-            f"{x.type} -> {', '.join(_ir.tensor_type(s, d) for s, d in results)}", results)
+        return [x] if len(sizes) == 1 else self.body.split(x, axis, sizes)
 
     def op_Split(self, node, ins):
         x = self.value(ins[0])
@@ -601,7 +578,7 @@ class _Importer:
                 begin[axis], limit[axis] = int(flat[0]), int(flat[0]) + flat.size
                 shape = list(table.shape)
                 shape[axis] = flat.size
-                piece = self._slice(table, begin, limit, [1] * len(begin), shape)
+                piece = self.body.slice(table, begin, limit, [1] * len(begin), shape)
                 return self.body.reshape(piece, table.shape[:axis] + ids.shape + table.shape[axis + 1:])
             if axis != 0 or len(table.shape) != 2:
                 self.fail("'Gather' of constant, non-consecutive indices is supported for rows of a matrix only")

@@ -193,11 +193,72 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
   return result;
 }
 
+std::vector<data::ArrayInput>
+tandem::runtime::arrayInputsOf(const std::vector<InputInfo> &inputs) {
+  std::vector<data::ArrayInput> result;
+  std::map<int64_t, bool> seen;
+  for (const InputInfo &input : inputs) {
+    if (seen[input.index])
+      continue;
+    seen[input.index] = true;
+    result.push_back(
+        {input.index, toSafetensorsType(input.dtype), input.stepShape});
+  }
+  return result;
+}
+
+std::optional<StepInputs>
+StepInputs::create(const std::vector<InputInfo> &inputs,
+                   const data::ArrayData &arrays,
+                   const StepInputOptions &options, std::string &error) {
+  StepInputs result;
+  std::map<int64_t, const InputInfo *> byIndex;
+  for (const InputInfo &input : inputs) {
+    auto [it, inserted] = byIndex.insert({input.index, &input});
+    if (!inserted && (it->second->dtype != input.dtype ||
+                      it->second->stepShape != input.stepShape)) {
+      error = describe(input) + " is described differently by two ranks";
+      return std::nullopt;
+    }
+  }
+  std::optional<data::ArraySplit> split = data::splitArrays(
+      arrays, options.holdOut, options.heldOutFraction, error);
+  if (!split)
+    return std::nullopt;
+  int64_t first = options.heldOut ? split->trainBatches : 0;
+  int64_t count = options.heldOut ? split->heldOutBatches : split->trainBatches;
+  std::optional<data::ArrayBatches> batches = data::ArrayBatches::create(
+      arrays, arrayInputsOf(inputs), first, count,
+      options.heldOut ? "held-out batches" : "training batches", error);
+  if (!batches)
+    return std::nullopt;
+  for (auto &[index, input] : byIndex) {
+    result.inputs.push_back(*input);
+    uint64_t bytes =
+        elementCount(input->stepShape) * elementTypeSize(input->dtype);
+    if (batches->batchBytes(index) != bytes) {
+      error = arrays.name() + ": a batch of step input " +
+              std::to_string(index) + " is " +
+              std::to_string(batches->batchBytes(index)) + " bytes, not " +
+              std::to_string(bytes);
+      return std::nullopt;
+    }
+    result.buffers[index] = Buffer(bytes);
+  }
+  result.arrays = std::move(batches);
+  return result;
+}
+
 const std::map<int64_t, const Buffer *> &StepInputs::get(uint64_t step) {
   // Rebuilt on every call, so moving a StepInputs never leaves stale views.
   views.clear();
   for (auto &[index, buffer] : buffers)
     views[index] = &buffer;
+  if (arrays) {
+    for (auto &[index, buffer] : buffers)
+      std::memcpy(buffer.data(), arrays->batch(step, index), buffer.size());
+    return views;
+  }
   if (!sampler)
     return views;
   sampler->getBatch(step, tokenScratch.data(), targetScratch.data());

@@ -14,6 +14,7 @@
 #ifndef TANDEM_RUNTIME_STEPINPUTS_H
 #define TANDEM_RUNTIME_STEPINPUTS_H
 
+#include "tandem/Runtime/ArrayData.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/RankProgram.h"
 #include "tandem/Runtime/TokenData.h"
@@ -35,7 +36,15 @@ struct StepInputOptions {
   /// Draw from the held-out tail instead, in order (no shuffling), as
   /// tandem-eval's held-out loss does: batch k is windows k·B .. k·B+B-1.
   bool heldOut = false;
+  /// Arrays only (a token stream always keeps its tail apart): whether the
+  /// run measures a held-out loss, which holds out the file's last batches
+  /// (data::splitArrays).
+  bool holdOut = false;
 };
+
+/// What an arrays file must hold for `inputs` (their step shapes; an index
+/// listed twice once).
+std::vector<data::ArrayInput> arrayInputsOf(const std::vector<InputInfo> &inputs);
 
 /// Step inputs saved in a safetensors file (`input.<i>` tensors, as
 /// tandem-eval --save-inputs writes): the ones `inputs` lists (an index
@@ -62,6 +71,15 @@ public:
                                           const StepInputOptions &options,
                                           std::string &error);
 
+  /// Every input from an arrays file (ArrayData.h), in file order: step k
+  /// reads batch k mod c of the c training batches (options.heldOut: of the
+  /// held-out ones). Fails when the file does not hold the inputs or the
+  /// split leaves no batch.
+  static std::optional<StepInputs> create(const std::vector<InputInfo> &inputs,
+                                          const data::ArrayData &arrays,
+                                          const StepInputOptions &options,
+                                          std::string &error);
+
   /// The inputs of step `step` by index (valid until the next call).
   const std::map<int64_t, const Buffer *> &get(uint64_t step);
 
@@ -75,6 +93,7 @@ private:
   std::map<int64_t, Buffer> buffers;
   std::map<int64_t, const Buffer *> views;
   std::optional<data::BatchSampler> sampler;
+  std::optional<data::ArrayBatches> arrays;
   std::vector<int32_t> tokenScratch, targetScratch;
   int64_t tokensPerStep_ = 0;
 };
