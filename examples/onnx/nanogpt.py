@@ -4,16 +4,20 @@ script that exported examples/onnx/nanogpt.onnx from it.
     python examples/onnx/nanogpt.py --out examples/onnx
 
 writes nanogpt.onnx (the forward pass and the loss, exported by
-torch.onnx.export's default, dynamo-based exporter) and
-nanogpt.parameters.json: the module's named_parameters() (the trainable
-set), which of them PyTorch ties (the token embedding and the head), and
-the torch, exporter and opset versions used. tandem.from_onnx reads both:
+torch.onnx.export's default, dynamo-based exporter; attention through
+F.scaled_dot_product_attention), nanogpt-masked.onnx (the same model with
+nanoGPT's explicit causal mask instead) and, for each,
+<name>.parameters.json: the module's named_parameters() (the trainable
+set), which of them PyTorch ties (the token embedding and the head), the
+torch, exporter and opset versions used, and an example batch with the
+loss PyTorch computed on it. tandem.from_onnx reads the first two:
 
     model = tandem.from_onnx("examples/onnx/nanogpt.onnx")
 
-The committed file was made with torch 2.15.0 (the PyPI wheel), onnxscript 0.7.2 and
-opset 18; torch is not one of the project's pins (nothing else needs it),
-so run this in an environment of your own with those versions.
+The committed files were made with torch 2.15.0 (the PyPI wheel),
+onnxscript 0.7.2 and opset 18; torch is not one of the project's pins
+(nothing else needs it), so run this in an environment of your own with
+those versions.
 """
 
 import argparse
@@ -35,6 +39,9 @@ class Config:
     heads: int = 2
     embd: int = 32
     batch: int = 2
+    # nanoGPT's two attention paths: F.scaled_dot_product_attention (its
+    # "flash" path) or the explicit causal mask.
+    flash: bool = True
 
 
 class Attention(nn.Module):
@@ -43,16 +50,20 @@ class Attention(nn.Module):
         self.c_attn = nn.Linear(c.embd, 3 * c.embd)
         self.c_proj = nn.Linear(c.embd, c.embd)
         self.heads = c.heads
+        self.flash = c.flash
 
     def forward(self, x):
         b, t, d = x.shape
         q, k, v = self.c_attn(x).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
-        mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
-        return self.c_proj(y)
+        if self.flash:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+            mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+            y = att @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, d))
 
 
 class Block(nn.Module):
@@ -93,7 +104,7 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
-def export(out, config=Config(), opset=18, seed=0):
+def export(out, config=Config(), name="nanogpt", opset=18, seed=0):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
@@ -108,27 +119,28 @@ def export(out, config=Config(), opset=18, seed=0):
     program = torch.onnx.export(
         model, (idx, targets), dynamo=True, optimize=False, opset_version=opset, input_names=["idx", "targets"]
     )
-    program.save(str(out / "nanogpt.onnx"))
+    program.save(str(out / f"{name}.onnx"))
     # named_parameters() lists a tied tensor once; with remove_duplicate=False
     # it lists every name, which says who shares it.
     first = {}
     ties = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
+    for parameter, p in model.named_parameters(remove_duplicate=False):
         if id(p) in first:
-            ties[name] = first[id(p)]
+            ties[parameter] = first[id(p)]
         else:
-            first[id(p)] = name
+            first[id(p)] = parameter
     import onnxscript
 
-    (out / "nanogpt.parameters.json").write_text(
+    (out / f"{name}.parameters.json").write_text(
         json.dumps(
             {
-                "trainable": [name for name, _ in model.named_parameters()],
+                "trainable": [parameter for parameter, _ in model.named_parameters()],
                 "ties": ties,
                 "config": asdict(config),
                 "torch": torch.__version__,
                 "exporter": f"torch.onnx.export(dynamo=True), onnxscript {onnxscript.__version__}",
                 "opset": opset,
+                "example": {"idx": idx.tolist(), "targets": targets.tolist()},
                 "loss_on_example": float(model(idx, targets).detach()),
             },
             indent=2,
@@ -143,3 +155,4 @@ if __name__ == "__main__":
     parser.add_argument("--opset", type=int, default=18)
     args = parser.parse_args()
     export(args.out, opset=args.opset)
+    export(args.out, Config(flash=False), name="nanogpt-masked", opset=args.opset)

@@ -274,6 +274,10 @@ class _Importer:
 
     def cast(self, entry, to):
         to = np.dtype(to)
+        if isinstance(entry, _Const):
+            # CastLike of a constant to a computed value's type (the
+            # exporter's 1/sqrt(head dim)): still a constant.
+            return _Const(entry.array.astype(to))
         if isinstance(entry, _Mask):
             if not _ir.is_float(to) if to != np.bool_ else False:
                 self.fail("a boolean converted to an integer is not supported")

@@ -20,6 +20,9 @@ import tandem_ref
 import tolerance
 
 NANOGPT = harness.SOURCE_DIR / "examples" / "onnx" / "nanogpt.onnx"
+# The same module with nanoGPT's explicit causal mask (Trilu, Not, Where)
+# instead of F.scaled_dot_product_attention.
+MASKED = NANOGPT.with_name("nanogpt-masked.onnx")
 
 
 def _evaluate(tmp_path, model):
@@ -49,9 +52,10 @@ def _check_loss(tmp_path, model, proto):
     return got
 
 
-def test_nanogpt_from_pytorch_matches_onnxruntime(tmp_path):
-    described = json.loads(NANOGPT.with_name("nanogpt.parameters.json").read_text())
-    model = tandem.from_onnx(NANOGPT)
+@pytest.mark.parametrize("path", [NANOGPT, MASKED], ids=["sdpa", "masked"])
+def test_nanogpt_from_pytorch_matches_onnxruntime(path, tmp_path):
+    described = json.loads(path.with_name(path.stem + ".parameters.json").read_text())
+    model = tandem.from_onnx(path)
     # The trainable set is named_parameters(); the head PyTorch ties to the
     # embedding (the exporter named the shared initializer lm_head.weight)
     # is the one parameter wte.weight, read by the embedding and the head.
@@ -60,7 +64,16 @@ def test_nanogpt_from_pytorch_matches_onnxruntime(tmp_path):
     assert "lm_head" not in model.text and model.text.count("nn.param @wte.weight ") == 2
     # Every op carries the PyTorch source line the exporter recorded.
     assert 'loc("' in model.text and "nanogpt.py" in model.text
-    _check_loss(tmp_path, model, onnx.load(str(NANOGPT)))
+    proto = onnx.load(str(path))
+    _check_loss(tmp_path, model, proto)
+    # The exported graph is PyTorch's model: onnxruntime's loss on the
+    # export's example batch is the one PyTorch computed (both in f32, so
+    # each within the bound of the evaluator's).
+    example = described["example"]
+    batch = [np.asarray(example["idx"], np.int64), np.asarray(example["targets"], np.int64)]
+    bound = 2 * tolerance.chain_bound(model.text, "forward", "jax")
+    torch_loss = described["loss_on_example"]
+    assert abs(_onnxruntime_loss(proto, batch) - torch_loss) <= bound * torch_loss
 
 
 def test_nanogpt_trains_as_a_pipeline(corpus, tmp_path):

@@ -1,7 +1,8 @@
 //===- tandem-run-inproc.cpp - one step of a native output directory ------===//
 //
-// tandem-run-inproc DIR (--inputs FILE | --data FILE [--steps N]
-//                        [--first-step K] [--held-out-fraction F])
+// tandem-run-inproc DIR (--inputs FILE | (--data FILE | --arrays FILE)
+//                        [--steps N] [--first-step K]
+//                        [--held-out-fraction F])
 //                   [--seed N] [--params FILE] [--save-params FILE]
 //                   [--save-outputs FILE] [--device host|cuda[:N]]
 //                   [--transport inproc|nccl] [--timeout SECONDS]
@@ -14,7 +15,8 @@
 // of a safetensors file (tandem-eval --save-inputs writes one); with --data,
 // steps K..K+N-1 on batches of token data, exactly the batches and generated
 // inputs tandem-eval --train --program uses (StepInputs.h), printing one line
-// per step. Saves the last step's outputs (`result.<k>`) and the parameters.
+// per step; with --arrays, steps on the file's batches of every step input
+// in order (ArrayData.h; no held-out part: the whole file trains). Saves the last step's outputs (`result.<k>`) and the parameters.
 // --device: where the ranks' memory lives (docs/runtime.md, "Devices"): the
 // host, or GPU N through the CUDA driver, all ranks on one device.
 // --transport: how the ranks' threads exchange (docs/runtime.md, "NCCL"):
@@ -101,7 +103,8 @@ lossOf(std::vector<std::unique_ptr<RankProgram>> &ranks,
 }
 
 int main(int argc, char **argv) {
-  std::string dir, inputsFile, dataFile, paramsFile, saveParams, saveOutputs;
+  std::string dir, inputsFile, dataFile, arraysFile, paramsFile, saveParams,
+      saveOutputs;
   std::string deviceName = "host", transportName = "inproc";
   double timeout = 300;
   uint64_t seed = 0, steps = 1, firstStep = 0;
@@ -123,6 +126,9 @@ int main(int argc, char **argv) {
     } else if (arg == "--data") {
       if (!value(dataFile))
         return fail("--data needs a file");
+    } else if (arg == "--arrays") {
+      if (!value(arraysFile))
+        return fail("--arrays needs a file");
     } else if (arg == "--params") {
       if (!value(paramsFile))
         return fail("--params needs a file");
@@ -168,8 +174,10 @@ int main(int argc, char **argv) {
       if (text.empty() || *end)
         return fail("--held-out-fraction needs a number, found '" + text + "'");
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: tandem-run-inproc DIR (--inputs FILE | --data FILE "
-                  "[--steps N] [--first-step K] [--held-out-fraction F])\n"
+      std::printf("usage: tandem-run-inproc DIR (--inputs FILE | (--data FILE "
+                  "| --arrays FILE)\n"
+                  "                         [--steps N] [--first-step K] "
+                  "[--held-out-fraction F])\n"
                   "                         [--seed N] [--params FILE] "
                   "[--save-params FILE] [--save-outputs FILE]\n"
                   "                         [--device host|cuda[:N]] "
@@ -185,11 +193,12 @@ int main(int argc, char **argv) {
   }
   if (dir.empty())
     return fail("no directory (the output of tandemc --target cpu)");
-  if (inputsFile.empty() == dataFile.empty())
-    return fail("give exactly one of --inputs (one step on saved inputs) and "
-                "--data (training on token data)");
+  if (!inputsFile.empty() + !dataFile.empty() + !arraysFile.empty() != 1)
+    return fail("give exactly one of --inputs (one step on saved inputs), "
+                "--data (training on token data) and --arrays (training on "
+                "arrays of every step input)");
   if (!inputsFile.empty() && (stepsGiven || firstGiven))
-    return fail("--steps and --first-step need --data");
+    return fail("--steps and --first-step need --data or --arrays");
   if (transportName == "nccl" && deviceName == "host")
     return fail("--transport nccl moves GPU memory: it needs --device cuda");
 
@@ -249,10 +258,6 @@ int main(int argc, char **argv) {
     if (std::optional<double> loss = lossOf(ranks, outputs))
       std::printf("loss: %.9g\n", *loss);
   } else {
-    std::optional<std::vector<int32_t>> tokens =
-        data::readTokens(dataFile, error);
-    if (!tokens)
-      return fail(error);
     std::vector<InputInfo> wanted;
     for (auto &rank : ranks)
       for (const InputInfo &in : rank->manifest().inputs)
@@ -261,8 +266,20 @@ int main(int argc, char **argv) {
     options.seed = seed;
     options.heldOutFraction = heldOutFraction;
     options.dataName = dataFile;
-    std::optional<StepInputs> inputs =
-        StepInputs::create(wanted, *tokens, options, error);
+    std::optional<StepInputs> inputs;
+    if (!arraysFile.empty()) {
+      std::optional<data::ArrayData> arrays =
+          data::ArrayData::read(arraysFile, arrayInputsOf(wanted), error);
+      if (!arrays)
+        return fail(error);
+      inputs = StepInputs::create(wanted, *arrays, options, error);
+    } else {
+      std::optional<std::vector<int32_t>> tokens =
+          data::readTokens(dataFile, error);
+      if (!tokens)
+        return fail(error);
+      inputs = StepInputs::create(wanted, *tokens, options, error);
+    }
     if (!inputs)
       return fail(error);
     for (uint64_t step = firstStep; step < firstStep + steps; ++step) {

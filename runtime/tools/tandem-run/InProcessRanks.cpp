@@ -39,6 +39,14 @@ int tandem::run::runRanksInProcess(const Options &o) {
   if (device->kind() != DeviceKind::Host)
     std::fprintf(stderr, "tandem-run: device %s\n", device->describe().c_str());
 
+  // One copy of --arrays for all ranks, checked before any starts.
+  std::shared_ptr<const data::ArrayData> arrays;
+  if (!o.arrays.empty()) {
+    arrays = readArrays(o, size, error);
+    if (!arrays)
+      return fail(error);
+  }
+
   ThreadControlPlane::Group group(size);
   InProcessTransport transport(size, device.get());
   std::vector<std::thread> ranks;
@@ -52,6 +60,7 @@ int tandem::run::runRanksInProcess(const Options &o) {
       RankEnvironment env(control);
       env.sharedDevice = device.get();
       env.transport = &transport;
+      env.arrays = arrays;
       env.beginStep = [&] {
         // Nobody is inside the transport once all have arrived.
         control.barrier();

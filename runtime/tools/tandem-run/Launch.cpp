@@ -121,6 +121,8 @@ int64_t checkRanksCanStart(const Options &o, std::string &error) {
     return -1;
   if (!o.inputs.empty() && !st::readFile(o.inputs, error))
     return -1;
+  if (!o.arrays.empty() && !readArrays(o, ranks, error))
+    return -1;
   return ranks;
 }
 

@@ -14,7 +14,7 @@ using tandem::runtime::parsePositive;
 using tandem::runtime::parsePositiveCount;
 
 static const char *const kUsage =
-    R"(usage: tandem-run DIR (--data FILE | --inputs FILE) [options]
+    R"(usage: tandem-run DIR (--data | --arrays | --inputs) FILE [options]
 
 Trains what `tandemc --target cpu` (or cuda) wrote to DIR (docs/runtime.md):
 one MPI process per rank, or with --transport inproc every rank a thread of
@@ -22,15 +22,26 @@ this process. Started directly, it runs itself under mpirun (not inproc).
 SIGUSR1 (and SIGTERM to tandem-run itself) stops the job after its current
 step with a checkpoint (--ckpt-dir); it then exits with status 75.
 
+  --data FILE            train on a text or binary token file: batches of
+                         shuffled windows fill the tokens and targets
+                         inputs, generated values every other input
+  --arrays FILE          train on arrays: a safetensors file whose tensor
+                         input.<i> holds n step batches of step input i
+                         (shape [n*b, rest...] for step shape [b, rest...],
+                         the same n for all); step K reads batch K mod n in
+                         file order (no shuffling, whatever the seed); with
+                         --eval-every the last max(1, round(F*n)) batches
+                         are held out and training cycles over the others
   --inputs FILE          one step on saved step inputs (input.<i>, as
-                         tandem-eval --save-inputs writes) instead of --data
+                         tandem-eval --save-inputs writes)
   --save-outputs FILE    write the last step's outputs (result.<k>)
   --steps N              steps to run (default 1)
   --first-step K         the first step's index (default 0)
   --seed N               initialization and batch order (default 0)
   --params FILE          start from these parameters (safetensors)
   --save-params FILE     write every rank's parameters at the end
-  --held-out-fraction F  the corpus tail kept for evaluation (default 0.1)
+  --held-out-fraction F  the corpus tail (or share of --arrays batches)
+                         kept for evaluation (default 0.1)
   --eval-every K         held-out loss every K steps (DIR/eval)
   --eval-batches N       eval steps per held-out loss (default 4)
   --ckpt-dir DIR         write checkpoints here ...
@@ -104,6 +115,9 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
         return false;
     } else if (arg == "--inputs") {
       if (!value(o.inputs))
+        return false;
+    } else if (arg == "--arrays") {
+      if (!value(o.arrays))
         return false;
     } else if (arg == "--save-outputs") {
       if (!value(o.saveOutputs))
@@ -242,15 +256,20 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     error = "no directory (the output of tandemc --target cpu)";
     return false;
   }
-  if (o.data.empty() == o.inputs.empty()) {
-    error = "give exactly one of --data (training on a text or token file) "
-            "and --inputs (one step on saved step inputs)";
+  int sources = !o.data.empty() + !o.arrays.empty() + !o.inputs.empty();
+  if (sources != 1) {
+    error = std::string(sources ? "--data, --arrays and --inputs exclude "
+                                  "each other: "
+                                : "") +
+            "give exactly one of --data (training on a text or token file), "
+            "--arrays (training on arrays of every step input) and --inputs "
+            "(one step on saved step inputs)";
     return false;
   }
   if (!o.inputs.empty() && (o.steps != 1 || o.firstStepGiven || o.evalEvery ||
                             o.ckptEvery || !o.resume.empty())) {
     error = "--inputs runs one step on saved inputs: --steps, --first-step, "
-            "--eval-every, --ckpt-every and --resume need --data";
+            "--eval-every, --ckpt-every and --resume need --data or --arrays";
     return false;
   }
   if (o.ckptEvery > 0 && o.ckptDir.empty()) {

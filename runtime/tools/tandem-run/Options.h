@@ -14,6 +14,10 @@ struct Options {
   /// One step on saved step inputs (`input.<i>`, tandem-eval
   /// --save-inputs) instead of --data; the last step's outputs to a file.
   std::string inputs, saveOutputs;
+  /// Training on arrays instead of token data: `input.<i>` holds n step
+  /// batches of every step input, read in file order (docs/runtime.md,
+  /// "Arrays").
+  std::string arrays;
   /// Checkpoints: where to write them and how often, where to resume from.
   std::string ckptDir, resume;
   uint64_t ckptEvery = 0, ckptKeep = 2;

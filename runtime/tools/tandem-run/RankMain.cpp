@@ -307,6 +307,7 @@ public:
   static std::unique_ptr<HeldOut> create(const Options &o, int rank,
                                          uint64_t seed,
                                          data::TokenStream tokens,
+                                         const data::ArrayData *arrays,
                                          Device &device, std::string &error) {
     std::string path = o.dir + "/eval/rank" + std::to_string(rank) + ".json";
     // On the training program's device: it reads that program's parameters
@@ -325,8 +326,12 @@ public:
     inputOptions.heldOutFraction = o.heldOutFraction;
     inputOptions.dataName = o.data;
     inputOptions.heldOut = true;
-    std::optional<StepInputs> inputs = StepInputs::create(
-        program->manifest().inputs, tokens, inputOptions, error);
+    inputOptions.holdOut = true;
+    std::optional<StepInputs> inputs =
+        arrays ? StepInputs::create(program->manifest().inputs, *arrays,
+                                    inputOptions, error)
+               : StepInputs::create(program->manifest().inputs, tokens,
+                                    inputOptions, error);
     if (!inputs)
       return nullptr;
     std::unique_ptr<HeldOut> result(new HeldOut);
@@ -426,6 +431,26 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
 
 } // namespace
 
+std::shared_ptr<const data::ArrayData>
+tandem::run::readArrays(const Options &o, int64_t ranks, std::string &error) {
+  std::vector<InputInfo> inputs;
+  for (int64_t r = 0; r < ranks; ++r) {
+    std::optional<Manifest> m =
+        readManifest(o.dir + "/rank" + std::to_string(r) + ".json", error);
+    if (!m)
+      return nullptr;
+    inputs.insert(inputs.end(), m->inputs.begin(), m->inputs.end());
+  }
+  std::optional<data::ArrayData> arrays =
+      data::ArrayData::read(o.arrays, arrayInputsOf(inputs), error);
+  if (!arrays)
+    return nullptr;
+  if (o.evalEvery > 0 &&
+      !data::splitArrays(*arrays, /*holdOut=*/true, o.heldOutFraction, error))
+    return nullptr;
+  return std::make_shared<const data::ArrayData>(std::move(*arrays));
+}
+
 void tandem::run::catchStopSignals() {
   struct sigaction action = {};
   action.sa_handler = onStopSignal;
@@ -501,6 +526,16 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   } else {
     return abortJob(error);
   }
+  // --arrays: every rank's inputs from one file, checked against all ranks'
+  // manifests so that every rank finds the same errors.
+  std::shared_ptr<const data::ArrayData> arrays = env.arrays;
+  if (!o.arrays.empty() && !arrays) {
+    arrays = readArrays(o, size, error);
+    if (!arrays)
+      return abortJob(error);
+  }
+  uint64_t dataBytes =
+      arrays ? arrays->bytes() : tokens->size() * sizeof(int32_t);
   std::optional<Manifest> manifest = readManifest(manifestPath, error);
   if (!manifest)
     return abortJob(error);
@@ -604,11 +639,18 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   inputOptions.seed = seed;
   inputOptions.heldOutFraction = o.heldOutFraction;
   inputOptions.dataName = o.data;
-  // The step's inputs: batches of the token data, or the saved ones.
+  inputOptions.holdOut = o.evalEvery > 0;
+  // The step's inputs: batches of the token data or the arrays, or the
+  // saved ones.
   std::optional<StepInputs> inputs;
   std::map<int64_t, Buffer> savedInputs;
   std::map<int64_t, const Buffer *> savedViews;
-  if (o.inputs.empty()) {
+  if (arrays) {
+    inputs = StepInputs::create(program->manifest().inputs, *arrays,
+                                inputOptions, error);
+    if (!inputs)
+      return abortJob(error);
+  } else if (o.inputs.empty()) {
     inputs = StepInputs::create(program->manifest().inputs, tokens,
                                 inputOptions, error);
     if (!inputs)
@@ -635,7 +677,8 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
 
   std::unique_ptr<HeldOut> heldOut;
   if (o.evalEvery > 0) {
-    heldOut = HeldOut::create(o, rank, seed, tokens, *device, error);
+    heldOut =
+        HeldOut::create(o, rank, seed, tokens, arrays.get(), *device, error);
     if (!heldOut)
       return abortJob(error);
   }
@@ -943,10 +986,10 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
       std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "
                   "plan: the manifest's; buffers: the most bytes of runtime "
                   "buffers allocated at once; measured: the peak resident "
-                  "size above the baseline after MPI, the token data (%.2f "
+                  "size above the baseline after MPI, the %s (%.2f "
                   "MiB), the manifest, the library and an OpenBLAS warm-up, "
                   "less code and shared-memory pages first touched since):\n",
-                  tokens->size() * sizeof(int32_t) / MiB);
+                  arrays ? "arrays" : "token data", dataBytes / MiB);
     else
       std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "
                   "plan: the manifest's):\n");

@@ -5,6 +5,7 @@
 
 #include "Options.h"
 
+#include "tandem/Runtime/ArrayData.h"
 #include "tandem/Runtime/ControlPlane.h"
 #include "tandem/Runtime/Device.h"
 #include "tandem/Runtime/Launcher.h"
@@ -37,6 +38,9 @@ struct RankEnvironment {
   /// Called by every rank before each step of the training or held-out
   /// program (the in-process transport starts each step afresh).
   std::function<void()> beginStep;
+  /// Ranks as threads with --arrays: the file, read once for all (else
+  /// each rank reads it).
+  std::shared_ptr<const data::ArrayData> arrays;
   /// Text the transport puts before its abort messages ("step 3: ").
   std::function<void(const std::string &)> setContext;
 };
@@ -46,6 +50,13 @@ struct RankEnvironment {
 /// its current step (docs/runtime.md, "Preemption"). Called before a rank
 /// process starts MPI, so that a signal during its start-up is kept.
 void catchStopSignals();
+
+/// The --arrays file, checked against the step inputs of all `ranks` ranks'
+/// manifests and, with --eval-every, against the held-out split; null with
+/// `error`.
+std::shared_ptr<const data::ArrayData> readArrays(const Options &options,
+                                                  int64_t ranks,
+                                                  std::string &error);
 
 /// Loads, trains, reports. Returns the exit status; errors end the whole
 /// job through the control plane.
