@@ -16,7 +16,8 @@
 // steps K..K+N-1 on batches of token data, exactly the batches and generated
 // inputs tandem-eval --train --program uses (StepInputs.h), printing one line
 // per step; with --arrays, steps on the file's batches of every step input
-// in order (ArrayData.h; no held-out part: the whole file trains). Saves the last step's outputs (`result.<k>`) and the parameters.
+// in order (ArrayData.h; no held-out part: the whole file trains). Saves the
+// last step's outputs (`result.<k>`) and the parameters.
 // --device: where the ranks' memory lives (docs/runtime.md, "Devices"): the
 // host, or GPU N through the CUDA driver, all ranks on one device.
 // --transport: how the ranks' threads exchange (docs/runtime.md, "NCCL"):

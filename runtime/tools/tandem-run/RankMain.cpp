@@ -304,11 +304,9 @@ class HeldOut {
 public:
   /// Loads DIR/eval/rank<r>.json; fails when it is missing (compile with
   /// tandemc --target cpu, which writes it) or cannot take the data.
-  static std::unique_ptr<HeldOut> create(const Options &o, int rank,
-                                         uint64_t seed,
-                                         data::TokenStream tokens,
-                                         const data::ArrayData *arrays,
-                                         Device &device, std::string &error) {
+  static std::unique_ptr<HeldOut>
+  create(const Options &o, int rank, uint64_t seed, data::TokenStream tokens,
+         const data::ArrayData *arrays, Device &device, std::string &error) {
     std::string path = o.dir + "/eval/rank" + std::to_string(rank) + ".json";
     // On the training program's device: it reads that program's parameters
     // where they are.

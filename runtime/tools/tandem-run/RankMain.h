@@ -54,9 +54,8 @@ void catchStopSignals();
 /// The --arrays file, checked against the step inputs of all `ranks` ranks'
 /// manifests and, with --eval-every, against the held-out split; null with
 /// `error`.
-std::shared_ptr<const data::ArrayData> readArrays(const Options &options,
-                                                  int64_t ranks,
-                                                  std::string &error);
+std::shared_ptr<const data::ArrayData>
+readArrays(const Options &options, int64_t ranks, std::string &error);
 
 /// Loads, trains, reports. Returns the exit status; errors end the whole
 /// job through the control plane.

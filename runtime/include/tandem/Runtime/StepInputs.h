@@ -44,7 +44,8 @@ struct StepInputOptions {
 
 /// What an arrays file must hold for `inputs` (their step shapes; an index
 /// listed twice once).
-std::vector<data::ArrayInput> arrayInputsOf(const std::vector<InputInfo> &inputs);
+std::vector<data::ArrayInput>
+arrayInputsOf(const std::vector<InputInfo> &inputs);
 
 /// Step inputs saved in a safetensors file (`input.<i>` tensors, as
 /// tandem-eval --save-inputs writes): the ones `inputs` lists (an index
