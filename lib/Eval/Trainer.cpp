@@ -2,6 +2,7 @@
 
 #include "tandem/Eval/Trainer.h"
 #include "tandem/Eval/Inputs.h"
+#include "tandem/Eval/Parameters.h"
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
 
@@ -155,11 +156,53 @@ BatchInputs::create(llvm::ArrayRef<RankedTensorType> types,
                          shuffle, what);
 }
 
+llvm::Expected<BatchInputs>
+BatchInputs::fromArrays(llvm::ArrayRef<RankedTensorType> types,
+                        const std::string &owner,
+                        const tandem::data::ArrayData &arrays, int64_t first,
+                        int64_t count, const std::string &part) {
+  std::vector<Tensor> base;
+  std::vector<st::DType> dtypes;
+  std::vector<tandem::data::ArrayInput> inputs;
+  for (auto [index, type] : llvm::enumerate(types)) {
+    if (!type)
+      return llvm::createStringError(owner + ": input " + llvm::Twine(index) +
+                                     " is not a ranked tensor");
+    auto dtype = dtypeOf(type.getElementType());
+    if (!dtype)
+      return dtype.takeError();
+    base.emplace_back(type);
+    dtypes.push_back(*dtype);
+    inputs.push_back(
+        {static_cast<int64_t>(index), *dtype,
+         std::vector<int64_t>(type.getShape().begin(), type.getShape().end())});
+  }
+  std::string error;
+  std::optional<tandem::data::ArrayBatches> batches =
+      tandem::data::ArrayBatches::create(arrays, inputs, first, count, part,
+                                         error);
+  if (!batches)
+    return llvm::createStringError(owner + ": " + error);
+  return BatchInputs(std::move(base), std::move(dtypes), std::move(*batches));
+}
+
 std::vector<Tensor> BatchInputs::get(uint64_t index) {
   std::vector<Tensor> inputs = base;
+  if (arrays) {
+    // The batch's bytes decoded as the evaluator's values.
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      st::Tensor raw;
+      raw.dtype = dtypes[i];
+      raw.shape.assign(input.shape.begin(), input.shape.end());
+      const uint8_t *bytes = arrays->batch(index, static_cast<int64_t>(i));
+      raw.data.assign(bytes, bytes + arrays->batchBytes(i));
+      input = fromSafetensors(raw, input.elementType);
+    }
+    return inputs;
+  }
   Tensor &tokens = inputs[tokensArg], &targets = inputs[targetsArg];
   std::vector<int32_t> in(tokens.data.size()), out(targets.data.size());
-  sampler.getBatch(index, in.data(), out.data());
+  sampler->getBatch(index, in.data(), out.data());
   std::copy(in.begin(), in.end(), tokens.data.begin());
   std::copy(out.begin(), out.end(), targets.data.begin());
   return inputs;
@@ -189,6 +232,18 @@ static llvm::Error checkLoss(llvm::ArrayRef<Type> results,
 llvm::Expected<std::unique_ptr<Trainer>>
 Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
                 const TrainerOptions &options) {
+  return create(interpreter, &tokens, std::nullopt, options);
+}
+
+llvm::Expected<std::unique_ptr<Trainer>>
+Trainer::create(Interpreter &interpreter, st::File arrays,
+                const TrainerOptions &options) {
+  return create(interpreter, nullptr, std::move(arrays), options);
+}
+
+llvm::Expected<std::unique_ptr<Trainer>>
+Trainer::create(Interpreter &interpreter, const std::vector<int32_t> *tokens,
+                std::optional<st::File> arrays, const TrainerOptions &options) {
   ModuleOp module = interpreter.getModule();
   bool program = !options.stepProgram.empty();
   func::FuncOp stepFunction;
@@ -221,7 +276,9 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
     stepOwner = "function '" + options.stepFunction + "'";
   }
   auto evalFunction = module.lookupSymbol<func::FuncOp>(options.evalFunction);
-  if (!evalFunction)
+  // Arrays without a held-out loss need no evaluation function.
+  bool needsEval = tokens || options.arraysHoldOut;
+  if (!evalFunction && needsEval)
     return llvm::createStringError("no evaluation function '" +
                                    options.evalFunction + "' in the module");
   if (!program) {
@@ -230,10 +287,63 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
       return verified.takeError();
     updates = std::move(*verified);
   }
-  if (llvm::Error error =
-          checkLoss(evalFunction.getFunctionType().getResults(),
-                    "function '" + options.evalFunction + "': result #0"))
-    return std::move(error);
+  if (!needsEval)
+    evalFunction = nullptr;
+  if (evalFunction)
+    if (llvm::Error error =
+            checkLoss(evalFunction.getFunctionType().getResults(),
+                      "function '" + options.evalFunction + "': result #0"))
+      return std::move(error);
+
+  if (arrays) {
+    // Every step input from the file, in file order.
+    std::vector<RankedTensorType> stepTypes =
+        program ? std::vector<RankedTensorType>(
+                      stepProgram->getInputTypes().begin(),
+                      stepProgram->getInputTypes().end())
+                : argumentTypes(stepFunction);
+    std::vector<tandem::data::ArrayInput> inputs;
+    for (auto [index, type] : llvm::enumerate(stepTypes)) {
+      if (!type)
+        return llvm::createStringError(stepOwner + ": input " +
+                                       llvm::Twine(index) +
+                                       " is not a ranked tensor");
+      auto dtype = dtypeOf(type.getElementType());
+      if (!dtype)
+        return dtype.takeError();
+      inputs.push_back({static_cast<int64_t>(index), *dtype,
+                        std::vector<int64_t>(type.getShape().begin(),
+                                             type.getShape().end())});
+    }
+    std::string error;
+    std::optional<tandem::data::ArrayData> data =
+        tandem::data::ArrayData::create(std::move(*arrays), options.dataName,
+                                        inputs, error);
+    if (!data)
+      return llvm::createStringError(error);
+    std::optional<tandem::data::ArraySplit> split = tandem::data::splitArrays(
+        *data, options.arraysHoldOut, options.heldOutFraction, error);
+    if (!split)
+      return llvm::createStringError(error);
+    auto train =
+        BatchInputs::fromArrays(stepTypes, stepOwner, *data, 0,
+                                split->trainBatches, "training batches");
+    if (!train)
+      return train.takeError();
+    std::optional<BatchInputs> heldOut;
+    if (split->heldOutBatches > 0) {
+      auto batches = BatchInputs::fromArrays(
+          argumentTypes(evalFunction),
+          "function '" + options.evalFunction + "'", *data, split->trainBatches,
+          split->heldOutBatches, "held-out batches");
+      if (!batches)
+        return batches.takeError();
+      heldOut = std::move(*batches);
+    }
+    return std::unique_ptr<Trainer>(new Trainer(
+        interpreter, stepFunction, std::move(stepProgram), evalFunction,
+        std::move(updates), std::move(*train), std::move(heldOut)));
+  }
 
   // Every token must be within the vocabulary of the step and the
   // evaluation function.
@@ -258,7 +368,7 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
     consider(vocabularyOfInputs(function, *args));
   }
   std::string error;
-  if (vocab && !tandem::data::checkVocabulary(tokens, *vocab, error))
+  if (vocab && !tandem::data::checkVocabulary(*tokens, *vocab, error))
     return llvm::createStringError(options.dataName + ": " + error);
   if (!(options.heldOutFraction > 0.0 && options.heldOutFraction < 1.0))
     return llvm::createStringError(
@@ -266,7 +376,7 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
         std::to_string(options.heldOutFraction));
 
   tandem::data::Split parts =
-      tandem::data::splitHeldOut(tokens, options.heldOutFraction);
+      tandem::data::splitHeldOut(*tokens, options.heldOutFraction);
   std::string trainName = options.dataName + " (training part)";
   auto train =
       program ? BatchInputs::create(stepProgram->getInputTypes(),
@@ -325,9 +435,12 @@ llvm::Expected<double> Trainer::heldOutLoss(unsigned numBatches) {
   if (numBatches == 0)
     return llvm::createStringError(
         "the held-out loss needs at least one batch");
+  if (!heldOut)
+    return llvm::createStringError(
+        "no held-out batches: arrays hold some out only for a held-out loss");
   double sum = 0.0;
   for (unsigned index = 0; index < numBatches; ++index) {
-    auto results = interpreter.call(evalFunction, heldOut.get(index));
+    auto results = interpreter.call(evalFunction, heldOut->get(index));
     if (!results)
       return results.takeError();
     sum += (*results)[0].data.at(0);

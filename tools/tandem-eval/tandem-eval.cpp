@@ -99,6 +99,12 @@ static cl::opt<std::string> saveOutputsFile(
     cl::desc("Save the results to a safetensors file: result.<i>, plus "
              "loss and grad.<parameter> for a function with nn.gradients"),
     cl::value_desc("file"), cl::cat(evalCategory));
+static cl::opt<std::string> arraysFile(
+    "arrays",
+    cl::desc("With --train: arrays of every step input instead of --data (a "
+             "safetensors file, input.<i> of shape [n*b, rest...]; step K "
+             "reads batch K mod n in file order)"),
+    cl::value_desc("file"), cl::cat(evalCategory));
 static cl::opt<std::string> saveInputsFile(
     "save-inputs",
     cl::desc("Save the inputs to a safetensors file: input.<i>, or "
@@ -142,7 +148,8 @@ static constexpr const char *overview = R"(Tandem reference evaluator
               [--data FILE --batch-index K [--split train|held-out]]
               [--f64] [--print-outputs]
               [--save-outputs FILE] [--save-inputs FILE]
-  tandem-eval model.mlir --train --steps N --data FILE [--seed S]
+  tandem-eval model.mlir --train --steps N (--data FILE | --arrays FILE)
+              [--seed S]
               [--function train_step | --program NAME]
               [--eval-function forward]
               [--eval-every K] [--eval-batches B] [--held-out-fraction F]
@@ -172,6 +179,15 @@ is the loss) runs on training batches start-step ... start-step+N-1, and
 its updates replace the parameters. The held-out loss is
 the mean loss of --eval-function over the first --eval-batches batches of
 the held-out tail.
+
+With --arrays FILE instead of --data, every step input i comes from the
+tensor input.<i> of a safetensors file, of the input's type and shape
+[n*b, rest...] for the input's shape [b, rest...] (a program's step shape):
+step K reads batch K mod n, rows [(K mod n)*b, (K mod n + 1)*b), in file
+order, whatever the seed. Only with --eval-every K > 0 is there a held-out
+loss: the last max(1, round(F*n)) batches are held out (F:
+--held-out-fraction), training cycles over the others, and the held-out
+loss runs --eval-function on batches of its own input shape over them.
 )";
 
 static int fail(const Twine &message) {
@@ -351,8 +367,12 @@ static std::string fixed(double value) {
 
 /// The --train mode.
 static int train(mlir::ModuleOp module, ParameterMap parameters) {
-  if (dataFile.empty())
-    return fail("--train needs token data: --data FILE");
+  if (!dataFile.empty() && !arraysFile.empty())
+    return fail("--data and --arrays exclude each other: train on token data "
+                "or on arrays of every step input");
+  if (dataFile.empty() && arraysFile.empty())
+    return fail("--train needs token data: --data FILE (or arrays of every "
+                "step input: --arrays FILE)");
   if (numSteps.getNumOccurrences() == 0)
     return fail("--train needs the number of steps: --steps N");
   if (numSteps < 0)
@@ -369,9 +389,16 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
     return fail("--save-outputs does not apply to --train (use "
                 "--save-params and --log-json)");
   std::string error;
-  auto tokens = tandem::data::readTokens(dataFile, error);
-  if (!tokens)
+  std::optional<std::vector<int32_t>> tokens;
+  std::optional<st::File> arrays;
+  if (!arraysFile.empty())
+    arrays = st::readFile(arraysFile, error);
+  else
+    tokens = tandem::data::readTokens(dataFile, error);
+  if (!tokens && !arrays)
     return fail(error);
+  // Arrays hold batches out only for a held-out loss (--eval-every).
+  bool measuresHeldOut = tokens || evalEvery > 0;
 
   EvalOptions options;
   options.f64 = f64Mode;
@@ -385,8 +412,11 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
   trainerOptions.evalFunction = evalFunctionName;
   trainerOptions.heldOutFraction = heldOutFraction;
   trainerOptions.seed = seed;
-  trainerOptions.dataName = dataFile;
-  auto trainer = Trainer::create(interpreter, *tokens, trainerOptions);
+  trainerOptions.dataName = arrays ? arraysFile : dataFile;
+  trainerOptions.arraysHoldOut = measuresHeldOut;
+  auto trainer =
+      arrays ? Trainer::create(interpreter, std::move(*arrays), trainerOptions)
+             : Trainer::create(interpreter, *tokens, trainerOptions);
   if (!trainer)
     return fail(inputFilename + ": " + toString(trainer.takeError()));
 
@@ -404,8 +434,9 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
   };
 
   st::File inputsFile;
-  if (Error error = evaluateHeldOut(startStep))
-    return fail(toString(std::move(error)));
+  if (measuresHeldOut)
+    if (Error error = evaluateHeldOut(startStep))
+      return fail(toString(std::move(error)));
   uint64_t end = startStep + numSteps;
   for (uint64_t k = startStep; k < end; ++k) {
     auto step = (*trainer)->step(k);
@@ -419,17 +450,24 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
         return fail(toString(std::move(error)));
     uint64_t done = k + 1;
     bool periodic = evalEvery > 0 && (done - startStep) % evalEvery == 0;
-    if (periodic || done == end)
+    if (measuresHeldOut && (periodic || done == end))
       if (Error error = evaluateHeldOut(done))
         return fail(toString(std::move(error)));
   }
 
-  auto [firstStep, first] = heldOutLosses.front();
-  auto [lastStep, last] = heldOutLosses.back();
-  double drop = first != 0.0 ? (first - last) / first : 0.0;
-  outs() << "held-out loss " << fixed(first) << " at step " << firstStep
-         << " -> " << fixed(last) << " at step " << lastStep
-         << ": relative drop " << format("%.2f", 100.0 * drop) << "%\n";
+  json::Object log{{"steps", std::move(stepLog)},
+                   {"held_out", std::move(heldOutLog)}};
+  if (!heldOutLosses.empty()) {
+    auto [firstStep, first] = heldOutLosses.front();
+    auto [lastStep, last] = heldOutLosses.back();
+    double drop = first != 0.0 ? (first - last) / first : 0.0;
+    outs() << "held-out loss " << fixed(first) << " at step " << firstStep
+           << " -> " << fixed(last) << " at step " << lastStep
+           << ": relative drop " << format("%.2f", 100.0 * drop) << "%\n";
+    log["first_held_out_loss"] = first;
+    log["last_held_out_loss"] = last;
+    log["relative_drop"] = drop;
+  }
 
   if (!saveParamsFile.empty())
     if (Error error =
@@ -439,11 +477,6 @@ static int train(mlir::ModuleOp module, ParameterMap parameters) {
     if (Error error = writeSafetensors(inputsFile, saveInputsFile))
       return fail(toString(std::move(error)));
   if (!logJsonFile.empty()) {
-    json::Object log{{"steps", std::move(stepLog)},
-                     {"held_out", std::move(heldOutLog)},
-                     {"first_held_out_loss", first},
-                     {"last_held_out_loss", last},
-                     {"relative_drop", drop}};
     std::error_code ec;
     raw_fd_ostream os(logJsonFile, ec);
     if (ec)
@@ -530,7 +563,7 @@ static int evaluate(const mlir::DialectRegistry &registry) {
     return train(*module, std::move(*parameters));
   for (const auto *option : std::initializer_list<const cl::Option *>{
            &numSteps, &startStep, &evalFunctionName, &evalEvery, &evalBatches,
-           &logJsonFile})
+           &logJsonFile, &arraysFile})
     if (option->getNumOccurrences())
       return fail("--" + option->ArgStr + " applies only to --train");
 

@@ -18,6 +18,7 @@
 
 #include "tandem/Eval/Interpreter.h"
 #include "tandem/Eval/Pipeline.h"
+#include "tandem/Runtime/ArrayData.h"
 #include "tandem/Runtime/TokenData.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +46,11 @@ struct TrainerOptions {
   uint64_t seed = 0;
   /// What data errors call the token stream (usually its file name).
   std::string dataName = "token data";
+  /// Arrays only (a token stream always keeps its tail apart): whether the
+  /// trainer measures held-out losses, which holds out the file's last
+  /// batches (data::splitArrays); without it every batch trains and
+  /// heldOutLoss fails.
+  bool arraysHoldOut = false;
 };
 
 /// Checks `function` against the training-step contract: result 0 is a
@@ -82,6 +88,14 @@ public:
          const std::string &owner, std::vector<int32_t> tokens, uint64_t seed,
          bool shuffle, llvm::StringRef what);
 
+  /// Every input from an arrays file (ArrayData.h): batch k is batch k
+  /// mod c of the c batches of the inputs' `types` (input i: `input.<i>`)
+  /// in file step batches [first, first + count).
+  static llvm::Expected<BatchInputs>
+  fromArrays(llvm::ArrayRef<mlir::RankedTensorType> types,
+             const std::string &owner, const tandem::data::ArrayData &arrays,
+             int64_t first, int64_t count, const std::string &part);
+
   /// The function's inputs for batch `index`.
   std::vector<Tensor> get(uint64_t index);
 
@@ -99,10 +113,17 @@ private:
               tandem::data::BatchSampler sampler)
       : base(std::move(base)), tokensArg(tokensArg), targetsArg(targetsArg),
         sampler(std::move(sampler)) {}
+  BatchInputs(std::vector<Tensor> base, std::vector<st::DType> dtypes,
+              tandem::data::ArrayBatches arrays)
+      : base(std::move(base)), dtypes(std::move(dtypes)),
+        arrays(std::move(arrays)) {}
 
   std::vector<Tensor> base;
-  unsigned tokensArg, targetsArg;
-  tandem::data::BatchSampler sampler;
+  unsigned tokensArg = 0, targetsArg = 0;
+  std::optional<tandem::data::BatchSampler> sampler;
+  /// Arrays: every input's batches and its file dtype.
+  std::vector<st::DType> dtypes;
+  std::optional<tandem::data::ArrayBatches> arrays;
 };
 
 /// What one training step did.
@@ -122,6 +143,14 @@ public:
   static llvm::Expected<std::unique_ptr<Trainer>>
   create(Interpreter &interpreter, const std::vector<int32_t> &tokens,
          const TrainerOptions &options = {});
+  /// The same on an arrays file (ArrayData.h; `options.dataName` names it):
+  /// the step's inputs are checked against it; step k trains on batch k mod
+  /// c of its c training batches, in file order; the held-out loss (with
+  /// options.arraysHoldOut) runs the evaluation function on batches of its
+  /// own shape over the held-out step batches.
+  static llvm::Expected<std::unique_ptr<Trainer>>
+  create(Interpreter &interpreter, st::File arrays,
+         const TrainerOptions &options = {});
 
   /// Runs step `index` on training batch `index` and writes the updated
   /// values back into the parameters. On an error the parameters are
@@ -130,7 +159,8 @@ public:
 
   /// The mean of the evaluation function's loss over held-out batches
   /// 0 .. numBatches-1 (batches past the end of the held-out part wrap
-  /// around to its start). Does not change the parameters.
+  /// around to its start). Does not change the parameters. Fails without
+  /// held-out batches (arrays without options.arraysHoldOut).
   llvm::Expected<double> heldOutLoss(unsigned numBatches);
 
   /// The parameter each result 1..n of the step function replaces (for a
@@ -143,10 +173,13 @@ public:
   mlir::func::FuncOp getEvalFunction() const { return evalFunction; }
 
 private:
+  static llvm::Expected<std::unique_ptr<Trainer>>
+  create(Interpreter &interpreter, const std::vector<int32_t> *tokens,
+         std::optional<st::File> arrays, const TrainerOptions &options);
   Trainer(Interpreter &interpreter, mlir::func::FuncOp stepFunction,
           std::unique_ptr<PipelineExecutor> stepProgram,
           mlir::func::FuncOp evalFunction, std::vector<std::string> updates,
-          BatchInputs train, BatchInputs heldOut)
+          BatchInputs train, std::optional<BatchInputs> heldOut)
       : interpreter(interpreter), stepFunction(stepFunction),
         stepProgram(std::move(stepProgram)), evalFunction(evalFunction),
         updates(std::move(updates)), train(std::move(train)),
@@ -157,7 +190,8 @@ private:
   std::unique_ptr<PipelineExecutor> stepProgram;
   mlir::func::FuncOp evalFunction;
   std::vector<std::string> updates;
-  BatchInputs train, heldOut;
+  BatchInputs train;
+  std::optional<BatchInputs> heldOut;
 };
 
 } // namespace tandem::eval
