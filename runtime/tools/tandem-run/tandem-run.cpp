@@ -1,6 +1,7 @@
 //===- tandem-run.cpp - multi-process pipeline training over MPI ----------===//
 //
-// tandem-run DIR --data FILE [--steps N] [--first-step K] [--seed N]
+// tandem-run DIR (--data | --arrays | --inputs) FILE [--steps N]
+//            [--first-step K] [--seed N]
 //            [--device cpu|cuda] [--transport mpi|nccl|inproc]
 //            [--params FILE] [--save-params FILE] [--held-out-fraction F]
 //            [--timeout SECONDS] [--threads T] [--trace FILE]
