@@ -172,14 +172,16 @@ class Compiled:
         """Trains with tandem-run and returns the history: one dict per step
         with 'step', 'loss', 'held_out_loss' (None between evaluations) and
         'tokens_per_s'. `data` is a byte-level token file (the model's two
-        integer B×T inputs are tokens and targets). With `checkpoints` (a
-        directory), a checkpoint every `checkpoint_every` steps."""
-        data = pathlib.Path(data)
-        if not data.is_file():
-            raise ToolError(f"no data file {data}")
+        integer B×T inputs are tokens and targets), or arrays for every
+        input of the model: a list of arrays in the loss function's batch
+        order, a dict or a .npz/.safetensors file of `input.<i>` arrays (an
+        .npz from `np.savez(path, *arrays)` in order), each holding whole
+        step batches along dimension 0. With `checkpoints` (a directory), a
+        checkpoint every `checkpoint_every` steps."""
+        source = self._data_arguments(data)
         final = self.directory / "trained.safetensors"
         command = [
-            find("tandem-run"), self.program, "--data", data, "--steps", steps, "--seed", seed,
+            find("tandem-run"), self.program, *source, "--steps", steps, "--seed", seed,
             "--params", self._start_file(), "--save-params", final, "--transport", transport,
         ]
         if eval_every:
@@ -220,6 +222,59 @@ class Compiled:
         self.history = [history[k] for k in sorted(history)]
         self.trained_parameters = final
         return self.history
+
+    def _data_arguments(self, data):
+        """tandem-run's data options for `data` (see `train`)."""
+        if isinstance(data, (str, pathlib.Path)):
+            path = pathlib.Path(data)
+            if not path.is_file():
+                raise ToolError(f"no data file {path}")
+            if path.suffix == ".npz":
+                with np.load(path) as loaded:
+                    keys = list(loaded.files)
+                    named = all(k.startswith("input.") for k in keys)
+                    data = {k: loaded[k] for k in keys} if named else [loaded[k] for k in keys]
+            elif path.suffix == ".safetensors":
+                data = dict(load_file(str(path)))
+            else:
+                return ["--data", path]
+        if isinstance(data, (list, tuple)):
+            data = {f"input.{i}": a for i, a in enumerate(data)}
+        return ["--arrays", self._arrays_file(data)]
+
+    def _arrays_file(self, arrays):
+        """`arrays` ({'input.<i>': array}) checked against the program's
+        step inputs and written where tandem-run reads them."""
+        steps = {}
+        for manifest in self._manifests():
+            for entry in manifest["inputs"]:
+                steps[entry["index"]] = (tuple(entry["step_shape"]), np.dtype(_NUMPY_DTYPES[entry["dtype"]]))
+        tensors = {}
+        batches = None
+        for index, (shape, dtype) in sorted(steps.items()):
+            name = f"input.{index}"
+            if name not in arrays:
+                raise ToolError(f"the data has no array for {name} (the model's batch argument {index})")
+            array = np.asarray(arrays[name])
+            if array.dtype.kind != dtype.kind and not (array.dtype.kind in "iu" and dtype.kind in "iu"):
+                raise ToolError(f"{name} is {array.dtype.name}; the model takes {dtype.name}")
+            if array.ndim != len(shape) or array.shape[1:] != shape[1:] or array.shape[0] % shape[0]:
+                raise ToolError(
+                    f"{name} has shape {list(array.shape)}; the model takes step batches of {list(shape)}, "
+                    f"so dimension 0 must be a multiple of {shape[0]}"
+                )
+            count = array.shape[0] // shape[0]
+            if batches is not None and count != batches:
+                raise ToolError(f"{name} holds {count} step batches, the other arrays {batches}")
+            batches = count
+            tensors[name] = np.ascontiguousarray(array.astype(dtype, copy=False))
+        batch_args = {f"input.{i}" for i in range(len(self.model.inputs))}
+        extra = sorted(set(arrays) - set(tensors) - batch_args)
+        if extra:
+            raise ToolError(f"the data has arrays {extra} that are not inputs of the program")
+        path = self.directory / "arrays.safetensors"
+        save_file(tensors, str(path))
+        return path
 
     def parameters(self, named=False):
         """The trained parameters (after `train`), as numpy arrays in the
