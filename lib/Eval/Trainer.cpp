@@ -156,13 +156,11 @@ BatchInputs::create(llvm::ArrayRef<RankedTensorType> types,
                          shuffle, what);
 }
 
-llvm::Expected<BatchInputs>
-BatchInputs::fromArrays(llvm::ArrayRef<RankedTensorType> types,
-                        const std::string &owner,
-                        const tandem::data::ArrayData &arrays, int64_t first,
-                        int64_t count, const std::string &part) {
-  std::vector<Tensor> base;
-  std::vector<st::DType> dtypes;
+/// What an arrays file must hold for inputs of `types` (input i:
+/// `input.<i>`, batches of the type's shape); `owner` names them in errors.
+static llvm::Expected<std::vector<tandem::data::ArrayInput>>
+arrayInputsOf(llvm::ArrayRef<RankedTensorType> types,
+              const std::string &owner) {
   std::vector<tandem::data::ArrayInput> inputs;
   for (auto [index, type] : llvm::enumerate(types)) {
     if (!type)
@@ -171,15 +169,30 @@ BatchInputs::fromArrays(llvm::ArrayRef<RankedTensorType> types,
     auto dtype = dtypeOf(type.getElementType());
     if (!dtype)
       return dtype.takeError();
-    base.emplace_back(type);
-    dtypes.push_back(*dtype);
     inputs.push_back(
         {static_cast<int64_t>(index), *dtype,
          std::vector<int64_t>(type.getShape().begin(), type.getShape().end())});
   }
+  return inputs;
+}
+
+llvm::Expected<BatchInputs>
+BatchInputs::fromArrays(llvm::ArrayRef<RankedTensorType> types,
+                        const std::string &owner,
+                        const tandem::data::ArrayData &arrays, int64_t first,
+                        int64_t count, const std::string &part) {
+  auto inputs = arrayInputsOf(types, owner);
+  if (!inputs)
+    return inputs.takeError();
+  std::vector<Tensor> base;
+  std::vector<st::DType> dtypes;
+  for (auto [type, input] : llvm::zip(types, *inputs)) {
+    base.emplace_back(type);
+    dtypes.push_back(input.dtype);
+  }
   std::string error;
   std::optional<tandem::data::ArrayBatches> batches =
-      tandem::data::ArrayBatches::create(arrays, inputs, first, count, part,
+      tandem::data::ArrayBatches::create(arrays, *inputs, first, count, part,
                                          error);
   if (!batches)
     return llvm::createStringError(owner + ": " + error);
@@ -302,23 +315,13 @@ Trainer::create(Interpreter &interpreter, const std::vector<int32_t> *tokens,
                       stepProgram->getInputTypes().begin(),
                       stepProgram->getInputTypes().end())
                 : argumentTypes(stepFunction);
-    std::vector<tandem::data::ArrayInput> inputs;
-    for (auto [index, type] : llvm::enumerate(stepTypes)) {
-      if (!type)
-        return llvm::createStringError(stepOwner + ": input " +
-                                       llvm::Twine(index) +
-                                       " is not a ranked tensor");
-      auto dtype = dtypeOf(type.getElementType());
-      if (!dtype)
-        return dtype.takeError();
-      inputs.push_back({static_cast<int64_t>(index), *dtype,
-                        std::vector<int64_t>(type.getShape().begin(),
-                                             type.getShape().end())});
-    }
+    auto inputs = arrayInputsOf(stepTypes, stepOwner);
+    if (!inputs)
+      return inputs.takeError();
     std::string error;
     std::optional<tandem::data::ArrayData> data =
         tandem::data::ArrayData::create(std::move(*arrays), options.dataName,
-                                        inputs, error);
+                                        *inputs, error);
     if (!data)
       return llvm::createStringError(error);
     std::optional<tandem::data::ArraySplit> split = tandem::data::splitArrays(

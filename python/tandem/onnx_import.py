@@ -86,6 +86,8 @@ class _Importer:
         self.declared = {}
         # Values after which a pipeline stage ends.
         self.stage_ends = set()
+        # Initializer name -> (parameter name, initial value).
+        self.parameters = {}
         self.node = None
 
     def fail(self, message):
@@ -145,31 +147,36 @@ class _Importer:
 
     # --- the graph ------------------------------------------------------
 
+    def read(self, env, name):
+        """The entry of value `name`: a parameter is read where it is used
+        (one nn.param per use keeps each stage's reads local to it)."""
+        if name in self.parameters:
+            return self.param(*self.parameters[name])
+        if name not in env:
+            self.fail(f"input '{name}' is not computed before the node")
+        return env[name]
+
+    def handler(self, node):
+        if node.domain not in ("", "ai.onnx"):
+            self.fail(f"operator '{node.op_type}' of domain '{node.domain}' is not supported by tandem.from_onnx")
+        handler = getattr(self, "op_" + node.op_type, None)
+        for table, generic in ((_UNARY, self.unary), (_BINARY, self.binary), (_IDENTITY, self.identity)):
+            if handler is None and node.op_type in table:
+                handler = generic
+        if handler is None:
+            self.fail(f"operator '{node.op_type}' is not supported by tandem.from_onnx")
+        return handler
+
     def run(self, graph, env):
         for node in graph.node:
             self.node = node
             file, line = _where(node)
             self.body.loc = _ir.location(file, line) if file else f' loc("{node.name}")' if node.name else ""
-            ins = [env[name] if name else None for name in node.input]
-            for name in node.input:
-                if name and name not in env:
-                    self.fail(f"input '{name}' is not computed before the node")
-            live = [e for e in ins if e is not None]
-            if live and all(isinstance(e, _Const) for e in live) or not live:
+            ins = [self.read(env, name) if name else None for name in node.input]
+            if all(isinstance(e, _Const) for e in ins if e is not None):
                 outs = self.fold(node, ins)
             else:
-                handler = getattr(self, "op_" + node.op_type, None)
-                if node.domain not in ("", "ai.onnx") or handler is None:
-                    if node.op_type in _UNARY:
-                        handler = self.unary
-                    elif node.op_type in _BINARY:
-                        handler = self.binary
-                    elif node.op_type in _IDENTITY:
-                        handler = self.identity
-                    else:
-                        domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") else ""
-                        self.fail(f"operator '{node.op_type}'{domain} is not supported by tandem.from_onnx")
-                outs = handler(node, ins)
+                outs = self.handler(node)(node, ins)
                 outs = outs if isinstance(outs, list) else [outs]
             for name, entry in zip(node.output, outs):
                 if name:
@@ -279,14 +286,15 @@ class _Importer:
             # exporter's 1/sqrt(head dim)): still a constant.
             return _Const(entry.array.astype(to))
         if isinstance(entry, _Mask):
-            if not _ir.is_float(to) if to != np.bool_ else False:
+            if to == np.bool_:
+                return entry
+            if not _ir.is_float(to):
                 self.fail("a boolean converted to an integer is not supported")
-            return entry if to == np.bool_ else _Mask(self.body.cast(entry.value, to))
+            return _Mask(self.body.cast(entry.value, to))
         x = self.value(entry)
-        if _ir.is_float(x.dtype) and to != np.bool_ and _ir.is_float(to):
-            return self.body.cast(x, to)
-        if not _ir.is_float(x.dtype) and to != np.bool_ and not _ir.is_float(to):
-            return x  # ids stay ids: nn takes i32 and i64 alike
+        if to != np.bool_ and _ir.is_float(x.dtype) == _ir.is_float(to):
+            # Between float types; ids stay ids (nn takes i32 and i64 alike).
+            return self.body.cast(x, to) if _ir.is_float(to) else x
         self.fail(f"converting {x.dtype.name} to {to.name} is not supported")
 
     # --- comparisons and selection -------------------------------------
@@ -322,9 +330,8 @@ class _Importer:
 
     def op_Where(self, node, ins):
         cond, x, y = ins
-        dtype = (x.array.dtype if isinstance(x, _Const) else self.value(x).dtype)
-        if isinstance(y, _ir.Value):
-            dtype = y.dtype
+        # The computed side's type (a constant side is cast to it).
+        dtype = next((self.value(e).dtype for e in (y, x) if not isinstance(e, _Const)), x.array.dtype)
         if not _ir.is_float(dtype):
             self.fail("'Where' between integer values is not supported")
         if isinstance(cond, _Const):
@@ -392,7 +399,7 @@ class _Importer:
     def op_Expand(self, node, ins):
         x = self.value(ins[0])
         shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in self.const(ins[1], "the shape of 'Expand'")))
-        (x,) = self.aligned([x]) if len(x.shape) == len(shape) else [self.body.reshape(x, (1,) * (len(shape) - len(x.shape)) + x.shape)]
+        x = self.body.reshape(x, (1,) * (len(shape) - len(x.shape)) + x.shape)
         return self.body.broadcast_to(x, shape)
 
     def op_Slice(self, node, ins):
@@ -514,27 +521,23 @@ class _Importer:
 
     def op_MatMul(self, node, ins):
         a, b = ins
-        flags = []
-        if isinstance(b, _Transposed) and len(b.perm) >= 2 and b.perm == list(range(len(b.perm) - 2)) + [len(b.perm) - 1, len(b.perm) - 2]:
-            rhs = self.value(b.source)
-            flags.append("transpose_rhs")
-            rhs_shape = rhs.shape[:-2] + (rhs.shape[-1], rhs.shape[-2])
-        else:
-            rhs = self.value(b)
-            rhs_shape = rhs.shape
         lhs = self.value(a)
+        # A transposed matrix operand (a Linear's weight) is read through
+        # the matmul's transpose flag instead of being moved.
+        rank = len(b.perm) if isinstance(b, _Transposed) else 0
+        swap = len(lhs.shape) >= 2 and rank >= 2 and b.perm == list(range(rank - 2)) + [rank - 1, rank - 2]
+        rhs = self.value(b.source if swap else b)
+        rhs_shape = rhs.shape[:-2] + (rhs.shape[-1], rhs.shape[-2]) if swap else rhs.shape
         if lhs.dtype != rhs.dtype or not _ir.is_float(lhs.dtype):
             self.fail(f"'MatMul' of {lhs.dtype.name} and {rhs.dtype.name} is not supported")
         if len(lhs.shape) < 2 or len(rhs_shape) < 2:
             # A vector operand: as a 1-row or 1-column matrix.
-            if flags:
-                rhs, flags, rhs_shape = self.value(b), [], self.value(b).shape
             lhs2 = self.body.reshape(lhs, (1,) + lhs.shape) if len(lhs.shape) == 1 else lhs
             rhs2 = self.body.reshape(rhs, rhs.shape + (1,)) if len(rhs.shape) == 1 else rhs
             out = self.matmul(lhs2, rhs2, [], rhs2.shape)
             shape = out.shape[:-2] + ((out.shape[-2],) if len(lhs.shape) > 1 else ()) + ((out.shape[-1],) if len(rhs.shape) > 1 else ())
             return self.body.reshape(out, shape)
-        return self.matmul(lhs, rhs, flags, rhs_shape)
+        return self.matmul(lhs, rhs, ["transpose_rhs"] if swap else [], rhs_shape)
 
     def matmul(self, lhs, rhs, flags, rhs_shape):
         if lhs.shape[-1] != rhs_shape[-2]:
@@ -699,26 +702,22 @@ def from_onnx(model, trainable=None, ties=None, stage_ends=(), function="forward
     graph = proto.graph
     initializers = {i.name: onnx.numpy_helper.to_array(i) for i in graph.initializer}
     names = set(trainable) if trainable is not None else {n for n, a in initializers.items() if np.issubdtype(a.dtype, np.floating)}
-    unknown = sorted(n for n in names | set(ties.values()) if n not in initializers and n not in ties.values())
+    unknown = sorted(n for n in names if n not in initializers and n not in ties.values())
     if unknown:
         raise UnsupportedError(f"trainable parameters {unknown} are not initializers of the graph")
 
     importer = _Importer(onnx)
     importer.stage_ends = _stage_end_values(graph, stage_ends)
     env = {}
-    params = {}
-    # Parameters are read where they are used (one nn.param per use keeps
-    # each stage's reads local to it); other initializers are constants.
-    lazy = {}
+    values = {}
     for name, array in initializers.items():
         target = ties.get(name, name)
         if target not in names:
             env[name] = _Const(array)
             continue
-        if target in params and not np.array_equal(params[target], array):
+        if not np.array_equal(values.setdefault(target, array), array):
             raise UnsupportedError(f"initializer '{name}' is tied to '{target}' but holds other values")
-        params.setdefault(target, array)
-        lazy[name] = target
+        importer.parameters[name] = (target, values[target])
 
     arguments, inputs = [], []
     for graph_input in graph.input:
@@ -737,20 +736,10 @@ def from_onnx(model, trainable=None, ties=None, stage_ends=(), function="forward
         inputs.append((tuple(dims), np.dtype(dtype)))
         env[graph_input.name] = value
 
-    class _Env(dict):
-        def __getitem__(self, key):
-            if key in lazy:
-                return importer.param(lazy[key], params[lazy[key]])
-            return dict.__getitem__(self, key)
-
-        def __contains__(self, key):
-            return key in lazy or dict.__contains__(self, key)
-
-    env = _Env(env)
     importer.run(graph, env)
     if len(graph.output) != 1:
         raise UnsupportedError(f"the graph must have one output, the loss; it has {len(graph.output)}")
-    loss = env[graph.output[0].name]
+    loss = importer.read(env, graph.output[0].name)
     if isinstance(loss, _Const):
         raise UnsupportedError("the loss does not depend on the parameters or the inputs")
     result = importer.value(loss)

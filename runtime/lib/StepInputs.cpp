@@ -33,6 +33,24 @@ std::string describe(const InputInfo &input) {
   return "step input " + std::to_string(input.index);
 }
 
+/// `inputs` (every rank's) by index; an index two ranks describe with a
+/// different dtype, step shape or (with `sameRole`) role is an error.
+std::optional<std::map<int64_t, const InputInfo *>>
+byIndex(const std::vector<InputInfo> &inputs, bool sameRole,
+        std::string &error) {
+  std::map<int64_t, const InputInfo *> result;
+  for (const InputInfo &input : inputs) {
+    auto [it, inserted] = result.insert({input.index, &input});
+    if (!inserted && (it->second->dtype != input.dtype ||
+                      it->second->stepShape != input.stepShape ||
+                      (sameRole && it->second->role != input.role))) {
+      error = describe(input) + " is described differently by two ranks";
+      return std::nullopt;
+    }
+  }
+  return result;
+}
+
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text;
   for (size_t i = 0; i < shape.size(); ++i)
@@ -110,16 +128,11 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
                    std::string &error) {
   const std::vector<int32_t> &tokens = *stream;
   StepInputs result;
-  std::map<int64_t, const InputInfo *> byIndex;
-  for (const InputInfo &input : inputs) {
-    auto [it, inserted] = byIndex.insert({input.index, &input});
-    if (!inserted && (it->second->dtype != input.dtype ||
-                      it->second->stepShape != input.stepShape ||
-                      it->second->role != input.role)) {
-      error = describe(input) + " is described differently by two ranks";
-      return std::nullopt;
-    }
-  }
+  std::optional<std::map<int64_t, const InputInfo *>> merged =
+      byIndex(inputs, /*sameRole=*/true, error);
+  if (!merged)
+    return std::nullopt;
+  const std::map<int64_t, const InputInfo *> &byIndex = *merged;
 
   // The token inputs fix the batch shape; the smallest vocabulary any of
   // them indexes bounds every token of the stream.
@@ -212,15 +225,11 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
                    const data::ArrayData &arrays,
                    const StepInputOptions &options, std::string &error) {
   StepInputs result;
-  std::map<int64_t, const InputInfo *> byIndex;
-  for (const InputInfo &input : inputs) {
-    auto [it, inserted] = byIndex.insert({input.index, &input});
-    if (!inserted && (it->second->dtype != input.dtype ||
-                      it->second->stepShape != input.stepShape)) {
-      error = describe(input) + " is described differently by two ranks";
-      return std::nullopt;
-    }
-  }
+  // Roles do not matter here: every input comes from the file.
+  std::optional<std::map<int64_t, const InputInfo *>> merged =
+      byIndex(inputs, /*sameRole=*/false, error);
+  if (!merged)
+    return std::nullopt;
   std::optional<data::ArraySplit> split = data::splitArrays(
       arrays, options.holdOut, options.heldOutFraction, error);
   if (!split)
@@ -232,18 +241,11 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
       options.heldOut ? "held-out batches" : "training batches", error);
   if (!batches)
     return std::nullopt;
-  for (auto &[index, input] : byIndex) {
+  // ArrayBatches checked each tensor's dtype and trailing dimensions
+  // against the step shape: a batch is exactly one step input's bytes.
+  for (auto &[index, input] : *merged) {
     result.inputs.push_back(*input);
-    uint64_t bytes =
-        elementCount(input->stepShape) * elementTypeSize(input->dtype);
-    if (batches->batchBytes(index) != bytes) {
-      error = arrays.name() + ": a batch of step input " +
-              std::to_string(index) + " is " +
-              std::to_string(batches->batchBytes(index)) + " bytes, not " +
-              std::to_string(bytes);
-      return std::nullopt;
-    }
-    result.buffers[index] = Buffer(bytes);
+    result.buffers[index] = Buffer(batches->batchBytes(index));
   }
   result.arrays = std::move(batches);
   return result;
