@@ -220,6 +220,23 @@ class FunctionBuilder:
             results,
         )
 
+    def attention(self, q, k, v, heads, kv_heads, causal, scale=None):
+        """nn.attention of B×Tq×(heads·Dh) queries over B×Tk×(kv_heads·Dh)
+        keys and values; `kv_heads` is written only where it differs from
+        `heads`, `scale` only when given (the op's default is 1/sqrt(Dh))."""
+        attrs = ["causal"] if causal else []
+        attrs.append(f"heads = {int(heads)} : i64")
+        if int(kv_heads) != int(heads):
+            attrs.append(f"kv_heads = {int(kv_heads)} : i64")
+        if scale is not None:
+            attrs.append(f"scale = {float_attribute(scale)} : f64")
+        return self.op(
+            f"nn.attention {q.name}, {k.name}, {v.name} {{{', '.join(attrs)}}} : {q.type}, {k.type}, "
+            f"{v.type} -> {q.type}",
+            q.shape,
+            q.dtype,
+        )
+
     def reduce(self, name, x, axes, keepdims=False):
         axes = sorted(int(a) for a in axes)
         if not axes:
@@ -234,6 +251,19 @@ class FunctionBuilder:
             shape,
             x.dtype,
         )
+
+
+def float_attribute(value):
+    """A float attribute's literal, exact: Python's shortest round-trip
+    form, with the decimal point MLIR's float literals need (`1e-05` lexes
+    as the integer 1 there)."""
+    text = repr(float(value))
+    if not np.isfinite(float(value)):
+        raise UnsupportedError(f"the float attribute {text} is not finite")
+    if "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0" + (f"e{exponent}" if exponent else "")
+    return text
 
 
 def _attrs(attrs):

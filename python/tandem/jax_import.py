@@ -15,6 +15,8 @@ batch as inputs, and every equation becomes nn ops:
   `lax.scan` are inlined or unrolled: Tandem derives the backward pass
   itself, from the primal computation (a custom JVP rule is not used, a
   custom VJP is refused); `tandem.stage_end` becomes `nn.stage_end`;
+- `jax.nn.dot_product_attention` becomes one `nn.attention` where the op
+  expresses the call (jax_attention), its equations where not;
 - integer arithmetic on the inputs is refused except the index
   normalization jnp emits before a gather (`where(i < 0, i + n, i)`):
   Tandem's gathers reject ids outside [0, n) at run time, so for the ids
@@ -33,7 +35,7 @@ import numpy as np
 from jax._src import source_info_util
 from jax.extend import core as jcore
 
-from . import _ir
+from . import _ir, jax_attention
 from ._ir import UnsupportedError
 
 # Elementwise primitives with an nn op of the same meaning.
@@ -271,6 +273,8 @@ class _Importer:
             return self.stage_end(ins)
         if ins and all(isinstance(e, _Const) for e in ins) or (not ins and name != "scan"):
             return self.fold(eqn, ins)
+        if name in ("jit", "pjit") and jax_attention.parse(eqn.params.get("name")) is not None:
+            return self.attention(eqn, ins)
         if name in _INLINED:
             return self.inline(eqn, ins)
         if name in ("custom_vjp_call", "custom_vjp_call_jaxpr"):
@@ -375,14 +379,14 @@ class _Importer:
             return _Tensor(full=x)
         if y == 2:
             return _Tensor(full=self.body.binary("mul", x, x, x.shape))
-        return _Tensor(full=self.body.op(f"nn.pow {x.name}, {float(y)!r} : {x.type}", x.shape, x.dtype))
+        return _Tensor(full=self.body.op(f"nn.pow {x.name}, {_ir.float_attribute(y)} : {x.type}", x.shape, x.dtype))
 
     def p_pow(self, eqn, ins):
         if not isinstance(ins[1], _Const) or ins[1].array.size != 1 and len(set(ins[1].array.reshape(-1))) != 1:
             self.fail("'pow' with an exponent that is not one constant is not supported")
         x = self.value(ins[0])
         y = float(ins[1].array.reshape(-1)[0])
-        return _Tensor(full=self.body.op(f"nn.pow {x.name}, {y!r} : {x.type}", x.shape, x.dtype))
+        return _Tensor(full=self.body.op(f"nn.pow {x.name}, {_ir.float_attribute(y)} : {x.type}", x.shape, x.dtype))
 
     def p_clamp(self, eqn, ins):
         low, x, high = ins
@@ -668,6 +672,45 @@ class _Importer:
             dtype,
         )
         return _Tensor(full=self.body.reshape(product, shape))
+
+    # --- attention ------------------------------------------------------
+
+    def attention(self, eqn, ins):
+        """jax.nn.dot_product_attention, marked while tracing
+        (jax_attention): B×T×N×H queries over B×S×K×H keys and values, K
+        dividing N (JAX's grouped-query attention groups consecutive query
+        heads, as nn.attention does), as one nn.attention on B×T×(N·H) and
+        B×S×(K·H) (reshapes of contiguous dimensions: free). A call outside
+        what the op expresses imports its equations instead."""
+        causal, scale = jax_attention.parse(eqn.params["name"])
+        if not jax_attention.is_forward(eqn.params["jaxpr"], causal, scale):
+            return self.inline(eqn, ins)
+        avals = [v.aval for v in eqn.invars]
+        out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
+        shapes = [tuple(a.shape) for a in avals]
+        if not (
+            len(avals) == 3
+            and out is not None
+            and all(len(s) == 4 for s in shapes)
+            and all(a.dtype == avals[0].dtype for a in avals)
+            and _ir.is_float(avals[0].dtype)
+            and tuple(out.shape) == shapes[0]
+            and out.dtype == avals[0].dtype
+        ):
+            return self.inline(eqn, ins)
+        (b, t, n, h), (kb, s, k, kh) = shapes[0], shapes[1]
+        # Causal attention of T queries over S != T keys is JAX's tril(T, S):
+        # nn.attention's causal mask needs T == S.
+        if shapes[2] != shapes[1] or (kb, kh) != (b, h) or n % k or (causal and s != t):
+            return self.inline(eqn, ins)
+        q, key, value = (self.value(e) for e in ins)
+        q = self.body.reshape(q, (b, t, n * h))
+        key = self.body.reshape(key, (b, s, k * h))
+        value = self.body.reshape(value, (b, s, k * h))
+        # JAX's default scale is 1/sqrt(H) computed the same way: the op's own.
+        explicit = None if scale == 1.0 / np.sqrt(h) else scale
+        y = self.body.attention(q, key, value, n, k, causal, explicit)
+        return [_Tensor(full=self.body.reshape(y, shapes[0]))]
 
     # --- gathers --------------------------------------------------------
 

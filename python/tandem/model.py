@@ -7,7 +7,7 @@ import jax
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from . import _ir
+from . import _ir, jax_attention
 from .jax_import import UnsupportedError, _Importer, _ParamLeaf, _path_name, _Tensor
 
 
@@ -71,7 +71,8 @@ def from_jax(loss_fn, params, *example_batch, function="forward"):
         return loss_fn(p, *b)
 
     try:
-        closed = jax.make_jaxpr(flat)(*values, *batch)
+        with jax_attention.marking():
+            closed = jax.make_jaxpr(flat)(*values, *batch)
     except (TypeError, ValueError) as error:
         raise UnsupportedError(
             f"tracing {getattr(loss_fn, '__name__', 'the loss function')} on the example batch "

@@ -88,6 +88,8 @@ class _Importer:
         self.stage_ends = set()
         # Initializer name -> (parameter name, initial value).
         self.parameters = {}
+        # Values some node or the graph's output reads.
+        self.consumed = set()
         self.node = None
 
     def fail(self, message):
@@ -168,6 +170,8 @@ class _Importer:
         return handler
 
     def run(self, graph, env):
+        self.consumed |= {name for node in graph.node for name in node.input}
+        self.consumed |= {output.name for output in graph.output}
         for node in graph.node:
             self.node = node
             file, line = _where(node)
@@ -258,7 +262,7 @@ class _Importer:
         y = float(exponent[0])
         if y == 2.0:
             return self.body.binary("mul", x, x, x.shape)
-        return self.body.op(f"nn.pow {x.name}, {y!r} : {x.type}", x.shape, x.dtype)
+        return self.body.op(f"nn.pow {x.name}, {_ir.float_attribute(y)} : {x.type}", x.shape, x.dtype)
 
     def op_Gelu(self, node, ins):
         x = self.value(ins[0])
@@ -394,7 +398,18 @@ class _Importer:
     def op_Transpose(self, node, ins):
         rank = len(self.shape(ins[0]))
         perm = [int(p) for p in self.attr(node, "perm", list(reversed(range(rank))))]
+        if isinstance(ins[0], _Transposed):
+            # Transposes in a row are one, often none (heads moved out and
+            # back around an attention).
+            return _Transposed(ins[0].source, [ins[0].perm[p] for p in perm])
         return _Transposed(ins[0], perm)
+
+    def permuted(self, entry, perm):
+        """The entry's value transposed by `perm`, a pending transpose of it
+        folded in."""
+        if isinstance(entry, _Transposed):
+            return self.value(_Transposed(entry.source, [entry.perm[p] for p in perm]))
+        return self.body.transpose(self.value(entry), perm)
 
     def op_Expand(self, node, ins):
         x = self.value(ins[0])
@@ -509,12 +524,12 @@ class _Importer:
         x, weight, epsilon = self.normalization(node, ins)
         bias = self.value(ins[2]) if len(ins) > 2 and ins[2] is not None else self.body.constant(np.zeros(x.shape[-1], x.dtype))
         return [self.body.op(
-            f"nn.layer_norm {x.name}, {weight.name}, {bias.name} {{epsilon = {epsilon!r} : f64}} : "
+            f"nn.layer_norm {x.name}, {weight.name}, {bias.name} {{epsilon = {_ir.float_attribute(epsilon)} : f64}} : "
             f"{x.type}, {weight.type}, {bias.type}", x.shape, x.dtype)] + [None] * (len(node.output) - 1)
 
     def op_RMSNormalization(self, node, ins):
         x, weight, epsilon = self.normalization(node, ins)
-        return self.body.op(f"nn.rms_norm {x.name}, {weight.name} {{epsilon = {epsilon!r} : f64}} : {x.type}, {weight.type}",
+        return self.body.op(f"nn.rms_norm {x.name}, {weight.name} {{epsilon = {_ir.float_attribute(epsilon)} : f64}} : {x.type}, {weight.type}",
                             x.shape, x.dtype)
 
     # --- matrix products ------------------------------------------------
@@ -567,6 +582,79 @@ class _Importer:
                 c = self.body.binary("mul", c, self.body.constant(np.asarray(beta, c.dtype)), c.shape)
             y = self.body.binary("add", y, c, y.shape)
         return y
+
+    # --- attention ------------------------------------------------------
+
+    # Inputs and outputs of Attention (opsets 23 to 25) beyond Q, K, V and Y,
+    # by position, and why nn.attention cannot take them.
+    _ATTENTION_INPUTS = {
+        3: "an attn_mask is not supported: nn.attention masks causally (is_causal=1) or not at all",
+        4: "past_key (a KV cache) is not supported: Tandem trains on whole sequences",
+        5: "past_value (a KV cache) is not supported: Tandem trains on whole sequences",
+        6: "nonpad_kv_seqlen (padded keys) is not supported: nn.attention attends to every key",
+    }
+    _ATTENTION_OUTPUTS = {1: "present_key", 2: "present_value", 3: "qk_matmul_output"}
+
+    def op_Attention(self, node, ins):
+        """nn.attention. The 3-D form is its layout already (B×S×(heads·H),
+        head h in columns [h·H, (h+1)·H)); the 4-D form B×N×S×H moves the
+        heads beside the head size and back. ONNX repeats each key and value
+        head over consecutive query heads, as nn.attention's kv_heads does."""
+        for i, why in self._ATTENTION_INPUTS.items():
+            if len(ins) > i and ins[i] is not None:
+                self.fail(why)
+        for i, name in self._ATTENTION_OUTPUTS.items():
+            if len(node.output) > i and node.output[i] in self.consumed:
+                self.fail(f"its output {name} is used; Tandem imports only Y")
+        softcap = float(self.attr(node, "softcap", 0.0))
+        if softcap != 0.0:
+            self.fail(f"softcap {softcap!r} is not supported by nn.attention")
+        if self.attr(node, "left_window_size", -1) != -1 or self.attr(node, "right_window_size", -1) != -1:
+            self.fail("a local window (left_window_size, right_window_size) is not supported by nn.attention")
+        shapes = [tuple(self.shape(e)) for e in ins[:3]]
+        rank = len(shapes[0])
+        if rank not in (3, 4) or any(len(s) != rank for s in shapes):
+            self.fail(f"inputs of ranks {[len(s) for s in shapes]} (3-D or 4-D, all alike, are supported)")
+        if rank == 3:
+            heads, kv_heads = self.attr(node, "q_num_heads"), self.attr(node, "kv_num_heads")
+            if heads is None or kv_heads is None:
+                self.fail("3-D inputs need q_num_heads and kv_num_heads")
+            (b, t, dq), (bk, s, dk), (bv, sv, dv) = shapes
+            if dq % heads or dk % kv_heads or dv % kv_heads:
+                self.fail(f"hidden sizes {dq}, {dk}, {dv} are not multiples of {heads} and {kv_heads} heads")
+            head, key_head, value_head, value_heads = dq // heads, dk // kv_heads, dv // kv_heads, kv_heads
+        else:
+            (b, heads, t, head), (bk, kv_heads, s, key_head), (bv, value_heads, sv, value_head) = shapes
+            for name, count in (("q_num_heads", heads), ("kv_num_heads", kv_heads)):
+                if self.attr(node, name, count) != count:
+                    self.fail(f"{name} {self.attr(node, name)} disagrees with the inputs' {count} heads")
+        if len({b, bk, bv}) != 1 or s != sv or value_heads != kv_heads or key_head != head:
+            self.fail(f"Q, K and V of shapes {[list(x) for x in shapes]} do not fit together")
+        if value_head != head:
+            self.fail(f"a value head size ({value_head}) other than the query and key head size ({head}) is not "
+                      "supported by nn.attention")
+        if heads % kv_heads:
+            self.fail(f"{heads} query heads are not a multiple of {kv_heads} key and value heads")
+        causal = bool(self.attr(node, "is_causal", 0))
+        if causal and s != t:
+            self.fail(f"causal attention of {t} queries over {s} keys is not supported: nn.attention's causal "
+                      "mask needs as many keys as queries")
+        if rank == 3:
+            q, k, v = (self.value(e) for e in ins[:3])
+        else:
+            q, k, v = (self.body.reshape(self.permuted(e, [0, 2, 1, 3]), (b, n, w * head))
+                       for e, n, w in zip(ins[:3], (t, s, s), (heads, kv_heads, kv_heads)))
+        if not _ir.is_float(q.dtype) or q.dtype != k.dtype or q.dtype != v.dtype:
+            self.fail(f"'Attention' of {q.dtype.name}, {k.dtype.name} and {v.dtype.name} is not supported")
+        precision = self.attr(node, "softmax_precision")
+        if precision is not None and self.onnx.helper.tensor_dtype_to_np_dtype(precision) != q.dtype:
+            self.fail("a softmax_precision other than the inputs' type is not supported: choose mixed precision "
+                      "with tandem.compile(precision=...)")
+        scale = self.attr(node, "scale")
+        y = self.body.attention(q, k, v, heads, kv_heads, causal, None if scale is None else float(scale))
+        if rank == 4:
+            y = _Transposed(self.body.reshape(y, (b, t, heads, head)), [0, 2, 1, 3])
+        return [y] + [None] * (len(node.output) - 1)
 
     # --- gathers and losses ---------------------------------------------
 
