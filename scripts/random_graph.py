@@ -5,7 +5,7 @@
 A token model over byte data (vocabulary 256): an embedding, optionally
 learned positions, a stack of 2 to 7 random blocks (residual MLPs with a
 random activation and hidden width, gated MLPs, causal attention with a
-random head count, plain linear layers that change the width, norms,
+random head count and key and value heads, plain linear layers that change the width, norms,
 softmax mixing), each optionally pre-normed by layer_norm or rms_norm, a
 head and the cross-entropy loss; nn.stage_end markers after random blocks
 cut it into K >= 2 segments. Parameter shapes, initial scales and the batch
@@ -82,6 +82,9 @@ def ty(shape, dtype="f32"):
 
 def generate(seed):
     rng = random.Random(seed)
+    # Choices added later draw from their own generator, so that every seed
+    # keeps the model and configuration it had before them.
+    later = random.Random(seed + 0x9E3779B9)
     batch = rng.choice([2, 4, 8])
     seq = rng.choice([4, 8, 16])
     width = rng.choice([8, 16, 24, 32])
@@ -119,12 +122,17 @@ def generate(seed):
             x = g.add(x, y, shape)
         elif kind == "attention":
             heads = rng.choice([h for h in (1, 2, 4) if d % h == 0 and d // h >= 4])
-            qkv, qshape = g.linear(name + ".qkv", h, shape, 3 * d, rng.random() < 0.5)
+            # Grouped-query attention: key and value of kv heads.
+            kv = later.choice([k for k in (1, 2, 4) if heads % k == 0])
+            kd = d // heads * kv
+            kshape = shape[:2] + [kd]
+            qkv, qshape = g.linear(name + ".qkv", h, shape, d + 2 * kd, rng.random() < 0.5)
             parts = g.value()
             g.lines.append("    %s:3 = nn.split %s {axis = 2 : i64, sizes = array<i64: %d, %d, %d>} : %s -> %s, %s, %s"
-                           % (parts, qkv, d, d, d, ty(qshape), ty(shape), ty(shape), ty(shape)))
-            a = g.op("nn.attention %s#0, %s#1, %s#2 {causal, heads = %d : i64} : %s, %s, %s -> %s"
-                     % (parts, parts, parts, heads, ty(shape), ty(shape), ty(shape), ty(shape)))
+                           % (parts, qkv, d, kd, kd, ty(qshape), ty(shape), ty(kshape), ty(kshape)))
+            grouped = ", kv_heads = %d : i64" % kv if kv != heads else ""
+            a = g.op("nn.attention %s#0, %s#1, %s#2 {causal, heads = %d : i64%s} : %s, %s, %s -> %s"
+                     % (parts, parts, parts, heads, grouped, ty(shape), ty(kshape), ty(kshape), ty(shape)))
             y, _ = g.linear(name + ".out", a, shape, d, rng.random() < 0.5)
             x = g.add(x, y, shape)
         elif kind == "linear":

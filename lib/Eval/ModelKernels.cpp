@@ -138,10 +138,21 @@ KernelResult oneHotKernel(const KernelCall &call) {
 }
 
 /// The shape of an attention op's operands, checked as the kernels need.
+/// Query head h reads key and value head h / group; key and value rows are
+/// kvDim = (heads / group)·hd wide.
 struct AttentionShape {
-  int64_t batch, tq, tk, dim, heads, hd;
+  int64_t batch, tq, tk, dim, heads, hd, group, kvDim;
   bool causal;
   double scale;
+
+  /// The first element of query row i of head h in batch b.
+  int64_t queryAt(int64_t b, int64_t i, int64_t h) const {
+    return (b * tq + i) * dim + h * hd;
+  }
+  /// The first element of key (or value) row j that query head h reads.
+  int64_t keyAt(int64_t b, int64_t j, int64_t h) const {
+    return (b * tk + j) * kvDim + h / group * hd;
+  }
 };
 
 template <typename OpT>
@@ -153,11 +164,17 @@ mlir::FailureOr<AttentionShape> attentionShape(OpT op, const Tensor &q,
                    q.shape[2],
                    static_cast<int64_t>(op.getHeads()),
                    0,
+                   1,
+                   k.shape[2],
                    op.getCausal(),
                    op.getEffectiveScale()};
-  if (s.heads <= 0 || s.dim % s.heads != 0 || (s.causal && s.tq != s.tk))
+  int64_t kvHeads = op.getKeyValueHeads();
+  if (s.heads <= 0 || s.dim % s.heads != 0 || kvHeads <= 0 ||
+      s.heads % kvHeads != 0 || s.dim / s.heads * kvHeads != s.kvDim ||
+      (s.causal && s.tq != s.tk))
     return mlir::failure();
   s.hd = s.dim / s.heads;
+  s.group = s.heads / kvHeads;
   return s;
 }
 
@@ -167,12 +184,12 @@ mlir::FailureOr<AttentionShape> attentionShape(OpT op, const Tensor &q,
 double attentionWeights(const AttentionShape &s, const Tensor &q,
                         const Tensor &k, int64_t b, int64_t h, int64_t i,
                         std::vector<double> &weights) {
-  const double *qi = &q.data[(b * s.tq + i) * s.dim + h * s.hd];
+  const double *qi = &q.data[s.queryAt(b, i, h)];
   int64_t visible = s.causal ? i + 1 : s.tk;
   weights.assign(visible, 0.0);
   double max = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < visible; ++j) {
-    const double *kj = &k.data[(b * s.tk + j) * s.dim + h * s.hd];
+    const double *kj = &k.data[s.keyAt(b, j, h)];
     double dot = 0.0;
     for (int64_t d = 0; d < s.hd; ++d)
       dot += qi[d] * kj[d];
@@ -188,8 +205,9 @@ double attentionWeights(const AttentionShape &s, const Tensor &q,
 }
 
 KernelResult attentionShapeError(mlir::Operation *op) {
-  return opError(op, "heads must divide the model dimension, and causal "
-                     "attention needs as many keys as queries");
+  return opError(op, "heads must divide the model dimension, kv_heads the "
+                     "heads and the key width, and causal attention needs "
+                     "as many keys as queries");
 }
 
 /// Directly from the definition: per batch, head and query, the scores
@@ -209,12 +227,11 @@ KernelResult attentionKernel(const KernelCall &call) {
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < s.tq; ++i) {
         double sum = attentionWeights(s, q, k, b, h, i, weights);
-        double *out = &result.data[(b * s.tq + i) * s.dim + h * s.hd];
+        double *out = &result.data[s.queryAt(b, i, h)];
         for (int64_t d = 0; d < s.hd; ++d) {
           double acc = 0.0;
           for (size_t j = 0; j < weights.size(); ++j)
-            acc += weights[j] / sum *
-                   v.data[(b * s.tk + j) * s.dim + h * s.hd + d];
+            acc += weights[j] / sum * v.data[s.keyAt(b, j, h) + d];
           out[d] = acc;
         }
       }
@@ -224,7 +241,8 @@ KernelResult attentionKernel(const KernelCall &call) {
 /// From the definition (NNOps.td): per batch, head and query, the
 /// probabilities P, dP = dy·vᵀ, D = Σ P∘dP, dS = P∘(dP − D); then
 /// dq += dS·k·scale, dk += dSᵀ·q·scale, dv += Pᵀ·dy, the contributions of
-/// queries added in increasing order.
+/// queries added in increasing order (with kv_heads, those of a group's
+/// query heads in increasing head order, each head's queries in turn).
 KernelResult attentionGradKernel(const KernelCall &call) {
   auto op = llvm::cast<nn::AttentionGradOp>(call.op);
   const Tensor &q = *call.operands[0], &k = *call.operands[1],
@@ -243,19 +261,19 @@ KernelResult attentionGradKernel(const KernelCall &call) {
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < s.tq; ++i) {
         double sum = attentionWeights(s, q, k, b, h, i, p);
-        int64_t at = (b * s.tq + i) * s.dim + h * s.hd;
+        int64_t at = s.queryAt(b, i, h);
         dp.assign(p.size(), 0.0);
         double rowDot = 0.0;
         for (size_t j = 0; j < p.size(); ++j) {
           p[j] /= sum;
-          const double *vj = &v.data[(b * s.tk + j) * s.dim + h * s.hd];
+          const double *vj = &v.data[s.keyAt(b, j, h)];
           for (int64_t d = 0; d < s.hd; ++d)
             dp[j] += dy.data[at + d] * vj[d];
           rowDot += p[j] * dp[j];
         }
         for (size_t j = 0; j < p.size(); ++j) {
           double ds = p[j] * (dp[j] - rowDot) * s.scale;
-          int64_t kv = (b * s.tk + j) * s.dim + h * s.hd;
+          int64_t kv = s.keyAt(b, j, h);
           for (int64_t d = 0; d < s.hd; ++d) {
             dq.data[at + d] += ds * k.data[kv + d];
             dk.data[kv + d] += ds * q.data[at + d];

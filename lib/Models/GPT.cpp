@@ -102,7 +102,8 @@ private:
     Value y = nn::AttentionOp::create(b, mb.loc(name), split.getResult(0),
                                       split.getResult(1), split.getResult(2),
                                       static_cast<uint64_t>(config.heads),
-                                      /*causal=*/true, /*scale=*/FloatAttr());
+                                      /*causal=*/true, /*scale=*/FloatAttr(),
+                                      /*kv_heads=*/IntegerAttr());
     return linear(y, name + ".c_proj", d, residualStd);
   }
 

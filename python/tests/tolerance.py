@@ -135,20 +135,23 @@ def _reduction_lengths(op, attrs, axes, operand_types):
         return [lhs[-2] if transpose else lhs[-1]]
     if op == "attention":
         q, k = operand_types[0], operand_types[1]
-        heads = int(re.search(r"heads = (\d+)", attrs).group(1))
+        heads = int(re.search(r"\bheads = (\d+)", attrs).group(1))
         head_dim = q[-1] // heads
         keys = k[-2]
         # scores (head_dim), the softmax's sum (keys), probabilities x V (keys)
         return [head_dim, keys, keys]
     if op == "attention_grad":
         q, k = operand_types[0], operand_types[1]
-        heads = int(re.search(r"heads = (\d+)", attrs).group(1))
+        heads = int(re.search(r"\bheads = (\d+)", attrs).group(1))
         head_dim = q[-1] // heads
         queries, keys = q[-2], k[-2]
         # scores and the softmax's sum (recomputed), dP = dy·v (head_dim),
         # the row sum of P·dP (keys), then dq over keys and dk, dv over
-        # queries
-        return [head_dim, keys, head_dim, keys, max(keys, queries)]
+        # queries (with kv_heads, a key and value head's dk and dv over
+        # the queries of its whole group of heads)
+        kv = re.search(r"\bkv_heads = (\d+)", attrs)
+        group = heads // int(kv.group(1)) if kv else 1
+        return [head_dim, keys, head_dim, keys, max(keys, group * queries)]
     if op in ("layer_norm", "rms_norm"):
         return [_last(first)] * (2 if op == "layer_norm" else 1)
     if op in ("layer_norm_grad", "rms_norm_grad"):

@@ -180,6 +180,15 @@ TEST_F(CostModelTest, AttentionCountsItsMatmulsAndSoftmax) {
             4.0 * 2 * 16 * 16 * 32 + scores * (5 + kTranscendentalFlops));
   EXPECT_EQ(c.bytes, 4 * 1024 * 4.0);
   EXPECT_TRUE(c.matrix);
+  // Grouped-query attention, 4 query heads on 1 key and value head of 8:
+  // every query head still scores every key, but the key and value are a
+  // quarter as wide, and so are their bytes.
+  OpCost g = cost("%q: tensor<2x16x32xf32>, %k: tensor<2x16x8xf32>",
+                  "%y = nn.attention %q, %k, %k {heads = 4 : i64, kv_heads = "
+                  "1 : i64} : tensor<2x16x32xf32>, tensor<2x16x8xf32>, "
+                  "tensor<2x16x8xf32> -> tensor<2x16x32xf32>");
+  EXPECT_EQ(g.flops, c.flops);
+  EXPECT_EQ(g.bytes, (2 * 1024 + 2 * 256) * 4.0);
 }
 
 TEST_F(CostModelTest, ShapeOpsMoveBytesOnly) {

@@ -13,9 +13,12 @@
 // the output rescaled when the maximum grows); the backward pass
 // recomputes the probabilities from each row's maximum and sum.
 //
-// Layouts: q, dy and dq are B×Tq×D, k, v, dk and dv are B×Tk×D, D = H·HD,
-// head h the columns [h·HD, (h+1)·HD). Every sum runs in increasing index,
-// every multiply-add is an explicit fma.
+// Layouts: q, dy and dq are B×Tq×D, D = H·HD, head h the columns
+// [h·HD, (h+1)·HD); k, v, dk and dv are B×Tk×(KV·HD) for KV key and value
+// heads, which KV = H without grouped-query attention. Query head h reads
+// key and value head h / G, G = H / KV; the key and value gradients of a
+// key and value head sum its group's G query heads in increasing order.
+// Every sum runs in increasing index, every multiply-add is an explicit fma.
 //
 // The backward kernels read their own rows (q and dy per query, k and v per
 // key) for every row of the other side. They copy them once into the row
@@ -48,15 +51,22 @@
 namespace {
 
 struct tk_attention_shape {
-  int64_t batch, heads, tq, tk, dim;
+  int64_t batch, heads, kv_heads, tq, tk, dim;
   int32_t causal;
   float scale;
 };
 
-// The first element of row `t` of head `h` in batch `b` of a B×T×D tensor.
-TK_HD int64_t tk_attention_at(const tk_attention_shape &s, int64_t t, int64_t b,
-                              int64_t h, int64_t hd, int64_t len) {
-  return (b * len + t) * s.dim + h * hd;
+// Query heads a key and value head serves.
+TK_HD int64_t tk_attention_group(const tk_attention_shape &s) {
+  return s.heads / s.kv_heads;
+}
+
+// The first element of row `t` of head `h` in batch `b` of a query-side
+// tensor (B×T×D, `keys` false) or of key and value head `h` of a key-side
+// one (B×T×(KV·HD), `keys` true).
+TK_HD int64_t tk_attention_at(const tk_attention_shape &s, bool keys, int64_t t,
+                              int64_t b, int64_t h, int64_t hd, int64_t len) {
+  return (b * len + t) * (keys ? s.kv_heads * hd : s.dim) + h * hd;
 }
 
 // Element d of a row: in memory or a tile (stride 1) or in the row cache
@@ -94,47 +104,49 @@ TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
   return dot;
 }
 
-// The rows a block of R rows takes: group g of head (b, h) is rows
-// [first, first + R) of it; for groups of query rows, `keys` is how many
-// keys its queries see (up to its last row's when causal).
-struct tk_attention_group {
+// The rows a block of R rows takes: block g of head (b, h) is rows
+// [first, first + R) of it; for blocks of query rows, `keys` is how many
+// keys its queries see (up to its last row's when causal). Query rows go
+// by query head, key rows by key and value head.
+struct tk_attention_rows {
   int64_t b, h, first, keys;
 };
-// Groups of R of `rows` rows a head, over every head.
-TK_HD int64_t tk_attention_groups(const tk_attention_shape &s, int64_t rows,
-                                  int64_t r) {
-  return s.batch * s.heads * ((rows + r - 1) / r);
+// Blocks of R of `rows` rows a head, over every one of `heads` heads.
+TK_HD int64_t tk_attention_blocks(const tk_attention_shape &s, int64_t heads,
+                                  int64_t rows, int64_t r) {
+  return s.batch * heads * ((rows + r - 1) / r);
 }
-TK_HD tk_attention_group tk_attention_group_of(const tk_attention_shape &s,
-                                               int64_t g, int64_t rows,
-                                               int64_t r) {
-  int64_t groups = (rows + r - 1) / r, first = g % groups * r;
+TK_HD tk_attention_rows tk_attention_rows_of(const tk_attention_shape &s,
+                                             int64_t heads, int64_t g,
+                                             int64_t rows, int64_t r) {
+  int64_t blocks = (rows + r - 1) / r, first = g % blocks * r;
   int64_t end = first + r < rows ? first + r : rows;
-  return {g / groups / s.heads, g / groups % s.heads, first,
+  return {g / blocks / heads, g / blocks % heads, first,
           s.causal && end < s.tk ? end : s.tk};
 }
 
-// Row `i` of head (b, h) of `out` (rows of `len`): the thread's
-// accumulator row `acc`.
+// Row `i` of head (b, h) of `out` (rows of `len`, key-side with `keys`):
+// the thread's accumulator row `acc`.
 template <int HD, typename T>
-TK_HD void tk_attention_store(const tk_attention_shape &s, T *out, int64_t len,
-                              const tk_attention_group &at, int64_t i,
-                              const float *acc) {
-  int64_t row = tk_attention_at(s, i, at.b, at.h, HD, len);
+TK_HD void tk_attention_store(const tk_attention_shape &s, bool keys, T *out,
+                              int64_t len, const tk_attention_rows &at,
+                              int64_t i, const float *acc) {
+  int64_t row = tk_attention_at(s, keys, i, at.b, at.h, HD, len);
   for (int d = 0; d < HD; ++d)
     tk_store(out, row + d, acc[d]);
 }
 
-// Rows [from, from + n) of head (b, h) of `src` (rows of `len`) into
-// `tile` (n rows of HD, adjacent), the block's threads taking adjacent
-// elements. One phase.
+// Rows [from, from + n) of head (b, h) of `src` (rows of `len`, key-side
+// with `keys`) into `tile` (n rows of HD, adjacent), the block's threads
+// taking adjacent elements. One phase.
 template <int HD, typename T>
-TK_HD void tk_attention_load(const tk_attention_shape &s, const T *src,
-                             int64_t len, int64_t b, int64_t h, int64_t from,
-                             int64_t n, T *tile, int64_t thread,
+TK_HD void tk_attention_load(const tk_attention_shape &s, bool keys,
+                             const T *src, int64_t len, int64_t b, int64_t h,
+                             int64_t from, int64_t n, T *tile, int64_t thread,
                              int64_t threads) {
   for (int64_t e = thread; e < n * HD; e += threads)
-    tile[e] = src[tk_attention_at(s, from + e / HD, b, h, HD, len) + e % HD];
+    tile[e] =
+        src[tk_attention_at(s, keys, from + e / HD, b, h, HD, len) + e % HD];
 }
 
 // nn.attention: y = softmax(q·kᵀ·scale)·v over the visible keys (j <= i
@@ -148,13 +160,15 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   TK_LOCAL_ROW(float, acc, HD);
   TK_LOCAL(float, rowMax);
   TK_LOCAL(float, sum);
-  int64_t groups = tk_attention_groups(s, s.tq, TK_BLOCK_DIM);
-  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
-    tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
+  int64_t blocks = tk_attention_blocks(s, s.heads, s.tq, TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
+    tk_attention_rows at =
+        tk_attention_rows_of(s, s.heads, g, s.tq, TK_BLOCK_DIM);
+    int64_t kvh = at.h / tk_attention_group(s);
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
+      int64_t row = tk_attention_at(s, false, i, at.b, at.h, HD, s.tq);
       for (int d = 0; d < HD; ++d) {
         TK_ROW(qi)[d] = tk_load(q, row + d);
         TK_ROW(acc)[d] = 0.0f;
@@ -166,9 +180,9 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
       int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
       TK_PHASE
-      tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
+      tk_attention_load<HD>(s, true, k, s.tk, at.b, kvh, k0, n, kt, TK_THREAD,
                             TK_BLOCK_DIM);
-      tk_attention_load<HD>(s, v, s.tk, at.b, at.h, k0, n, vt, TK_THREAD,
+      tk_attention_load<HD>(s, true, v, s.tk, at.b, kvh, k0, n, vt, TK_THREAD,
                             TK_BLOCK_DIM);
       TK_END_PHASE
       TK_PHASE
@@ -198,7 +212,7 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      int64_t row = tk_attention_at(s, i, at.b, at.h, HD, s.tq);
+      int64_t row = tk_attention_at(s, false, i, at.b, at.h, HD, s.tq);
       for (int d = 0; d < HD; ++d)
         tk_store(y, row + d, TK_ROW(acc)[d] / TK_AT(sum));
     }
@@ -221,12 +235,15 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   TK_LOCAL(float, rowMax);
   TK_LOCAL(float, sum);
   TK_LOCAL(float, rowDot);
-  int64_t groups = tk_attention_groups(s, s.tq, TK_BLOCK_DIM);
-  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
-    tk_attention_group at = tk_attention_group_of(s, g, s.tq, TK_BLOCK_DIM);
+  int64_t blocks = tk_attention_blocks(s, s.heads, s.tq, TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
+    tk_attention_rows at =
+        tk_attention_rows_of(s, s.heads, g, s.tq, TK_BLOCK_DIM);
+    int64_t kvh = at.h / tk_attention_group(s);
     // The thread's rows: q and dy (the row cache or memory).
     auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
-      int64_t row = tk_attention_at(s, at.first + thread, at.b, at.h, HD, s.tq);
+      int64_t row =
+          tk_attention_at(s, false, at.first + thread, at.b, at.h, HD, s.tq);
       return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
                                   fill);
     };
@@ -246,11 +263,11 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
         int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
         TK_PHASE
-        tk_attention_load<HD>(s, k, s.tk, at.b, at.h, k0, n, kt, TK_THREAD,
+        tk_attention_load<HD>(s, true, k, s.tk, at.b, kvh, k0, n, kt, TK_THREAD,
                               TK_BLOCK_DIM);
         if (pass >= 2)
-          tk_attention_load<HD>(s, v, s.tk, at.b, at.h, k0, n, vt, TK_THREAD,
-                                TK_BLOCK_DIM);
+          tk_attention_load<HD>(s, true, v, s.tk, at.b, kvh, k0, n, vt,
+                                TK_THREAD, TK_BLOCK_DIM);
         TK_END_PHASE
         TK_PHASE
         int64_t i = at.first + TK_THREAD;
@@ -285,7 +302,7 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      tk_attention_store<HD>(s, dq, s.tq, at, i, TK_ROW(acc));
+      tk_attention_store<HD>(s, false, dq, s.tq, at, i, TK_ROW(acc));
       int64_t r = (at.b * s.heads + at.h) * s.tq + i;
       stats[3 * r] = TK_AT(rowMax);
       stats[3 * r + 1] = TK_AT(sum);
@@ -295,10 +312,12 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   }
 }
 
-// nn.attention_grad, part two, a key row j per thread: over the queries
-// that see key j (i >= j when causal), in query tiles of BT rows with
-// their statistics, P_ij and dP_ij recomputed as part one computed them,
-// dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS) or dv_j = Σ_i P_ij dy_i.
+// nn.attention_grad, part two, a key row j of a key and value head per
+// thread: over the query heads of its group in increasing order, and in
+// each over the queries that see key j (i >= j when causal), in query
+// tiles of BT rows with their statistics, P_ij and dP_ij recomputed as part
+// one computed them, dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS) or
+// dv_j = Σ_i P_ij dy_i.
 // One accumulator row per launch: both at once spill registers at HD = 64
 // (gpt2-124m). The k row (and, for dk, the v row) is in the row cache.
 template <int HD, int BT, bool KEYS, typename T>
@@ -307,12 +326,14 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
                        const T *k, const T *v, const T *dy, T *out,
                        const float *stats, T *cache, T *qt, T *dyt, float *st) {
   TK_LOCAL_ROW(float, acc, HD);
-  int64_t groups = tk_attention_groups(s, s.tk, TK_BLOCK_DIM);
-  for (int64_t g = TK_BLOCK; g < groups; g += TK_GRID_DIM) {
-    tk_attention_group at = tk_attention_group_of(s, g, s.tk, TK_BLOCK_DIM);
+  int64_t blocks = tk_attention_blocks(s, s.kv_heads, s.tk, TK_BLOCK_DIM);
+  for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
+    tk_attention_rows at =
+        tk_attention_rows_of(s, s.kv_heads, g, s.tk, TK_BLOCK_DIM);
     // The thread's rows: k, and for dk v (the row cache or memory).
     auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
-      int64_t row = tk_attention_at(s, at.first + thread, at.b, at.h, HD, s.tk);
+      int64_t row =
+          tk_attention_at(s, true, at.first + thread, at.b, at.h, HD, s.tk);
       return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
                                   fill);
     };
@@ -326,44 +347,47 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     }
     TK_END_PHASE
     // Causal, no query before the block's first key sees any of its keys.
-    for (int64_t q0 = s.causal ? at.first : 0; q0 < s.tq; q0 += BT) {
-      int64_t n = s.tq - q0 < BT ? s.tq - q0 : BT;
-      TK_PHASE
-      tk_attention_load<HD>(s, q, s.tq, at.b, at.h, q0, n, qt, TK_THREAD,
-                            TK_BLOCK_DIM);
-      tk_attention_load<HD>(s, dy, s.tq, at.b, at.h, q0, n, dyt, TK_THREAD,
-                            TK_BLOCK_DIM);
-      for (int64_t e = TK_THREAD; e < 3 * n; e += TK_BLOCK_DIM)
-        st[e] = stats[3 * ((at.b * s.heads + at.h) * s.tq + q0) + e];
-      TK_END_PHASE
-      TK_PHASE
-      int64_t j = at.first + TK_THREAD;
-      if (j < s.tk) {
-        tk_row<T> kj = own(k, 0, TK_THREAD, false);
-        tk_row<T> vj = KEYS ? own(v, 1, TK_THREAD, false) : kj;
-        int64_t from = s.causal && j > q0 ? j - q0 : 0;
-        for (int64_t ii = from; ii < n; ++ii) {
-          tk_row<T> qi = {qt + ii * HD, 1}, dyi = {dyt + ii * HD, 1};
-          float p =
-              tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - st[3 * ii]) /
-              st[3 * ii + 1];
-          if (KEYS) {
-            float dp = tk_attention_dot<HD>(dyi, vj);
-            float ds = p * (dp - st[3 * ii + 2]) * s.scale;
-            for (int d = 0; d < HD; ++d)
-              TK_ROW(acc)[d] = tk_fma(ds, qi[d], TK_ROW(acc)[d]);
-          } else {
-            for (int d = 0; d < HD; ++d)
-              TK_ROW(acc)[d] = tk_fma(p, dyi[d], TK_ROW(acc)[d]);
+    int64_t group = tk_attention_group(s);
+    for (int64_t qh = at.h * group; qh < (at.h + 1) * group; ++qh) {
+      for (int64_t q0 = s.causal ? at.first : 0; q0 < s.tq; q0 += BT) {
+        int64_t n = s.tq - q0 < BT ? s.tq - q0 : BT;
+        TK_PHASE
+        tk_attention_load<HD>(s, false, q, s.tq, at.b, qh, q0, n, qt, TK_THREAD,
+                              TK_BLOCK_DIM);
+        tk_attention_load<HD>(s, false, dy, s.tq, at.b, qh, q0, n, dyt,
+                              TK_THREAD, TK_BLOCK_DIM);
+        for (int64_t e = TK_THREAD; e < 3 * n; e += TK_BLOCK_DIM)
+          st[e] = stats[3 * ((at.b * s.heads + qh) * s.tq + q0) + e];
+        TK_END_PHASE
+        TK_PHASE
+        int64_t j = at.first + TK_THREAD;
+        if (j < s.tk) {
+          tk_row<T> kj = own(k, 0, TK_THREAD, false);
+          tk_row<T> vj = KEYS ? own(v, 1, TK_THREAD, false) : kj;
+          int64_t from = s.causal && j > q0 ? j - q0 : 0;
+          for (int64_t ii = from; ii < n; ++ii) {
+            tk_row<T> qi = {qt + ii * HD, 1}, dyi = {dyt + ii * HD, 1};
+            float p =
+                tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - st[3 * ii]) /
+                st[3 * ii + 1];
+            if (KEYS) {
+              float dp = tk_attention_dot<HD>(dyi, vj);
+              float ds = p * (dp - st[3 * ii + 2]) * s.scale;
+              for (int d = 0; d < HD; ++d)
+                TK_ROW(acc)[d] = tk_fma(ds, qi[d], TK_ROW(acc)[d]);
+            } else {
+              for (int d = 0; d < HD; ++d)
+                TK_ROW(acc)[d] = tk_fma(p, dyi[d], TK_ROW(acc)[d]);
+            }
           }
         }
+        TK_END_PHASE
       }
-      TK_END_PHASE
     }
     TK_PHASE
     int64_t j = at.first + TK_THREAD;
     if (j < s.tk)
-      tk_attention_store<HD>(s, out, s.tk, at, j, TK_ROW(acc));
+      tk_attention_store<HD>(s, true, out, s.tk, at, j, TK_ROW(acc));
     TK_END_PHASE
   }
 }

@@ -1445,15 +1445,19 @@ void FunctionEmitter::emitAttention(Operation *op) {
   int64_t dim = query.getShape()[2], tk = key.getShape()[1];
   int64_t heads = op->getAttrOfType<IntegerAttr>("heads").getInt();
   bool causal = op->hasAttr("causal");
-  double scale = isa<nn::AttentionOp>(op)
-                     ? cast<nn::AttentionOp>(op).getEffectiveScale()
-                     : cast<nn::AttentionGradOp>(op).getEffectiveScale();
+  auto forward = dyn_cast<nn::AttentionOp>(op);
+  auto backward = dyn_cast<nn::AttentionGradOp>(op);
+  double scale =
+      forward ? forward.getEffectiveScale() : backward.getEffectiveScale();
+  int64_t kvHeads =
+      forward ? forward.getKeyValueHeads() : backward.getKeyValueHeads();
   std::string type = storageOf(op->getOperand(0)).str();
   std::string initializer =
       "{" + std::to_string(batch) + ", " + std::to_string(heads) + ", " +
-      std::to_string(tq) + ", " + std::to_string(tk) + ", " +
-      std::to_string(dim) + ", " + (causal ? "1" : "0") + ", " +
-      floatLiteral(static_cast<float>(scale)) + "}";
+      std::to_string(kvHeads) + ", " + std::to_string(tq) + ", " +
+      std::to_string(tk) + ", " + std::to_string(dim) + ", " +
+      (causal ? "1" : "0") + ", " + floatLiteral(static_cast<float>(scale)) +
+      "}";
   std::string shape = "TK_ATTENTION_SHAPE(" +
                       std::to_string(unit.attentionShapes.of(initializer)) +
                       ")";
@@ -1468,11 +1472,12 @@ void FunctionEmitter::emitAttention(Operation *op) {
   // and dv), then its shared memory: the row cache when the shape has one,
   // two tiles, and the tiles' statistics where it reads statistics. Then
   // its launch: a block of block.rows threads per block.rows of `rows`
-  // rows of a head.
+  // rows of each of `rowHeads` heads.
   enum class Stats { None, Write, Read };
   auto emit = [&](StringRef title, StringRef function, StringRef more,
                   unsigned inputs, Stats stats, const AttentionBlock &block,
-                  int64_t rows, ArrayRef<std::string> operands) {
+                  int64_t rowHeads, int64_t rows,
+                  ArrayRef<std::string> operands) {
     std::string text;
     llvm::raw_string_ostream b(text);
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
@@ -1504,13 +1509,13 @@ void FunctionEmitter::emitAttention(Operation *op) {
     b << ");\n}\n";
     if (rows == 0)
       return;
-    int64_t groups = batch * heads * ((rows + block.rows - 1) / block.rows);
-    launch(addKernel(text), std::min(groups, kMaxBlocks), operands, block.rows);
+    int64_t blocks = batch * rowHeads * ((rows + block.rows - 1) / block.rows);
+    launch(addKernel(text), std::min(blocks, kMaxBlocks), operands, block.rows);
   };
   if (isa<nn::AttentionOp>(op)) {
     args.push_back(outputBuffer(op->getResult(0)));
     emit("nn.attention: a query row per thread", "tk_attention_forward", "", 3,
-         Stats::None, attentionBlock(hd, bytes, 0, 0), tq, args);
+         Stats::None, attentionBlock(hd, bytes, 0, 0), heads, tq, args);
     return;
   }
   // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
@@ -1522,10 +1527,11 @@ void FunctionEmitter::emitAttention(Operation *op) {
   // dq caches the q and dy rows and walks key and value tiles.
   emit("nn.attention_grad: dq, a query row per thread",
        "tk_attention_grad_rows", "", 4, Stats::Write,
-       attentionBlock(hd, bytes, 0, 2), tq, rowArgs);
-  // dk, then dv: a key row per thread, one accumulator row each, walking
-  // query and output-gradient tiles with their rows' statistics. dk caches
-  // the k and v rows, dv the k row.
+       attentionBlock(hd, bytes, 0, 2), heads, tq, rowArgs);
+  // dk, then dv: a key row of a key and value head per thread, one
+  // accumulator row each, walking the query and output-gradient tiles of
+  // the head's group with their rows' statistics (no atomics: a group's
+  // sum is one thread's). dk caches the k and v rows, dv the k row.
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
     std::vector<std::string> keyArgs = args;
@@ -1534,7 +1540,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
     emit(keys ? "nn.attention_grad: dk, a key row per thread"
               : "nn.attention_grad: dv, a key row per thread",
          "tk_attention_grad_keys", keys ? ", true" : ", false", 4, Stats::Read,
-         attentionBlock(hd, bytes, 3, keys ? 2 : 1), tk, keyArgs);
+         attentionBlock(hd, bytes, 3, keys ? 2 : 1), kvHeads, tk, keyArgs);
   }
 }
 

@@ -48,3 +48,24 @@ func.func @no_inf(%q: tensor<1x2x4xf8E4M3FN>) -> tensor<1x2x4xf8E4M3FN> {
   %0 = nn.attention %q, %q, %q {causal, heads = 1 : i64} : tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN> -> tensor<1x2x4xf8E4M3FN>
   return %0 : tensor<1x2x4xf8E4M3FN>
 }
+
+// -----
+
+// Grouped-query attention (4 query heads, 2 key and value heads of 2): each
+// key and value head is broadcast over its group of 2 query heads before
+// the heads split, so query heads 0 and 1 read key head 0.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x3x8xf32>, %[[K:.*]]: tensor<1x3x4xf32>, %[[V:.*]]: tensor<1x3x4xf32>)
+// CHECK: %[[KG:.*]] = nn.reshape %[[K]] : tensor<1x3x4xf32> to tensor<1x3x2x1x2xf32>
+// CHECK: %[[KB:.*]] = nn.broadcast_to %[[KG]] : tensor<1x3x2x1x2xf32> to tensor<1x3x2x2x2xf32>
+// CHECK: %[[KF:.*]] = nn.reshape %[[KB]] : tensor<1x3x2x2x2xf32> to tensor<1x3x8xf32>
+// CHECK: nn.reshape %[[KF]] : tensor<1x3x8xf32> to tensor<1x3x4x2xf32>
+// CHECK: nn.reshape %[[V]] : tensor<1x3x4xf32> to tensor<1x3x2x1x2xf32>
+// CHECK: nn.broadcast_to
+// CHECK: nn.matmul {{.*}} {transpose_rhs} : tensor<1x4x3x2xf32>, tensor<1x4x3x2xf32> -> tensor<1x4x3x3xf32>
+// CHECK: nn.reshape {{.*}} : tensor<1x3x4x2xf32> to tensor<1x3x8xf32>
+// CHECK-NOT: nn.attention
+func.func @grouped(%q: tensor<1x3x8xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x3x8xf32> {
+  %0 = nn.attention %q, %k, %v {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<1x3x8xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32> -> tensor<1x3x8xf32>
+  return %0 : tensor<1x3x8xf32>
+}

@@ -328,7 +328,7 @@ func.func @attention_value_rank(%q: tensor<4x8xf32>) {
 // -----
 
 func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) {
-  // expected-error@+2 {{'nn.attention' op expected query, key and value to agree on batch and dimension, found shapes [2x4x8], [3x4x8] and [3x4x8]}}
+  // expected-error@+2 {{'nn.attention' op expected query, key and value to agree on batch, found shapes [2x4x8], [3x4x8] and [3x4x8]}}
   // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
   %0 = nn.attention %q, %k, %k {heads = 2 : i64} : tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32> -> tensor<2x4x8xf32>
   return
@@ -337,7 +337,7 @@ func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) {
 // -----
 
 func.func @attention_dimension(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x16xf32>) {
-  // expected-error@+2 {{'nn.attention' op expected query, key and value to agree on batch and dimension, found shapes [2x4x8], [2x4x8] and [2x4x16]}}
+  // expected-error@+2 {{'nn.attention' op expected key and value of the same shape, found [2x4x8] and [2x4x16]}}
   // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
   %0 = nn.attention %q, %k, %v {heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x16xf32> -> tensor<2x4x8xf32>
   return
@@ -346,7 +346,7 @@ func.func @attention_dimension(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v:
 // -----
 
 func.func @attention_key_value_length(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x5x8xf32>) {
-  // expected-error@+2 {{'nn.attention' op expected key and value of the same sequence length, found 6 and 5}}
+  // expected-error@+2 {{'nn.attention' op expected key and value of the same shape, found [2x6x8] and [2x5x8]}}
   // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
   %0 = nn.attention %q, %k, %v {heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x5x8xf32> -> tensor<2x4x8xf32>
   return
@@ -376,6 +376,51 @@ func.func @attention_heads_negative(%q: tensor<2x4x8xf32>) {
   // expected-error@+2 {{'nn.attention' op expected a head count that divides the dimension 8, found -2}}
   // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
   %0 = nn.attention %q, %q, %q {heads = -2 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_dimension(%q: tensor<2x4x8xf32>, %k: tensor<2x4x16xf32>) {
+  // expected-error@+2 {{'nn.attention' op expected key and value of dimension 8 (2 key and value heads of 4), found 16}}
+  // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
+  %0 = nn.attention %q, %k, %k {heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_heads_not_divisor(%q: tensor<2x4x12xf32>, %k: tensor<2x4x6xf32>) {
+  // expected-error@+2 {{'nn.attention' op expected kv_heads to divide the head count 6, found 4}}
+  // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
+  %0 = nn.attention %q, %k, %k {heads = 6 : i64, kv_heads = 4 : i64} : tensor<2x4x12xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32> -> tensor<2x4x12xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_heads_zero(%q: tensor<2x4x8xf32>) {
+  // expected-error@+2 {{'nn.attention' op expected kv_heads to divide the head count 2, found 0}}
+  // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
+  %0 = nn.attention %q, %q, %q {heads = 2 : i64, kv_heads = 0 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_heads_width(%q: tensor<2x4x8xf32>) {
+  // expected-error@+2 {{'nn.attention' op expected key and value of dimension 4 (1 key and value heads of 4), found 8}}
+  // expected-error@+1 {{'nn.attention' op failed to infer returned types}}
+  %0 = nn.attention %q, %q, %q {heads = 2 : i64, kv_heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_kv_heads_cotangent(%q: tensor<2x4x8xf32>, %k: tensor<2x4x4xf32>) {
+  // expected-error@+2 {{'nn.attention_grad' op expected a cotangent of the query's type 'tensor<2x4x8xf32>', found 'tensor<2x4x4xf32>'}}
+  // expected-error@+1 {{'nn.attention_grad' op failed to infer returned types}}
+  %0:3 = nn.attention_grad %q, %k, %k, %k {heads = 2 : i64, kv_heads = 1 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
   return
 }
 

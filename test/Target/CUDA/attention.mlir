@@ -6,8 +6,8 @@
 // statistics (max, sum, rowsum(P dP)) in scratch, then dk and dv (one
 // accumulator row per thread keeps registers unspilled). The backward
 // kernels copy their own rows into a row cache. The shape (batch, heads,
-// Tq, Tk, D, causal, scale) is an entry of the unit's table the programs
-// index; the head dimension and the tile rows are template arguments.
+// key and value heads, Tq, Tk, D, causal, scale) is an entry of the unit's
+// table the programs index; the head dimension and the tile rows are template arguments.
 // Everything shared fits CUDA's 48 KiB of static shared memory: blocks of
 // 64 threads (else 32), tiles of 64 rows (down to 8), and no row cache
 // when not even 32 threads' rows fit.
@@ -76,10 +76,11 @@
 // CHECK: tk_attention_grad_keys<256, 16, false>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, (float *)nullptr,
 
 // CHECK: const tk_attention_shape tk_attention_shapes[] = {
-// CHECK-NEXT: {2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)},
-// CHECK-NEXT: {1, 4, 5, 9, 64, 0, (0x1p-1f)},
-// CHECK-NEXT: {2, 2, 100, 100, 128, 1, (0x1p-3f)},
-// CHECK-NEXT: {1, 1, 40, 40, 256, 1, (0x1p-4f)},
+// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)},
+// CHECK-NEXT: {1, 4, 4, 5, 9, 64, 0, (0x1p-1f)},
+// CHECK-NEXT: {2, 2, 2, 100, 100, 128, 1, (0x1p-3f)},
+// CHECK-NEXT: {1, 1, 1, 40, 40, 256, 1, (0x1p-4f)},
+// CHECK-NEXT: {2, 8, 2, 16, 16, 64, 1, (0x1.6a09e6p-2f)},
 // CHECK-NEXT: };
 
 // CHECK-LABEL: static const int64_t tandem_causal_program[] = {
@@ -117,4 +118,21 @@ func.func @grad64(%q: tensor<2x100x128xf32>, %k: tensor<2x100x128xf32>, %v: tens
 func.func @grad256(%q: tensor<1x40x256xf32>, %k: tensor<1x40x256xf32>, %v: tensor<1x40x256xf32>, %dy: tensor<1x40x256xf32>) -> (tensor<1x40x256xf32>, tensor<1x40x256xf32>, tensor<1x40x256xf32>) {
   %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 1 : i64} : tensor<1x40x256xf32>, tensor<1x40x256xf32>, tensor<1x40x256xf32>, tensor<1x40x256xf32> -> tensor<1x40x256xf32>, tensor<1x40x256xf32>, tensor<1x40x256xf32>
   return %dq, %dk, %dv : tensor<1x40x256xf32>, tensor<1x40x256xf32>, tensor<1x40x256xf32>
+}
+
+// Grouped-query attention, 8 query heads of 8 on 2 key and value heads:
+// the forward and dq kernels take blocks of query rows of the 8 heads (2
+// batches x 8 heads x 1 block of 16 rows), dk and dv blocks of key rows of
+// the 2 key and value heads (2 x 2), each walking its group's 4 query
+// heads. The kernels are those of ungrouped heads of 8: the grouping is
+// in the shape.
+// CHECK-LABEL: static const int64_t tandem_grouped_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$FWD]]_id, 16, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 16, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(1), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(2), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(3), TK_SCRATCH(0),
+func.func @grouped(%q: tensor<2x16x64xf32>, %k: tensor<2x16x16xf32>, %v: tensor<2x16x16xf32>, %dy: tensor<2x16x64xf32>) -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>) {
+  %y = nn.attention %q, %k, %v {causal, heads = 8 : i64, kv_heads = 2 : i64} : tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x64xf32>
+  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 8 : i64, kv_heads = 2 : i64} : tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+  return %y, %dq, %dk, %dv : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
 }

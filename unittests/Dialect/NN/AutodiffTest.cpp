@@ -48,10 +48,14 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
   return context;
 }
 
-/// Runs nn-autodiff on @forward; false (and a test failure) on error.
-bool differentiate(mlir::ModuleOp module) {
+/// Runs nn-autodiff on @forward; false (and a test failure) on error. With
+/// `fusedAttention`, nn.attention is differentiated by nn.attention_grad
+/// (its gradient rule) instead of through its decomposition.
+bool differentiate(mlir::ModuleOp module, bool fusedAttention = false) {
   mlir::PassManager pm(module.getContext());
-  pm.addPass(tandem::nn::createNNAutodiff());
+  tandem::nn::NNAutodiffOptions options;
+  options.decomposeAttention = !fusedAttention;
+  pm.addPass(tandem::nn::createNNAutodiff(options));
   if (mlir::failed(pm.run(module))) {
     ADD_FAILURE() << "nn-autodiff failed";
     return false;
@@ -87,8 +91,8 @@ double relativeError(const std::vector<double> &a,
 /// for every parameter; returns the largest relative error.
 double checkGradients(mlir::ModuleOp module, ParameterMap parameters,
                       const std::vector<Tensor> &inputs, double tolerance,
-                      const std::string &what) {
-  if (!differentiate(module))
+                      const std::string &what, bool fusedAttention = false) {
+  if (!differentiate(module, fusedAttention))
     return INFINITY;
   auto grad = module.lookupSymbol<mlir::func::FuncOp>("forward_grad");
   if (!grad) {
@@ -160,6 +164,8 @@ struct OpCase {
   double low = -1.0, high = 1.0;
   std::vector<double> ids = {};
   double tolerance = 1e-6;
+  /// nn.attention through nn.attention_grad, not its decomposition.
+  bool fusedAttention = false;
 };
 
 void PrintTo(const OpCase &c, std::ostream *os) { *os << c.name; }
@@ -235,6 +241,43 @@ std::string matmulSource(const std::string &lhsBatch,
          "  %l = nn.reduce_sum %p " + axes + " : " + y + " -> tensor<f32>\n" +
          "  return %l : tensor<f32>\n}\n";
 }
+
+/// Causal attention on two heads, then attention on one head with a scale.
+const std::string attentionSource = R"(
+nn.parameter @q : tensor<2x3x4xf32> = zeros
+nn.parameter @k : tensor<2x3x4xf32> = zeros
+nn.parameter @v : tensor<2x3x4xf32> = zeros
+func.func @forward(%w: tensor<2x3x4xf32>) -> tensor<f32> {
+  %q = nn.param @q : tensor<2x3x4xf32>
+  %k = nn.param @k : tensor<2x3x4xf32>
+  %v = nn.param @v : tensor<2x3x4xf32>
+  %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %z = nn.attention %y, %k, %v {heads = 1 : i64, scale = 0.7 : f64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %p = nn.mul %z, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})";
+
+/// Causal grouped-query attention (4 query heads of 2, key and value of 2
+/// heads), then non-causal attention with a single key and value head.
+const std::string groupedAttentionSource = R"(
+nn.parameter @q : tensor<2x3x8xf32> = zeros
+nn.parameter @k : tensor<2x3x4xf32> = zeros
+nn.parameter @v : tensor<2x3x4xf32> = zeros
+nn.parameter @k1 : tensor<2x4x2xf32> = zeros
+nn.parameter @v1 : tensor<2x4x2xf32> = zeros
+func.func @forward(%w: tensor<2x3x8xf32>) -> tensor<f32> {
+  %q = nn.param @q : tensor<2x3x8xf32>
+  %k = nn.param @k : tensor<2x3x4xf32>
+  %v = nn.param @v : tensor<2x3x4xf32>
+  %k1 = nn.param @k1 : tensor<2x4x2xf32>
+  %v1 = nn.param @v1 : tensor<2x4x2xf32>
+  %y = nn.attention %q, %k, %v {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x3x8xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x8xf32>
+  %z = nn.attention %y, %k1, %v1 {heads = 4 : i64, kv_heads = 1 : i64, scale = 0.9 : f64} : tensor<2x3x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32> -> tensor<2x3x8xf32>
+  %p = nn.mul %z, %w : tensor<2x3x8xf32>, tensor<2x3x8xf32> -> tensor<2x3x8xf32>
+  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})";
 
 std::vector<OpCase> allCases() {
   std::vector<OpCase> cases = {
@@ -414,20 +457,19 @@ func.func @forward(%ids: tensor<2x3xi32>, %w: tensor<5x4xf32>) -> tensor<f32> {
        -1,
        1,
        {0, 3, 3, 1, 4, 0}},
-      {"attention", R"(
-nn.parameter @q : tensor<2x3x4xf32> = zeros
-nn.parameter @k : tensor<2x3x4xf32> = zeros
-nn.parameter @v : tensor<2x3x4xf32> = zeros
-func.func @forward(%w: tensor<2x3x4xf32>) -> tensor<f32> {
-  %q = nn.param @q : tensor<2x3x4xf32>
-  %k = nn.param @k : tensor<2x3x4xf32>
-  %v = nn.param @v : tensor<2x3x4xf32>
-  %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
-  %z = nn.attention %y, %k, %v {heads = 1 : i64, scale = 0.7 : f64} : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
-  %p = nn.mul %z, %w : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
-  %l = nn.reduce_sum %p [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
-  return %l : tensor<f32>
-})"},
+      {"attention", attentionSource},
+      // The same through nn.attention_grad, and grouped-query attention (4
+      // query heads of 2 on 2 and on 1 key and value heads) both ways: a
+      // key head's gradient sums its group's.
+      {"attention_fused", attentionSource, -1.0, 1.0, {}, 1e-6, true},
+      {"attention_grouped", groupedAttentionSource},
+      {"attention_grouped_fused",
+       groupedAttentionSource,
+       -1.0,
+       1.0,
+       {},
+       1e-6,
+       true},
       {"shape_ops", R"(
 nn.parameter @x : tensor<2x6xf32> = zeros
 nn.parameter @b : tensor<3xf32> = zeros
@@ -545,8 +587,8 @@ TEST_P(AutodiffRule, MatchesFiniteDifferences) {
     }
     inputs.push_back(std::move(t));
   }
-  double worst =
-      checkGradients(*module, parameters, inputs, c.tolerance, c.name);
+  double worst = checkGradients(*module, parameters, inputs, c.tolerance,
+                                c.name, c.fusedAttention);
   std::cout << "[ autodiff ] " << c.name << ": largest relative error " << worst
             << "\n";
 }

@@ -613,20 +613,24 @@ std::vector<Case> cases(const std::string &t) {
             "  %g = nn.gelu_grad %p, %f : " + fo + "\n", "%g",
             1.13 * (22 + narrow) + 46);
   }
-  // Fused attention (AttentionPrelude.h), heads of hd = 8, inputs in
-  // [-1, 1], scale 1/sqrt(8); errors in units of 2^-24 absolute (every
+  // Fused attention (AttentionPrelude.h), D = 16 in `heads` heads of
+  // hd = 16 / heads (8 unless said), inputs in [-1, 1], scale 1/sqrt(hd);
+  // errors in units of 2^-24 absolute (every
   // magnitude is at most 1), docs/cuda-backend.md "Attention":
   // a score is off by ds = (hd^2 + 2 hd) scale (the fma chain of hd terms of
   // partial sums up to hd, the scale and its rounding); a probability by
   // Ep = 2 ds + T + 9 relative (the scores, exp, the row's sum, the
   // division); the forward output by 2 ds + 12 T + 6 (the online softmax
   // rescales the running sum and output up to T times, an exp and a
-  // product each); the gradients by the chain below.
+  // product each); the gradients by the chain below. With grouped-query
+  // attention (`group` query heads a key and value head, kv_heads =
+  // heads / group), a key and value row's gradient sums group·Tq queries.
   auto attention = [&](const std::string &name, int64_t tq, int64_t tk,
-                       bool causal, int output) {
-    const double hd = 8, scale = 1 / std::sqrt(8.0),
+                       bool causal, int output, int64_t group = 1,
+                       int64_t heads = 2) {
+    const double hd = 16.0 / heads, scale = 1 / std::sqrt(hd),
                  keys = static_cast<double>(tk);
-    const double nq = static_cast<double>(tq);
+    const double nq = static_cast<double>(tq * group);
     double ds = (hd * hd + 2 * hd) * scale, ep = 2 * ds + keys + 9;
     double edp = hd * hd, ed = hd * ep + hd * hd + keys * hd;
     double perRow = scale * (2 * hd * ep + edp + ed + 6 * hd);
@@ -636,9 +640,13 @@ std::vector<Case> cases(const std::string &t) {
                           nq * nq * scale * 2 * hd, // dk: sum over queries
                       nq * (ep + nq)};              // dv
     std::string qt = "tensor<2x" + std::to_string(tq) + "x16x" + t + ">";
-    std::string kt = "tensor<2x" + std::to_string(tk) + "x16x" + t + ">";
+    std::string kt = "tensor<2x" + std::to_string(tk) + "x" +
+                     std::to_string(16 / group) + "x" + t + ">";
     std::string attrs =
-        causal ? "{causal, heads = 2 : i64}" : "{heads = 2 : i64}";
+        std::string("{") + (causal ? "causal, " : "") +
+        "heads = " + std::to_string(heads) + " : i64" +
+        (group > 1 ? ", kv_heads = " + std::to_string(heads / group) + " : i64}"
+                   : "}");
     Case c = {name,
               "",
               Bound::Absolute,
@@ -680,6 +688,21 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grad_tiles_dv", 150, 150, true, 3);
   attention("attention_cross_tiles", 70, 130, false, 0);
   attention("attention_grad_cross_tiles_dk", 70, 130, false, 2);
+  // Grouped-query attention: four query heads of 4 on two key and value
+  // heads (query heads 0 and 1 read key head 0, 2 and 3 key head 1), in
+  // one block and over several blocks and tiles, and two query heads of 8
+  // on one.
+  attention("attention_grouped", 13, 13, true, 0, 2, 4);
+  attention("attention_grouped_grad_dq", 13, 13, true, 1, 2, 4);
+  attention("attention_grouped_grad_dk", 13, 13, true, 2, 2, 4);
+  attention("attention_grouped_grad_dv", 13, 13, true, 3, 2, 4);
+  attention("attention_grouped_cross_tiles", 70, 130, false, 0, 2, 4);
+  attention("attention_grouped_grad_cross_dq", 5, 9, false, 1, 2, 4);
+  attention("attention_grouped_grad_tiles_dk", 150, 150, true, 2, 2, 4);
+  attention("attention_grouped_grad_tiles_dv", 150, 150, true, 3, 2, 4);
+  attention("attention_one_key_head", 13, 13, true, 0, 2);
+  attention("attention_one_key_head_grad_dk", 13, 13, true, 2, 2);
+  attention("attention_one_key_head_grad_dv", 13, 13, true, 3, 2);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};

@@ -552,8 +552,9 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
 }
 
 /// The checks nn.attention and nn.attention_grad share: query, key and value
-/// of one element type, 3-D, agreeing on batch and dimension; heads dividing
-/// the dimension; a causal mask over equal lengths; a positive finite scale.
+/// of one element type, 3-D, agreeing on batch; heads dividing the query's
+/// dimension D and kv_heads dividing heads, key and value kv_heads·D/heads
+/// wide; a causal mask over equal lengths; a positive finite scale.
 template <typename AdaptorT>
 static LogicalResult checkAttentionOperands(std::optional<Location> loc,
                                             StringRef name, AdaptorT adaptor,
@@ -573,22 +574,35 @@ static LogicalResult checkAttentionOperands(std::optional<Location> loc,
                       ShapeStr{qt->getShape()}, ", ", ShapeStr{kt->getShape()},
                       " and ", ShapeStr{vt->getShape()});
   ArrayRef<int64_t> q = qt->getShape(), k = kt->getShape(), v = vt->getShape();
-  if (q[0] != k[0] || q[0] != v[0] || q[2] != k[2] || q[2] != v[2])
+  if (q[0] != k[0] || q[0] != v[0])
     return inferError(loc, name,
-                      "expected query, key and value to agree on batch and "
-                      "dimension, found shapes ",
+                      "expected query, key and value to agree on batch, "
+                      "found shapes ",
                       ShapeStr{q}, ", ", ShapeStr{k}, " and ", ShapeStr{v});
-  if (k[1] != v[1])
+  if (k[1] != v[1] || k[2] != v[2])
     return inferError(loc, name,
-                      "expected key and value of the same sequence length, "
-                      "found ",
-                      k[1], " and ", v[1]);
+                      "expected key and value of the same shape, found ",
+                      ShapeStr{k}, " and ", ShapeStr{v});
   int64_t heads = adaptor.getHeads();
   if (heads <= 0 || q[2] % heads != 0)
     return inferError(loc, name,
                       "expected a head count that divides the "
                       "dimension ",
                       q[2], ", found ", heads);
+  int64_t kvHeads = heads;
+  if (auto attr = adaptor.getKvHeadsAttr()) {
+    kvHeads = attr.getInt();
+    if (kvHeads <= 0 || heads % kvHeads != 0)
+      return inferError(loc, name,
+                        "expected kv_heads to divide the head count ", heads,
+                        ", found ", kvHeads);
+  }
+  // kvHeads divides heads, which divides q[2]: no overflow.
+  int64_t kvDim = q[2] / heads * kvHeads;
+  if (k[2] != kvDim)
+    return inferError(loc, name, "expected key and value of dimension ", kvDim,
+                      " (", kvHeads, " key and value heads of ", q[2] / heads,
+                      "), found ", k[2]);
   if (adaptor.getCausal() && q[1] != k[1])
     return inferError(loc, name,
                       "causal attention needs query and key of the same "
@@ -652,6 +666,14 @@ double AttentionOp::getEffectiveScale() {
 
 double AttentionGradOp::getEffectiveScale() {
   return effectiveAttentionScale(getScale(), getQuery(), getHeads());
+}
+
+int64_t AttentionOp::getKeyValueHeads() {
+  return getKvHeads().value_or(getHeads());
+}
+
+int64_t AttentionGradOp::getKeyValueHeads() {
+  return getKvHeads().value_or(getHeads());
 }
 
 /// `classes`, when present, must be in [1, V] for logits of V columns.

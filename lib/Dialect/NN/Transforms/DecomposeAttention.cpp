@@ -60,7 +60,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Type elementType = qType.getElementType();
     int64_t batch = qType.getShape()[0], queries = qType.getShape()[1];
     int64_t dim = qType.getShape()[2], heads = op.getHeads();
-    int64_t headDim = dim / heads;
+    int64_t headDim = dim / heads, kvHeads = op.getKeyValueHeads();
+    int64_t group = heads / kvHeads;
 
     // B×T×D → B×T×H×Dh → B×H×T×Dh.
     auto splitHeads = [&](Value x) -> Value {
@@ -71,9 +72,26 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       return TransposeOp::create(rewriter, loc, reshaped,
                                  ArrayRef<int64_t>{0, 2, 1, 3});
     };
+    // Grouped-query attention: B×T×(KV·Dh) → B×T×KV×1×Dh, broadcast over
+    // the group to B×T×KV×G×Dh, which is B×T×(H·Dh) with query head h
+    // reading key and value head h / G; its gradient sums over the group.
+    auto repeatHeads = [&](Value x) -> Value {
+      if (group == 1)
+        return x;
+      int64_t length = cast<RankedTensorType>(x.getType()).getShape()[1];
+      auto single = RankedTensorType::get({batch, length, kvHeads, 1, headDim},
+                                          elementType);
+      auto repeated = RankedTensorType::get(
+          {batch, length, kvHeads, group, headDim}, elementType);
+      Value grouped = ReshapeOp::create(rewriter, loc, single, x);
+      grouped = BroadcastToOp::create(rewriter, loc, repeated, grouped);
+      return ReshapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({batch, length, dim}, elementType), grouped);
+    };
     Value q = splitHeads(op.getQuery());
-    Value k = splitHeads(op.getKey());
-    Value v = splitHeads(op.getValue());
+    Value k = splitHeads(repeatHeads(op.getKey()));
+    Value v = splitHeads(repeatHeads(op.getValue()));
 
     Value scores = MatmulOp::create(rewriter, loc, q, k,
                                     /*transpose_lhs=*/false,

@@ -188,9 +188,9 @@ LogicalResult embeddingGradRule(GradBuilder &gb, Operation *op, Cots cots,
 LogicalResult attentionRule(GradBuilder &gb, Operation *op, Cots cots,
                             Out &out) {
   auto at = cast<AttentionOp>(op);
-  auto grad = AttentionGradOp::create(gb.b, gb.loc, at.getQuery(), at.getKey(),
-                                      at.getValue(), cots[0], at.getHeads(),
-                                      at.getCausal(), at.getScaleAttr());
+  auto grad = AttentionGradOp::create(
+      gb.b, gb.loc, at.getQuery(), at.getKey(), at.getValue(), cots[0],
+      at.getHeads(), at.getCausal(), at.getScaleAttr(), at.getKvHeadsAttr());
   out.append({grad.getDquery(), grad.getDkey(), grad.getDvalue()});
   return success();
 }

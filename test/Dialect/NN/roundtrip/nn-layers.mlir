@@ -138,6 +138,18 @@ func.func @attention_flags(%q: tensor<2x4x8xf32>, %kl: tensor<2x6x8xf32>, %vl: t
   return %a, %b, %c, %d, %e : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
 
+// Grouped-query attention: key and value kv_heads·D/heads wide.
+// CHECK-LABEL: func.func @attention_kv_heads(
+// CHECK-NEXT: nn.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT: nn.attention %{{.*}}, %{{.*}}, %{{.*}} {heads = 4 : i64, kv_heads = 1 : i64, scale = 5.000000e-01 : f64} : tensor<2x4x8xf32>, tensor<2x6x2xf32>, tensor<2x6x2xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT: nn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+func.func @attention_kv_heads(%q: tensor<2x4x8xf32>, %k: tensor<2x4x4xf32>, %k1: tensor<2x6x2xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %a = nn.attention %q, %k, %k {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+  %b = nn.attention %q, %k1, %k1 {heads = 4 : i64, kv_heads = 1 : i64, scale = 0.5 : f64} : tensor<2x4x8xf32>, tensor<2x6x2xf32>, tensor<2x6x2xf32> -> tensor<2x4x8xf32>
+  %dq, %dk, %dv = nn.attention_grad %q, %k, %k, %a {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+  return %b, %dq, %dk : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
 // CHECK-LABEL: func.func @attention_all_float_types(
 // CHECK-SAME: %[[X0:.*]]: tensor<1x3x4xf64>, %[[X1:.*]]: tensor<1x3x4xf32>, %[[X2:.*]]: tensor<1x3x4xf16>, %[[X3:.*]]: tensor<1x3x4xbf16>, %[[X4:.*]]: tensor<1x3x4xf8E4M3FN>, %[[X5:.*]]: tensor<1x3x4xf8E5M2>) -> (tensor<1x3x4xf64>, tensor<1x3x4xf32>, tensor<1x3x4xf16>, tensor<1x3x4xbf16>, tensor<1x3x4xf8E4M3FN>, tensor<1x3x4xf8E5M2>)
 // CHECK-NEXT: %[[R0:.*]] = nn.attention %[[X0]], %[[X0]], %[[X0]] {causal, heads = 2 : i64} : tensor<1x3x4xf64>, tensor<1x3x4xf64>, tensor<1x3x4xf64> -> tensor<1x3x4xf64>

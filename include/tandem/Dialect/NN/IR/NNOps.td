@@ -553,20 +553,28 @@ def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
 def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
   let summary = "Multi-head scaled dot-product attention";
   let description = [{
-    `q` is B×Tq×D, `k` and `v` are B×Tk×D, and D is split into `heads` heads
-    of D/heads each. Per head: `softmax(q·kᵀ·scale + mask)·v`, where `scale`
-    defaults to 1/√(D/heads) and, with `causal`, the mask hides keys after the
+    `q` is B×Tq×D, and D is split into `heads` heads of Dh = D/heads each.
+    `k` and `v` are B×Tk×(kv_heads·Dh): with grouped-query attention
+    (`kv_heads`, which divides `heads`; absent, it is `heads`) consecutive
+    groups of heads/kv_heads query heads share a key and value head, query
+    head h reading key and value head h / (heads/kv_heads) — what repeating
+    each key and value head heads/kv_heads times would give, without the
+    copies. Per head: `softmax(q·kᵀ·scale + mask)·v`, where `scale`
+    defaults to 1/√Dh and, with `causal`, the mask hides keys after the
     query's position (causal attention needs Tq = Tk). The heads are
     concatenated back into a B×Tq×D result. `nn-decompose-attention` rewrites
-    the op into matmuls, a softmax and reshapes.
+    the op into matmuls, a softmax and reshapes (and, with `kv_heads`, a
+    broadcast of the key and value heads over their groups).
 
     ```mlir
     %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %z = nn.attention %q, %kg, %vg {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x16xf32>, tensor<8x16x16xf32> -> tensor<8x16x32xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
                        NN_FloatTensor:$value, I64Attr:$heads,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$kv_heads);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
@@ -575,6 +583,8 @@ def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
   let extraClassDeclaration = [{
     /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
     double getEffectiveScale();
+    /// The key and value heads: `kv_heads`, or `heads` without it.
+    int64_t getKeyValueHeads();
   }];
 }
 
@@ -585,9 +595,10 @@ def NN_AttentionGradOp : NN_Op<"attention_grad", [Pure, InferTypeOpAdaptor]> {
     `dy` of its result (B×Tq×D, the query's type), returns the cotangents of
     the query, key and value. Per head, with P = softmax(q·kᵀ·scale + mask)
     and dP = dy·vᵀ: dv = Pᵀ·dy, dS = P ∘ (dP − rowsum(dP ∘ P)),
-    dq = dS·k·scale, dk = dSᵀ·q·scale. Nothing of the forward pass is
-    stored: the probabilities are recomputed, so a target can lower the
-    pair without a Tq×Tk matrix in memory. `nn-autodiff{decompose-attention=false}`
+    dq = dS·k·scale, dk = dSᵀ·q·scale; with `kv_heads`, a key and value
+    head's dk and dv sum those of the query heads of its group. Nothing of
+    the forward pass is stored: the probabilities are recomputed, so a
+    target can lower the pair without a Tq×Tk matrix in memory. `nn-autodiff{decompose-attention=false}`
     writes it; `nn-decompose-attention` does not touch it (a target that
     does not lower it asks autodiff to decompose `nn.attention` instead).
 
@@ -598,7 +609,8 @@ def NN_AttentionGradOp : NN_Op<"attention_grad", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
                        NN_FloatTensor:$value, NN_FloatTensor:$cotangent,
                        I64Attr:$heads, UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale);
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$kv_heads);
   let results = (outs NN_FloatTensor:$dquery, NN_FloatTensor:$dkey,
                       NN_FloatTensor:$dvalue);
   let assemblyFormat = [{
@@ -609,6 +621,8 @@ def NN_AttentionGradOp : NN_Op<"attention_grad", [Pure, InferTypeOpAdaptor]> {
   let extraClassDeclaration = [{
     /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
     double getEffectiveScale();
+    /// The key and value heads: `kv_heads`, or `heads` without it.
+    int64_t getKeyValueHeads();
   }];
 }
 
