@@ -30,6 +30,11 @@ class Config:
     batch: int = 4
     eps: float = 1e-5
     rope_base: float = 10000.0
+    # Attention through jax.nn.dot_product_attention (grouped-query
+    # attention natively: fewer key and value heads), which from_jax imports
+    # as one fused nn.attention with kv_heads; else written out with
+    # jnp.repeat, einsum and softmax, which import op by op.
+    dot_product_attention: bool = False
 
 
 def init(key, c):
@@ -83,6 +88,9 @@ def attention(x, p, c):
     k = (x @ p["wk"]).reshape(batch, seq, c.kv_heads, head_dim)
     v = (x @ p["wv"]).reshape(batch, seq, c.kv_heads, head_dim)
     q, k = rope(q, c.rope_base), rope(k, c.rope_base)
+    if c.dot_product_attention:
+        out = jax.nn.dot_product_attention(q, k, v, is_causal=True)
+        return out.reshape(batch, seq, c.heads * head_dim) @ p["wo"]
     k = jnp.repeat(k, c.heads // c.kv_heads, axis=2)
     v = jnp.repeat(v, c.heads // c.kv_heads, axis=2)
     scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(head_dim).astype(np.float32)

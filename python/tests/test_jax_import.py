@@ -3,8 +3,11 @@
 AdamW steps on the CPU target, against the same training done by JAX
 itself: every step's loss and every trained parameter, within bounds
 derived from the arithmetic (test_adamw_steps.AdamWBounds), and the
-trained parameters come back as the user's pytree."""
+trained parameters come back as the user's pytree. Twice: with attention
+written out, and through jax.nn.dot_product_attention (the fused
+nn.attention with kv_heads)."""
 
+import re
 import sys
 
 import jax
@@ -24,11 +27,27 @@ import llama  # noqa: E402
 MICROBATCHES = 2
 
 
-@pytest.fixture(scope="module")
-def imported():
-    config = llama.Config()
+# Attention written out (jnp.repeat, einsum, softmax: imported op by op)
+# and through jax.nn.dot_product_attention (one fused nn.attention with
+# kv_heads per layer, decomposed again by the CPU target's autodiff).
+@pytest.fixture(scope="module", params=[False, True], ids=["written-out", "dot-product-attention"])
+def imported(request):
+    config = llama.Config(dot_product_attention=request.param)
     params = llama.init(jax.random.PRNGKey(0), config)
-    return config, params, tandem.from_jax(llama.loss_fn, params, *llama.example_batch(config))
+    model = tandem.from_jax(
+        lambda p, tokens, targets: llama.loss_fn(p, tokens, targets, config), params, *llama.example_batch(config)
+    )
+    return config, params, model
+
+
+def test_attention_imports_fused_only_from_dot_product_attention(imported):
+    config, _, model = imported
+    fused = model.text.count("nn.attention ")
+    if config.dot_product_attention:
+        assert fused == config.layers
+        assert model.text.count(f"kv_heads = {config.kv_heads} : i64") == config.layers
+    else:
+        assert fused == 0
 
 
 def test_parameters_are_named_by_pytree_paths(imported):
@@ -126,3 +145,63 @@ def test_llama_trains_like_jax(imported, corpus, tmp_path):
 
     figure = pipeline.plot(tmp_path / "loss.png")
     assert (tmp_path / "loss.png").stat().st_size > 0 and figure is not None
+
+
+def test_grouped_query_attention_trains_in_cuda_emulation(corpus, tmp_path):
+    """The Llama decoder with jax.nn.dot_product_attention compiled for the
+    cuda target and run in emulation (tandemc --cuda-emulate: the generated
+    CUDA kernels on the host, docs/cuda-backend.md): the fused attention
+    kernels with kv_heads, forward and backward, train 3 AdamW steps on 1
+    and on 4 stages with bitwise the same losses and parameters, and the
+    first loss is JAX's on the same batch within the CUDA kernels' bound
+    plus XLA's."""
+    config = llama.Config(dot_product_attention=True)
+    params = llama.init(jax.random.PRNGKey(0), config)
+    model = tandem.from_jax(
+        lambda p, tokens, targets: llama.loss_fn(p, tokens, targets, config), params, *llama.example_batch(config)
+    )
+    runs = {}
+    for stages in (1, 4):
+        pipeline = tandem.compile(
+            model, stages=stages, microbatches=MICROBATCHES, schedule="1f1b", optimizer=OPTIMIZER,
+            target="cuda", extra_args=["--cuda-emulate"], out=tmp_path / f"s{stages}",
+        )
+        history = pipeline.train(data=corpus, steps=3, progress=False)
+        runs[stages] = ([row["loss"] for row in history], pipeline.parameters(named=True), pipeline)
+    # Every layer's attention and its gradient are the fused ops with
+    # kv_heads on some rank, and the ranks' kernels take the grouped shape
+    # (batch, heads, kv_heads, ...) from the unit's table.
+    fused = grads = 0
+    for rank in range(4):
+        text = (runs[4][2].program / f"rank{rank}.mlir").read_text()
+        fused += len(re.findall(rf"nn\.attention .*kv_heads = {config.kv_heads} : i64", text))
+        grads += len(re.findall(rf"nn\.attention_grad .*kv_heads = {config.kv_heads} : i64", text))
+        if "nn.attention " in text:
+            source = (runs[4][2].program / f"rank{rank}.cu").read_text()
+            assert f"{{{config.batch}, {config.heads}, {config.kv_heads}, {config.seq}, " in source
+            assert "tk_attention_grad_keys<" in source
+    assert fused == grads == config.layers
+    assert runs[1][0] == runs[4][0]
+    assert runs[1][1].keys() == runs[4][1].keys()
+    for name in runs[1][1]:
+        np.testing.assert_array_equal(runs[1][1][name], runs[4][1][name], err_msg=name)
+    assert runs[1][0][-1] < runs[1][0][0]
+
+    # The first step's batch, as tandem-run read it, and JAX's loss on it
+    # from the same initial values.
+    inputs_file = tmp_path / "inputs.safetensors"
+    pipeline = runs[1][2]
+    harness.run(
+        "tandem-eval", pipeline.program / "pipeline.mlir", "--train", "--program", "pipeline",
+        "--steps", 1, "--data", corpus, "--params", pipeline.directory / "start.safetensors",
+        "--save-inputs", inputs_file,
+    )
+    batch = tandem_ref.load_params(inputs_file)
+    tokens = jnp.asarray(batch["step.0.input.0"], jnp.int32)
+    targets = jnp.asarray(batch["step.0.input.1"], jnp.int32)
+    named = {n: jnp.asarray(v) for n, v in model.initial.items()}
+    expected = float(llama.loss_fn(model.structured(named), tokens, targets, config))
+    bound = tolerance.chain_bound(model.text, "forward", "cuda") + tolerance.chain_bound(model.text, "forward", "jax")
+    error = abs(runs[1][0][0] - expected) / abs(expected)
+    harness.record("llama-gqa-cuda-emulated", f"first loss rel error vs JAX {error:.3e} (bound {bound:.2e})")
+    assert error <= bound, (error, bound)
