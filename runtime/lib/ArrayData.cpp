@@ -3,6 +3,7 @@
 #include "tandem/Runtime/ArrayData.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace tandem;
 using namespace tandem::data;
@@ -70,6 +71,36 @@ const st::Tensor *findTensor(const st::File &file, const std::string &name,
   return &tensor;
 }
 
+/// The index of element `e` of a tensor of `shape`: "[3, 1]".
+std::string elementIndex(const std::vector<int64_t> &shape, int64_t e) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = e % shape[d];
+    e /= shape[d];
+  }
+  return shapeText(index);
+}
+
+/// Checks that every element of the integer `tensor` (I32 or I64) is in
+/// [0, vocabulary); false with `error` naming the first one that is not.
+template <typename T>
+bool checkIds(const st::Tensor &tensor, const std::string &what,
+              const ArrayInput &input, std::string &error) {
+  int64_t count = tensor.numElements();
+  for (int64_t e = 0; e < count; ++e) {
+    T id;
+    std::memcpy(&id, tensor.data.data() + e * sizeof(T), sizeof(T));
+    if (id >= 0 && static_cast<int64_t>(id) < *input.vocabulary)
+      continue;
+    error = what + " element " + elementIndex(tensor.shape, e) + " is " +
+            std::to_string(id) + ", outside step input " +
+            std::to_string(input.index) + "'s vocabulary [0, " +
+            std::to_string(*input.vocabulary) + ")";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<ArrayData> ArrayData::read(const std::string &path,
@@ -105,6 +136,13 @@ ArrayData::create(st::File file, const std::string &name,
               shapeText(input.batchShape) + ")";
       return std::nullopt;
     }
+    if (input.vocabulary &&
+        !(tensor->dtype == st::DType::I32
+              ? checkIds<int32_t>(*tensor, what, input, error)
+          : tensor->dtype == st::DType::I64
+              ? checkIds<int64_t>(*tensor, what, input, error)
+              : true))
+      return std::nullopt;
     int64_t n = rows / b;
     if (first && n != batches) {
       error = what + " holds " + std::to_string(n) + " step batches (" +

@@ -208,14 +208,21 @@ StepInputs::create(const std::vector<InputInfo> &inputs,
 
 std::vector<data::ArrayInput>
 tandem::runtime::arrayInputsOf(const std::vector<InputInfo> &inputs) {
+  // One entry an index; where ranks disagree on its vocabulary (a token
+  // input several stages read), the smallest holds for all.
   std::vector<data::ArrayInput> result;
-  std::map<int64_t, bool> seen;
+  std::map<int64_t, size_t> at;
   for (const InputInfo &input : inputs) {
-    if (seen[input.index])
+    auto [it, added] = at.try_emplace(input.index, result.size());
+    if (added) {
+      result.push_back({input.index, toSafetensorsType(input.dtype),
+                        input.stepShape, input.vocabulary});
       continue;
-    seen[input.index] = true;
-    result.push_back(
-        {input.index, toSafetensorsType(input.dtype), input.stepShape});
+    }
+    std::optional<int64_t> &vocabulary = result[it->second].vocabulary;
+    if (input.vocabulary)
+      vocabulary =
+          std::min(vocabulary.value_or(*input.vocabulary), *input.vocabulary);
   }
   return result;
 }

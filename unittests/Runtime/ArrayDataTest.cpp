@@ -47,7 +47,8 @@ std::vector<InputInfo> mlpInputs(int64_t b) {
   y.stepShape = {b};
   y.microbatchShape = {b};
   y.role = InputRole::Targets;
-  y.vocabulary = 10;
+  // Labels count from 1000 (mlpFile), apart from x's values.
+  y.vocabulary = 2000;
   return {x, y};
 }
 
@@ -279,6 +280,51 @@ TEST(ArrayData, SmallerBatchesOfOneStepBatch) {
                                     "held-out batches", error));
   EXPECT_EQ(error, "arrays.st: tensor 'input.0': the held-out batches (2 "
                    "rows) do not split into batches of 4 rows");
+}
+
+TEST(ArrayData, IdsOutsideTheVocabularyAreRefused) {
+  std::string error;
+  // 3 batches of 2 labels, 1000..1005: the vocabulary must exceed 1005.
+  std::vector<InputInfo> inputs = mlpInputs(2);
+  inputs[1].vocabulary = 1005;
+  EXPECT_FALSE(make(mlpFile(3, 2), inputs, error));
+  EXPECT_EQ(error, "arrays.st: tensor 'input.1' element [5] is 1005, outside "
+                   "step input 1's vocabulary [0, 1005)");
+  inputs[1].vocabulary = 1006;
+  EXPECT_TRUE(make(mlpFile(3, 2), inputs, error)) << error;
+  // A negative id, in an i64 tensor of two dimensions.
+  st::File file = mlpFile(1, 2);
+  st::Tensor ids;
+  ids.dtype = st::DType::I64;
+  ids.shape = {2, 2};
+  std::vector<int64_t> values = {0, 1, -1, 2};
+  ids.data.resize(values.size() * 8);
+  std::memcpy(ids.data.data(), values.data(), ids.data.size());
+  file.tensors["input.1"] = ids;
+  inputs[1].dtype = ElementType::I64;
+  inputs[1].stepShape = inputs[1].microbatchShape = {2, 2};
+  EXPECT_FALSE(make(std::move(file), inputs, error));
+  EXPECT_EQ(error, "arrays.st: tensor 'input.1' element [1, 0] is -1, "
+                   "outside step input 1's vocabulary [0, 1006)");
+  // Float inputs and integers without a vocabulary are not ids.
+  inputs = mlpInputs(2);
+  inputs[1].vocabulary.reset();
+  EXPECT_TRUE(make(mlpFile(3, 2), inputs, error)) << error;
+}
+
+TEST(ArrayData, AnIndexSeveralRanksReadTakesTheSmallestVocabulary) {
+  std::vector<InputInfo> inputs = mlpInputs(2);
+  InputInfo again = inputs[1];
+  again.vocabulary = 1003;
+  inputs.push_back(again);
+  std::vector<ArrayInput> merged = arrayInputsOf(inputs);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[1].vocabulary, 1003);
+  EXPECT_EQ(merged[0].vocabulary, std::nullopt);
+  std::string error;
+  EXPECT_FALSE(make(mlpFile(3, 2), inputs, error));
+  EXPECT_EQ(error, "arrays.st: tensor 'input.1' element [3] is 1003, outside "
+                   "step input 1's vocabulary [0, 1003)");
 }
 
 TEST(ArrayData, ReadNamesTheFile) {

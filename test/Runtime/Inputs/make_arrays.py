@@ -5,7 +5,8 @@ a fixed linear map of the features over 10 classes, so a model can learn
 them. Plain struct/json safetensors (no numpy), a fixed seed. KIND writes a
 broken file for the error tests: missing (no input.1), dtype (input.1 as
 F32), rows (33 rows of input.0), count (input.1 one batch short), shape
-(input.0 with 31 features)."""
+(input.0 with 31 features), label (label 70 of batch 2 is 10, outside the
+classes)."""
 import json
 import random
 import struct
@@ -35,6 +36,8 @@ elif bad == "rows":
     tensors["input.0"] = ("F32", [33, features], "f", [v for row in x[:33] for v in row])
 elif bad == "count":
     tensors["input.1"] = ("I32", [(n - 1) * b], "i", y[: (n - 1) * b])
+elif bad == "label":
+    y[70] = classes
 elif bad == "shape":
     tensors["input.0"] = ("F32", [n * b, features - 1], "f", [v for row in x for v in row[:-1]])
 

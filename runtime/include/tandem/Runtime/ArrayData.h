@@ -28,11 +28,14 @@
 namespace tandem::data {
 
 /// An input an arrays file feeds: tensor `input.<index>` of `dtype`; one
-/// batch of it has shape `batchShape` ([rows, rest...]).
+/// batch of it has shape `batchShape` ([rows, rest...]). Integer ids that
+/// index a table or classes have a `vocabulary`: every element must be in
+/// [0, vocabulary).
 struct ArrayInput {
   int64_t index = 0;
   st::DType dtype = st::DType::F32;
   std::vector<int64_t> batchShape;
+  std::optional<int64_t> vocabulary;
 };
 
 /// An arrays file checked against the step inputs it feeds.
@@ -45,8 +48,11 @@ public:
   /// Checks `file` (`name` in errors, usually its path) against the step
   /// inputs `inputs` (batchShape: the step shape [b, rest...]; an index
   /// listed twice is checked twice): each needs a tensor `input.<index>` of
-  /// its dtype and shape [n·b, rest...] with n >= 1, the same n for all.
-  /// Errors name the file, the tensor and what was expected.
+  /// its dtype and shape [n·b, rest...] with n >= 1, the same n for all,
+  /// and ids within the input's vocabulary (every element, so that no
+  /// step fails later, and no target does on a GPU, whose kernels give an
+  /// out-of-range id's row NaN instead of an error). Errors name the file,
+  /// the tensor and what was expected.
   static std::optional<ArrayData> create(st::File file, const std::string &name,
                                          const std::vector<ArrayInput> &inputs,
                                          std::string &error);

@@ -42,8 +42,8 @@ struct StepInputOptions {
   bool holdOut = false;
 };
 
-/// What an arrays file must hold for `inputs` (their step shapes; an index
-/// listed twice once).
+/// What an arrays file must hold for `inputs` (their step shapes and
+/// vocabularies; an index listed twice once, with the smaller vocabulary).
 std::vector<data::ArrayInput>
 arrayInputsOf(const std::vector<InputInfo> &inputs);
 
