@@ -82,6 +82,74 @@ def _float_literal(value, dtype):
     return f"0x{int(bits):0{2 * np.dtype(dtype).itemsize}X}"
 
 
+# The discardable unit attribute of an op whose results the backward pass
+# recomputes instead of keeping (`tandemc --remat annotated`).
+RECOMPUTE = "nn.recompute"
+# Ops with nothing to recompute (a constant, a parameter read) and the stage
+# marker (a cut of the pipeline, not a computation): never marked.
+NEVER_RECOMPUTED = frozenset({"nn.constant", "nn.param", "nn.stage_end"})
+
+_CLOSING = {"<": ">", "[": "]", "{": "}", "(": ")"}
+
+
+def with_unit_attribute(text, name):
+    """The op text `text` (`nn.op operands [attr-dict] : types`, no result
+    names) with the unit attribute `name` in its attribute dictionary: nn
+    ops' formats put `attr-dict` just before the first ` : ` outside
+    brackets and strings, so the attribute joins a `{...}` that ends there
+    or comes as its own `{name}`."""
+    stack = []
+    groups = []  # (start, end) of the top-level {...} groups
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in _CLOSING:
+            stack.append((_CLOSING[c], i))
+        elif c in ">]})" and stack and stack[-1][0] == c:
+            if not (c == ">" and text[i - 1] == "-"):  # `->` is no bracket
+                _, start = stack.pop()
+                if c == "}" and not stack:
+                    groups.append((start, i))
+        elif not stack and text.startswith(" : ", i):
+            head, tail = text[:i], text[i:]
+            if groups and groups[-1][1] == i - 1:
+                start, end = groups[-1]
+                inside = text[start + 1 : end].strip()
+                if name in [a.split("=")[0].strip() for a in _top_level_split(inside)]:
+                    return text
+                joined = f"{inside}, {name}" if inside else name
+                return f"{text[:start]}{{{joined}}}{tail}"
+            return f"{head} {{{name}}}{tail}"
+        i += 1
+    raise ValueError(f"no attribute dictionary position in '{text}'")
+
+
+def _top_level_split(text):
+    """`text` cut at its commas outside brackets and strings."""
+    parts, depth, current, quoted = [], 0, [], False
+    for i, c in enumerate(text):
+        if quoted:
+            quoted = not (c == '"' and text[i - 1] != "\\")
+        elif c == '"':
+            quoted = True
+        elif c in "<[{(":
+            depth += 1
+        elif c in ">]})" and not (c == ">" and i and text[i - 1] == "-"):
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(c)
+    if current:
+        parts.append("".join(current))
+    return parts
+
+
 class Value:
     """An SSA value of the module being written."""
 
@@ -108,6 +176,9 @@ class FunctionBuilder:
         self._next = 0
         self._constants = {}
         self.loc = ""
+        # While set, the ops appended carry `nn.recompute` (jax.checkpoint):
+        # like `loc`, the importer sets it around the equations it imports.
+        self.recompute = False
 
     def fresh(self, shape, dtype):
         name = f"%v{self._next}"
@@ -117,27 +188,33 @@ class FunctionBuilder:
     def op(self, text, shape, dtype):
         """Appends `%r = <text>` and returns %r (of the given type)."""
         result = self.fresh(shape, dtype)
-        self.lines.append(f"    {result.name} = {text}{self.loc}")
+        self.lines.append(f"    {result.name} = {self._marked(text)}{self.loc}")
         return result
 
     def ops(self, text, results):
         """Appends an op with several results [(shape, dtype)]."""
         values = [self.fresh(s, d) for s, d in results]
         names = ", ".join(v.name for v in values)
-        self.lines.append(f"    {names} = {text}{self.loc}")
+        self.lines.append(f"    {names} = {self._marked(text)}{self.loc}")
         return values
+
+    def _marked(self, text):
+        if not self.recompute or text.split(" ", 1)[0] in NEVER_RECOMPUTED:
+            return text
+        return with_unit_attribute(text, RECOMPUTE)
 
     def constant(self, array):
         array = np.asarray(array)
         key = (array.dtype.str, array.shape, array.tobytes())
         if key not in self._constants:
-            saved, self.loc = self.loc, ""
+            saved, self.loc = (self.loc, self.recompute), ""
+            self.recompute = False
             self._constants[key] = self.op(
                 f"nn.constant {dense(array)} : {tensor_type(array.shape, array.dtype)}",
                 array.shape,
                 array.dtype,
             )
-            self.loc = saved
+            self.loc, self.recompute = saved
         return self._constants[key]
 
     # Ops whose text the importers share.

@@ -29,7 +29,7 @@ def compile(  # noqa: A001 - the verb users expect
     microbatches=1,
     schedule="1f1b",
     precision="f32",
-    remat="none",
+    remat=None,
     target="cpu",
     optimizer="optimizer=adamw lr=0.001",
     chunks=None,
@@ -40,10 +40,15 @@ def compile(  # noqa: A001 - the verb users expect
 
     The options are tandemc's (`tandemc --help`): `schedule` gpipe, 1f1b,
     interleaved-1f1b or zb-h1; `precision` f32, bf16 or fp16; `remat` none,
-    full, selective or budget=BYTES; `target` cpu or cuda; `optimizer`
-    nn-optimizer's options. `out` is the output directory (a new temporary
-    one by default).
+    full, selective, budget=BYTES or annotated (recompute exactly the ops
+    marked `nn.recompute`, which `from_jax` writes for `jax.checkpoint`
+    regions; the other policies ignore the marks); by default annotated
+    when the model has such marks, else none; `target` cpu or cuda;
+    `optimizer` nn-optimizer's options. `out` is the output directory (a
+    new temporary one by default).
     """
+    if remat is None:
+        remat = default_remat(model)
     directory = pathlib.Path(out) if out else pathlib.Path(tempfile.mkdtemp(prefix="tandem-"))
     source, init = model.save(directory)
     program = directory / "pipeline"
@@ -60,7 +65,15 @@ def compile(  # noqa: A001 - the verb users expect
     memory = {}
     for rank, peak in re.findall(r"remark: rank (\d+): peak (\d+) bytes", done.stderr):
         memory[int(rank)] = int(peak)
-    return Compiled(model, directory, program, init, memory, stages)
+    compiled = Compiled(model, directory, program, init, memory, stages)
+    compiled.remarks = done.stderr
+    return compiled
+
+
+def default_remat(model):
+    """`compile`'s remat when none is given: "annotated" when an op of the
+    model carries `nn.recompute` (a jax.checkpoint region), else "none"."""
+    return "annotated" if re.search(r"[{,]\s*nn\.recompute\b", model.text) else "none"
 
 
 class Compiled:
@@ -72,6 +85,7 @@ class Compiled:
         self.program = program
         self.initial_parameters = init
         self.memory = memory  # rank -> predicted peak bytes (mpmd-memory)
+        self.remarks = ""  # tandemc's remarks (stderr): mpmd-remat's, mpmd-memory's
         self.stages = int(stages)
         self.history = []
         self.trained_parameters = None

@@ -15,6 +15,10 @@ batch as inputs, and every equation becomes nn ops:
   `lax.scan` are inlined or unrolled: Tandem derives the backward pass
   itself, from the primal computation (a custom JVP rule is not used, a
   custom VJP is refused); `tandem.stage_end` becomes `nn.stage_end`;
+- the ops of a `jax.checkpoint` region that its policy does not save carry
+  the unit attribute `nn.recompute` (constants, parameter reads and stage
+  markers never do), which `tandemc --remat annotated` recomputes in the
+  backward pass instead of keeping (checkpoint_policy);
 - `jax.nn.dot_product_attention` becomes one `nn.attention` where the op
   expresses the call (jax_attention), its equations where not;
 - integer arithmetic on the inputs is refused except the index
@@ -63,7 +67,35 @@ _INLINED = {
     "remat2": "jaxpr",
     "checkpoint": "jaxpr",
 }
-_IDENTITY = {"copy", "copy_p", "optimization_barrier"}
+# `name` is jax.ad_checkpoint.checkpoint_name: a label for checkpoint policies.
+_IDENTITY = {"copy", "copy_p", "optimization_barrier", "name"}
+_CHECKPOINT = ("remat2", "checkpoint")
+
+
+def checkpoint_policy(policy):
+    """What a jax.checkpoint `policy` leaves unsaved, as one of "all" (every
+    op recomputed: None, nothing_saveable), "none" (everything_saveable),
+    "dots" (all but dot_general: dots_saveable, checkpoint_dots) and
+    "dots_no_batch" (all but dot_generals without batch dimensions); None
+    for any other policy."""
+    policies = jax.checkpoint_policies
+    if policy is None or policy is policies.nothing_saveable:
+        return "all"
+    if policy is policies.everything_saveable:
+        return "none"
+    if isinstance(policy, type(policies.dots_saveable)):
+        return "dots_no_batch" if policy.only_if_no_batch_dims else "dots"
+    return None
+
+
+def _saved(kind, eqn):
+    """Whether policy `kind` saves the results of equation `eqn`."""
+    if kind == "none":
+        return True
+    if kind in ("dots", "dots_no_batch") and eqn.primitive.name == "dot_general":
+        (_, _), (lhs_batch, rhs_batch) = eqn.params["dimension_numbers"]
+        return kind == "dots" or (not lhs_batch and not rhs_batch)
+    return False
 
 
 class _Tensor:
@@ -162,6 +194,10 @@ class _Importer:
         # nn name -> (shape, dtype, leaf, layer or None), in first-use order.
         self.parameters = {}
         self.where = "an unknown place"
+        # The policy kind (checkpoint_policy) of the innermost jax.checkpoint
+        # being imported, None outside any.
+        self.checkpoint = None
+        self.warned = set()
 
     # --- errors --------------------------------------------------------
 
@@ -254,14 +290,18 @@ class _Importer:
             env[var] = entry
         for eqn in jaxpr.eqns:
             frame, where = _where(eqn)
-            saved = (self.where, self.body.loc)
+            saved = (self.where, self.body.loc, self.body.recompute)
             # Equations inside jnp's own jitted helpers have no user frame:
             # they keep the place of the call that contains them.
             if frame is not None:
                 self.where = where
                 self.body.loc = _ir.location(frame.file_name, frame.start_line, frame.start_column)
+            # Inside a jax.checkpoint, what its policy does not save is
+            # recomputed (an equation holding a jaxpr decides again for each
+            # of the equations it inlines).
+            self.body.recompute = self.checkpoint is not None and not _saved(self.checkpoint, eqn)
             outs = self.equation(eqn, [self.read(env, v) for v in eqn.invars])
-            self.where, self.body.loc = saved
+            self.where, self.body.loc, self.body.recompute = saved
             for var, entry in zip(eqn.outvars, outs):
                 if not isinstance(var, jcore.DropVar):
                     env[var] = entry
@@ -297,16 +337,30 @@ class _Importer:
         return [_Const(np.asarray(o)) for o in outs]
 
     def inline(self, eqn, ins):
-        if eqn.primitive.name in ("remat2", "checkpoint"):
-            warnings.warn(
-                f"{self.where}: jax.checkpoint is ignored; use tandem.compile(remat=...) to choose "
-                "what the pipeline recomputes",
-                stacklevel=2,
-            )
         closed = eqn.params[_INLINED[eqn.primitive.name]]
         jaxpr = closed.jaxpr if hasattr(closed, "jaxpr") else closed
         consts = closed.consts if hasattr(closed, "consts") else []
-        return self.run(jaxpr, consts, ins)
+        if eqn.primitive.name not in _CHECKPOINT:
+            return self.run(jaxpr, consts, ins)
+        policy = eqn.params.get("policy")
+        kind = checkpoint_policy(policy)
+        if kind is None:
+            described = getattr(policy, "__qualname__", None) or repr(policy)
+            if (described, self.where) not in self.warned:
+                self.warned.add((described, self.where))
+                warnings.warn(
+                    f"{self.where}: jax.checkpoint policy {described} is not one Tandem maps "
+                    "(None, nothing_saveable, everything_saveable, dots_saveable, "
+                    "dots_with_no_batch_dims_saveable): every op of the region is marked "
+                    "nn.recompute",
+                    stacklevel=2,
+                )
+            kind = "all"
+        saved, self.checkpoint = self.checkpoint, kind
+        try:
+            return self.run(jaxpr, consts, ins)
+        finally:
+            self.checkpoint = saved
 
     def out_aval(self, eqn, i=0):
         aval = eqn.outvars[i].aval

@@ -177,12 +177,13 @@ def test_mixed_precision_dot_is_refused():
     assert "dot_general" in message and "precision" in message, message
 
 
-def test_checkpoint_is_ignored_with_a_warning():
+def test_checkpoint_marks_its_region_without_a_warning():
+    # The policies, compilation and training: test_jax_checkpoint.py.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = tandem.from_jax(lambda p, x: jnp.sum(jax.checkpoint(jnp.tanh)(x @ p["w"])), P, X)
-    assert any("jax.checkpoint" in str(w.message) for w in caught)
-    assert "nn.tanh" in model.text
+    assert not any("jax.checkpoint" in str(w.message) for w in caught)
+    assert "nn.tanh %v" in model.text and model.text.count("nn.recompute") == 1
 
 
 def test_stage_end_still_trains_in_jax():
