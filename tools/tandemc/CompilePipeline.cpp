@@ -71,7 +71,7 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
                    o.precision + "'");
   StringRef remat = o.remat;
   std::string rematOptions;
-  if (remat == "full" || remat == "selective") {
+  if (remat == "full" || remat == "selective" || remat == "annotated") {
     rematOptions = ("policy=" + remat).str();
   } else if (remat.consume_front("budget=")) {
     uint64_t bytes;
@@ -81,7 +81,7 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
                      o.remat + "'");
     rematOptions = "policy=budget budget=" + std::to_string(bytes);
   } else if (remat != "none") {
-    return invalid("--remat must be none, full, selective or "
+    return invalid("--remat must be none, full, selective, annotated or "
                    "budget=<bytes>, found '" +
                    o.remat + "'");
   }

@@ -46,7 +46,7 @@ struct CompileOptions {
   std::string precision = "f32";
   /// nn-mixed-precision's further options (e.g. "loss-scale=dynamic").
   std::string precisionOptions;
-  /// none, full, selective or budget=<bytes>.
+  /// none, full, selective, annotated or budget=<bytes>.
   std::string remat = "none";
   /// mpmd-compress-transfers' options (e.g. "activations=int8
   /// gradients=fp8"); empty: no codecs on stage edges.

@@ -110,7 +110,9 @@ static cl::opt<std::string>
                      cl::desc("further nn-mixed-precision options"),
                      cl::init(""), cl::cat(tandemcCategory));
 static cl::opt<std::string>
-    remat("remat", cl::desc("none, full, selective or budget=<bytes>"),
+    remat("remat",
+          cl::desc("none, full, selective, annotated (the model's "
+                   "nn.recompute marks) or budget=<bytes>"),
           cl::init("none"), cl::cat(tandemcCategory));
 static cl::opt<std::string> compress(
     "compress",
@@ -167,7 +169,7 @@ static constexpr const char *overview = R"(Tandem compiler driver
   tandemc model.mlir -o DIR [--stages S] [--microbatches m] [--chunks v]
           [--schedule gpipe|1f1b|interleaved-1f1b|zb-h1|FILE]
           [--optimizer "optimizer=adamw lr=..."] [--precision f32|bf16|fp16]
-          [--remat none|full|selective|budget=BYTES]
+          [--remat none|full|selective|annotated|budget=BYTES]
           [--compress "activations=int8|fp8 gradients=int8|fp8 ..."]
           [--subspace "rank=K seed=S"]
           [--load-pass-plugin lib.so --partitioner PASS] [--memory]

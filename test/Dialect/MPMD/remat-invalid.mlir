@@ -2,7 +2,7 @@
 // remat.mlir, partitioned and scheduled unless a case needs otherwise.
 
 // RUN: not tandem-opt %s --mpmd-remat=policy=bogus 2>&1 | FileCheck %s --check-prefix=POLICY
-// POLICY: error: unknown remat policy 'bogus': expected none, full, selective or budget
+// POLICY: error: unknown remat policy 'bogus': expected none, full, selective, budget or annotated
 
 // RUN: not tandem-opt %s --mpmd-remat=policy=budget 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // NOBUDGET: error: policy=budget needs budget=<bytes>, the peak bytes each rank may hold

@@ -23,6 +23,7 @@
 #include "tandem/Dialect/MPMD/Analysis/Memory.h"
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/MPMD/Transforms/Passes.h"
+#include "tandem/Dialect/NN/IR/NNDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,7 +51,7 @@ namespace remat = tandem::mpmd::remat;
 
 namespace {
 
-enum class Policy { None, Full, Selective, Budget };
+enum class Policy { None, Full, Selective, Budget, Annotated };
 
 std::optional<Policy> parsePolicy(StringRef name) {
   if (name == "none")
@@ -61,6 +62,8 @@ std::optional<Policy> parsePolicy(StringRef name) {
     return Policy::Selective;
   if (name == "budget")
     return Policy::Budget;
+  if (name == "annotated")
+    return Policy::Annotated;
   return std::nullopt;
 }
 
@@ -377,7 +380,8 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
     std::optional<Policy> parsed = parsePolicy(policy);
     if (!parsed) {
       module.emitError() << "unknown remat policy '" << policy
-                         << "': expected none, full, selective or budget";
+                         << "': expected none, full, selective, budget or "
+                            "annotated";
       return signalPassFailure();
     }
     if (*parsed == Policy::Budget && budget < 0) {
@@ -443,11 +447,18 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
     return result;
   }
 
+  /// Per forward op, whether its needed results are kept: none (full),
+  /// the expensive ones (selective), or all but those marked
+  /// `nn.recompute` (annotated: the model's own choice, e.g. the ops of a
+  /// jax.checkpoint region).
   SmallVector<bool> policyChoice(const PositionGraph &pg, Policy p) {
     SmallVector<bool> stash(pg.ops.size(), false);
-    if (p == Policy::Selective)
-      for (auto [n, op] : llvm::enumerate(pg.ops))
+    for (auto [n, op] : llvm::enumerate(pg.ops)) {
+      if (p == Policy::Selective)
         stash[n] = isExpensive(op);
+      else if (p == Policy::Annotated)
+        stash[n] = !op->hasAttr(tandem::nn::kRecomputeAttrName);
+    }
     return stash;
   }
 

@@ -30,6 +30,25 @@ void NNDialect::initialize() {
       >();
 }
 
+/// The discardable nn.* attributes the dialect owns a meaning for: today
+/// `nn.recompute`, a unit attribute on an nn op that computes (a
+/// declaration or a constant has nothing to recompute). The others (nn.id,
+/// nn.grad, ...) are checked by the passes that read them.
+LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  if (attr.getName() != kRecomputeAttrName)
+    return success();
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "expects '" << kRecomputeAttrName
+                             << "' to be a unit attribute, found "
+                             << attr.getValue();
+  if (op->getDialect() != this || isa<ParameterOp, ParamOp, ConstantOp>(op))
+    return op->emitOpError()
+           << "cannot be marked '" << kRecomputeAttrName
+           << "': only nn ops that compute have results to recompute";
+  return success();
+}
+
 Operation *NNDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                           Type type, Location loc) {
   auto elements = dyn_cast<ElementsAttr>(value);

@@ -63,11 +63,13 @@ def MPMDRemat : Pass<"mpmd-remat", "::mlir::ModuleOp"> {
     `full` stashes only the stage's inputs; `selective` stashes the results
     of nn.matmul, nn.softmax and nn.attention; `budget` picks, per stage,
     the stash that fits `budget` bytes of peak memory per rank with the
-    fewest recomputed FLOPs. See docs/mpmd.md, "mpmd-remat".
+    fewest recomputed FLOPs; `annotated` recomputes the ops the model marks
+    `nn.recompute` (from_jax marks jax.checkpoint regions) and keeps the
+    rest. See docs/mpmd.md, "mpmd-remat".
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
-           "none, full, selective or budget">,
+           "none, full, selective, budget or annotated">,
     Option<"budget", "budget", "int64_t", /*default=*/"-1",
            "peak bytes per rank (policy=budget)">,
   ];

@@ -32,6 +32,7 @@ def NN_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 // Every nn op but nn.parameter computes, so it belongs in a function (a
