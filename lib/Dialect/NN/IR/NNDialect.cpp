@@ -39,9 +39,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() != kRecomputeAttrName)
     return success();
   if (!isa<UnitAttr>(attr.getValue()))
-    return op->emitOpError() << "expects '" << kRecomputeAttrName
-                             << "' to be a unit attribute, found "
-                             << attr.getValue();
+    return op->emitOpError()
+           << "expects '" << kRecomputeAttrName
+           << "' to be a unit attribute, found " << attr.getValue();
   if (op->getDialect() != this || isa<ParameterOp, ParamOp, ConstantOp>(op))
     return op->emitOpError()
            << "cannot be marked '" << kRecomputeAttrName
