@@ -34,6 +34,9 @@ MODEL="$ROOT/examples/tiny-gpt.mlir"
 # Steps of the chained comparison (each runs once from the emulation's
 # parameters after the step before it).
 CHAIN=5
+# The models whose every fragment call of one step is compared kernel by
+# kernel with the emulation's (prepare, kernels).
+DUMPS="dump dump-small dump-gqa"
 # The benchmark's model and step (bench/torch_gpt.py takes the same
 # numbers): GPT-2 124M, 4 microbatches of 8 sequences of 1024 tokens.
 BENCH_CONFIG=gpt2-124m BENCH_BATCH=8 BENCH_SEQ=1024 BENCH_MICROBATCHES=4
@@ -84,15 +87,18 @@ prepare() {
     rm -rf "$CARRY"/$p-s?-emu
   done
   # Every fragment call of one f32 step (2 microbatches, to travel light),
-  # for the kernel-by-kernel screen: the tiny GPT, and one layer of the
+  # for the kernel-by-kernel screen: the tiny GPT, one layer of the
   # small one (1 microbatch) at sequence 150, whose heads of 64 give the
   # attention kernels their gpt2-124m shapes (tiles of 64, 32 and 16) and
-  # several tiles and blocks per head.
+  # several tiles and blocks per head, and random_graph.py's seed 9, whose
+  # two attention blocks are grouped-query (4 query heads on 2 key heads).
   "$bin/tandemc" models gpt --config small --layers 1 --batch 1 --seq 150 -o "$CARRY/small.mlir"
+  python3 "$ROOT/scripts/random_graph.py" 9 -o "$CARRY/gqa.mlir"
   local name
-  for name in dump dump-small; do
+  for name in $DUMPS; do
     local model=$MODEL m=2
     [[ $name == dump-small ]] && model="$CARRY/small.mlir" m=1
+    [[ $name == dump-gqa ]] && model="$CARRY/gqa.mlir" m=1
     gpu_build "$CARRY/$name" "$model" --stages 1 --microbatches "$m"
     "$bin/tandemc" "$model" -o "$CARRY/$name-emu" --stages 1 --microbatches "$m" \
       --target cuda --cuda-emulate 2>/dev/null
@@ -275,7 +281,7 @@ threads_run() {
 # Every fragment call of step 0 on the GPU against the emulation's dump.
 kernels() {
   local name
-  for name in dump dump-small; do
+  for name in $DUMPS; do
     rm -rf "$WORK/$name-calls"
     echo "$name:"
     TANDEM_DUMP_FRAGMENTS="$WORK/$name-calls" run_gpu "$CARRY/$name" 1 >/dev/null &&
