@@ -23,6 +23,9 @@ NANOGPT = harness.SOURCE_DIR / "examples" / "onnx" / "nanogpt.onnx"
 # The same module with nanoGPT's explicit causal mask (Trilu, Not, Where)
 # instead of F.scaled_dot_product_attention.
 MASKED = NANOGPT.with_name("nanogpt-masked.onnx")
+# The first exported at opset 23: each F.scaled_dot_product_attention is one
+# Attention node, imported as the fused nn.attention.
+OPSET23 = NANOGPT.with_name("nanogpt-opset23.onnx")
 
 
 def _evaluate(tmp_path, model):
@@ -52,10 +55,14 @@ def _check_loss(tmp_path, model, proto):
     return got
 
 
-@pytest.mark.parametrize("path", [NANOGPT, MASKED], ids=["sdpa", "masked"])
+@pytest.mark.parametrize("path", [NANOGPT, MASKED, OPSET23], ids=["sdpa", "masked", "sdpa-opset23"])
 def test_nanogpt_from_pytorch_matches_onnxruntime(path, tmp_path):
     described = json.loads(path.with_name(path.stem + ".parameters.json").read_text())
     model = tandem.from_onnx(path)
+    # Opset 18 spells attention out (MatMul, Softmax, the mask); opset 23's
+    # Attention node is one fused nn.attention per layer.
+    fused = model.text.count("nn.attention ")
+    assert fused == (described["config"]["layers"] if path == OPSET23 else 0), fused
     # The trainable set is named_parameters(); the head PyTorch ties to the
     # embedding (the exporter named the shared initializer lm_head.weight)
     # is the one parameter wte.weight, read by the embedding and the head.
@@ -89,6 +96,35 @@ def test_nanogpt_trains_as_a_pipeline(corpus, tmp_path):
     trained = pipeline.parameters()
     assert sorted(trained) == sorted(model.parameter_names)
     assert not np.array_equal(trained["wte.weight"], model.initial["wte.weight"])
+
+
+def test_nanogpt_opset23_trains_with_fused_attention_in_cuda_emulation(corpus, tmp_path):
+    """The opset-23 export (one Attention node a layer) compiled for the
+    cuda target in emulation (tandemc --cuda-emulate: the generated CUDA
+    kernels on the host, the fused attention forward and backward among
+    them): 1 and 2 stages train 5 steps with bitwise equal losses, the loss
+    falls, and the first step's loss is the evaluator's on the same batch
+    within the CUDA kernels' bound."""
+    model = tandem.from_onnx(OPSET23, stage_ends=["h.0"])
+    runs = {}
+    for stages in (1, 2):
+        pipeline = tandem.compile(model, stages=stages, microbatches=2, schedule="1f1b", target="cuda",
+                                  extra_args=["--cuda-emulate"], optimizer="optimizer=adamw lr=0.01",
+                                  out=tmp_path / f"s{stages}")
+        runs[stages] = pipeline, [row["loss"] for row in pipeline.train(data=corpus, steps=5, progress=False)]
+    pipeline, losses = runs[1]
+    assert runs[2][1] == losses and losses[-1] < losses[0], runs
+    program = (pipeline.program / "rank0.mlir").read_text()
+    assert program.count("nn.attention ") == program.count("nn.attention_grad ") == 2
+    evaluated = harness.run(
+        "tandem-eval", pipeline.program / "pipeline.mlir", "--train", "--program", "pipeline", "--steps", 1,
+        "--data", corpus, "--params", pipeline.directory / "start.safetensors",
+    )
+    expected = harness.parse_step_losses(evaluated.stdout)[0]
+    bound = tolerance.chain_bound(model.text, "forward", "cuda")
+    error = abs(losses[0] - expected) / abs(expected)
+    harness.record("nanogpt-opset23-cuda-emulated", f"first loss rel error vs the evaluator {error:.3e} (bound {bound:.2e})")
+    assert error <= bound, (error, bound)
 
 
 # --- graphs built with onnx's helpers --------------------------------------
