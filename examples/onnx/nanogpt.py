@@ -11,7 +11,8 @@ and the mask), nanogpt-masked.onnx (the same model with nanoGPT's
 explicit causal mask instead), then nanogpt-opset23.onnx (the first at
 opset 23, where the exporter writes each F.scaled_dot_product_attention
 as one Attention node, which from_onnx imports as the fused nn.attention)
-and, for each,
+and nanogpt-gqa.onnx (opset 23, 4 query heads on 2 key and value heads
+through SDPA's enable_gqa: nn.attention's kv_heads) and, for each,
 <name>.parameters.json: the module's named_parameters() (the trainable
 set), which of them PyTorch ties (the token embedding and the head), the
 torch, exporter and opset versions used, and an example batch with the
@@ -47,22 +48,29 @@ class Config:
     # nanoGPT's two attention paths: F.scaled_dot_product_attention (its
     # "flash" path) or the explicit causal mask.
     flash: bool = True
+    # Key and value heads (None: as many as query heads). Fewer is
+    # grouped-query attention, SDPA's enable_gqa (flash path only).
+    kv_heads: int | None = None
 
 
 class Attention(nn.Module):
     def __init__(self, c):
         super().__init__()
-        self.c_attn = nn.Linear(c.embd, 3 * c.embd)
-        self.c_proj = nn.Linear(c.embd, c.embd)
         self.heads = c.heads
+        self.kv_heads = c.kv_heads or c.heads
+        self.kv_dim = c.embd // c.heads * self.kv_heads
+        self.c_attn = nn.Linear(c.embd, c.embd + 2 * self.kv_dim)
+        self.c_proj = nn.Linear(c.embd, c.embd)
         self.flash = c.flash
 
     def forward(self, x):
         b, t, d = x.shape
-        q, k, v = self.c_attn(x).split(d, dim=2)
-        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        q, k, v = self.c_attn(x).split([d, self.kv_dim, self.kv_dim], dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k, v = (z.view(b, t, self.kv_heads, d // self.heads).transpose(1, 2) for z in (k, v))
         if self.flash:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                               enable_gqa=self.kv_heads != self.heads)
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
             mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
@@ -164,5 +172,7 @@ if __name__ == "__main__":
         export(args.out, Config(flash=False), name="nanogpt-masked", opset=args.opset)
     else:
         # The masked model has no scaled_dot_product_attention to export as
-        # Attention: only the first one differs at a later opset.
+        # Attention: only the first one differs at a later opset, and a
+        # grouped-query one joins it.
         export(args.out, name=f"nanogpt-opset{args.opset}", opset=args.opset)
+        export(args.out, Config(heads=4, kv_heads=2), name="nanogpt-gqa", opset=args.opset)

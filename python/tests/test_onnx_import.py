@@ -26,6 +26,9 @@ MASKED = NANOGPT.with_name("nanogpt-masked.onnx")
 # The first exported at opset 23: each F.scaled_dot_product_attention is one
 # Attention node, imported as the fused nn.attention.
 OPSET23 = NANOGPT.with_name("nanogpt-opset23.onnx")
+# Grouped-query attention, 4 query heads on 2 key and value heads
+# (F.scaled_dot_product_attention's enable_gqa), exported at opset 23.
+GQA = NANOGPT.with_name("nanogpt-gqa.onnx")
 
 
 def _evaluate(tmp_path, model):
@@ -55,14 +58,18 @@ def _check_loss(tmp_path, model, proto):
     return got
 
 
-@pytest.mark.parametrize("path", [NANOGPT, MASKED, OPSET23], ids=["sdpa", "masked", "sdpa-opset23"])
+@pytest.mark.parametrize("path", [NANOGPT, MASKED, OPSET23, GQA], ids=["sdpa", "masked", "sdpa-opset23", "gqa"])
 def test_nanogpt_from_pytorch_matches_onnxruntime(path, tmp_path):
     described = json.loads(path.with_name(path.stem + ".parameters.json").read_text())
     model = tandem.from_onnx(path)
     # Opset 18 spells attention out (MatMul, Softmax, the mask); opset 23's
-    # Attention node is one fused nn.attention per layer.
+    # Attention node is one fused nn.attention per layer, with kv_heads
+    # where the module has fewer key and value heads.
+    config = described["config"]
     fused = model.text.count("nn.attention ")
-    assert fused == (described["config"]["layers"] if path == OPSET23 else 0), fused
+    assert fused == (config["layers"] if described["opset"] >= 23 else 0), fused
+    grouped = model.text.count(f"kv_heads = {config['kv_heads']} : i64")
+    assert grouped == (config["layers"] if config["kv_heads"] else 0), grouped
     # The trainable set is named_parameters(); the head PyTorch ties to the
     # embedding (the exporter named the shared initializer lm_head.weight)
     # is the one parameter wte.weight, read by the embedding and the head.
@@ -98,14 +105,16 @@ def test_nanogpt_trains_as_a_pipeline(corpus, tmp_path):
     assert not np.array_equal(trained["wte.weight"], model.initial["wte.weight"])
 
 
-def test_nanogpt_opset23_trains_with_fused_attention_in_cuda_emulation(corpus, tmp_path):
-    """The opset-23 export (one Attention node a layer) compiled for the
-    cuda target in emulation (tandemc --cuda-emulate: the generated CUDA
-    kernels on the host, the fused attention forward and backward among
-    them): 1 and 2 stages train 5 steps with bitwise equal losses, the loss
-    falls, and the first step's loss is the evaluator's on the same batch
-    within the CUDA kernels' bound."""
-    model = tandem.from_onnx(OPSET23, stage_ends=["h.0"])
+@pytest.mark.parametrize("path", [OPSET23, GQA], ids=["sdpa-opset23", "gqa"])
+def test_nanogpt_opset23_trains_with_fused_attention_in_cuda_emulation(path, corpus, tmp_path):
+    """The opset-23 exports (one Attention node a layer; grouped-query in
+    the second) compiled for the cuda target in emulation (tandemc
+    --cuda-emulate: the generated CUDA kernels on the host, the fused
+    attention forward and backward among them): 1 and 2 stages train 5
+    steps with bitwise equal losses, the loss falls, and the first step's
+    loss is the evaluator's on the same batch within the CUDA kernels'
+    bound."""
+    model = tandem.from_onnx(path, stage_ends=["h.0"])
     runs = {}
     for stages in (1, 2):
         pipeline = tandem.compile(model, stages=stages, microbatches=2, schedule="1f1b", target="cuda",
@@ -123,7 +132,7 @@ def test_nanogpt_opset23_trains_with_fused_attention_in_cuda_emulation(corpus, t
     expected = harness.parse_step_losses(evaluated.stdout)[0]
     bound = tolerance.chain_bound(model.text, "forward", "cuda")
     error = abs(losses[0] - expected) / abs(expected)
-    harness.record("nanogpt-opset23-cuda-emulated", f"first loss rel error vs the evaluator {error:.3e} (bound {bound:.2e})")
+    harness.record(f"{path.stem}-cuda-emulated", f"first loss rel error vs the evaluator {error:.3e} (bound {bound:.2e})")
     assert error <= bound, (error, bound)
 
 
