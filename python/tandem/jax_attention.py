@@ -61,6 +61,17 @@ def parse(name):
     return match.group(1) == "causal", scale
 
 
+def _forward(causal, scale):
+    """JAX's own computation of a call nn.attention expresses (no bias,
+    mask, sequence lengths or window) on its query, key and value."""
+
+    def attention(q, k, v):
+        return _XLA(q, k, v, None, None, is_causal=causal, scale=scale, q_seqlen=None,
+                    kv_seqlen=None, local_window_size=None)
+
+    return attention
+
+
 def is_forward(closed, causal, scale):
     """Whether a marked jit's body (a ClosedJaxpr) is the forward
     computation of a call on its operands. The name alone does not say so:
@@ -71,12 +82,8 @@ def is_forward(closed, causal, scale):
     if _XLA is None or len(avals) != 3:
         return False
 
-    def attention(q, k, v):
-        return _XLA(q, k, v, None, None, is_causal=causal, scale=scale, q_seqlen=None,
-                    kv_seqlen=None, local_window_size=None)
-
     try:
-        expected = jax.make_jaxpr(attention)(*(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals))
+        expected = jax.make_jaxpr(_forward(causal, scale))(*(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals))
     except (TypeError, ValueError):  # operands the call itself would refuse
         return False
     return (
@@ -94,10 +101,7 @@ def _marked(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen
                         q_seqlen=q_seqlen, kv_seqlen=kv_seqlen, local_window_size=local_window_size,
                         return_residual=return_residual)
 
-    def attention(q, k, v):
-        return _XLA(q, k, v, None, None, is_causal=is_causal, scale=scale, q_seqlen=None,
-                        kv_seqlen=None, local_window_size=None)
-
+    attention = _forward(is_causal, scale)
     attention.__name__ = attention.__qualname__ = marker_name(bool(is_causal), scale)
     return jax.jit(attention)(query, key, value)
 

@@ -61,6 +61,15 @@ class _Transposed:
         self.source, self.perm = source, list(perm)
 
 
+def _transposed(entry, perm):
+    """`entry` transposed by `perm`, pending: a pending transpose of it is
+    folded in (transposes in a row are one, often none, as when heads move
+    out and back around an attention)."""
+    if isinstance(entry, _Transposed):
+        return _Transposed(entry.source, [entry.perm[p] for p in perm])
+    return _Transposed(entry, perm)
+
+
 class _Sequence:
     __slots__ = ("items",)
 
@@ -398,18 +407,7 @@ class _Importer:
     def op_Transpose(self, node, ins):
         rank = len(self.shape(ins[0]))
         perm = [int(p) for p in self.attr(node, "perm", list(reversed(range(rank))))]
-        if isinstance(ins[0], _Transposed):
-            # Transposes in a row are one, often none (heads moved out and
-            # back around an attention).
-            return _Transposed(ins[0].source, [ins[0].perm[p] for p in perm])
-        return _Transposed(ins[0], perm)
-
-    def permuted(self, entry, perm):
-        """The entry's value transposed by `perm`, a pending transpose of it
-        folded in."""
-        if isinstance(entry, _Transposed):
-            return self.value(_Transposed(entry.source, [entry.perm[p] for p in perm]))
-        return self.body.transpose(self.value(entry), perm)
+        return _transposed(ins[0], perm)
 
     def op_Expand(self, node, ins):
         x = self.value(ins[0])
@@ -642,7 +640,7 @@ class _Importer:
         if rank == 3:
             q, k, v = (self.value(e) for e in ins[:3])
         else:
-            q, k, v = (self.body.reshape(self.permuted(e, [0, 2, 1, 3]), (b, n, w * head))
+            q, k, v = (self.body.reshape(self.value(_transposed(e, [0, 2, 1, 3])), (b, n, w * head))
                        for e, n, w in zip(ins[:3], (t, s, s), (heads, kv_heads, kv_heads)))
         if not _ir.is_float(q.dtype) or q.dtype != k.dtype or q.dtype != v.dtype:
             self.fail(f"'Attention' of {q.dtype.name}, {k.dtype.name} and {v.dtype.name} is not supported")
