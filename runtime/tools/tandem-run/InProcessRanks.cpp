@@ -1,8 +1,12 @@
 //===- InProcessRanks.cpp - every rank a thread of this process -----------===//
 //
-// --transport inproc: no launcher and no MPI. The ranks share one device
-// (the host, or one GPU) and the in-process transport, and talk through a
+// --launcher threads (implied by --transport inproc): no launcher and no
+// MPI. The ranks share one device (the host, or one GPU) and talk through a
 // ThreadControlPlane; each thread runs the same rank main as an MPI rank.
+// Their transfers go over the in-process transport, or with --transport
+// nccl over one NCCL communicator that each rank joins on its own thread
+// (RankMain.cpp; only an NCCL that allows ranks to share a GPU, the tests'
+// fake, runs it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +52,8 @@ int tandem::run::runRanksInProcess(const Options &o) {
   }
 
   ThreadControlPlane::Group group(size);
+  // Over NCCL each rank joins the communicator in its rank main instead.
+  const bool inProcess = o.transport == "inproc";
   InProcessTransport transport(size, device.get());
   std::vector<std::thread> ranks;
   std::vector<int> statuses(size, 0);
@@ -59,15 +65,17 @@ int tandem::run::runRanksInProcess(const Options &o) {
       ThreadControlPlane &control = *planes[r];
       RankEnvironment env(control);
       env.sharedDevice = device.get();
-      env.transport = &transport;
       env.arrays = arrays;
-      env.beginStep = [&] {
-        // Nobody is inside the transport once all have arrived.
-        control.barrier();
-        if (r == 0)
-          transport.reset();
-        control.barrier();
-      };
+      if (inProcess) {
+        env.transport = &transport;
+        env.beginStep = [&] {
+          // Nobody is inside the transport once all have arrived.
+          control.barrier();
+          if (r == 0)
+            transport.reset();
+          control.barrier();
+        };
+      }
       statuses[r] = runRank(o, env);
     });
   for (std::thread &rank : ranks)

@@ -17,8 +17,9 @@ static const char *const kUsage =
     R"(usage: tandem-run DIR (--data | --arrays | --inputs) FILE [options]
 
 Trains what `tandemc --target cpu` (or cuda) wrote to DIR (docs/runtime.md):
-one MPI process per rank, or with --transport inproc every rank a thread of
-this process. Started directly, it runs itself under mpirun (not inproc).
+one MPI process per rank, or with --launcher threads (or --transport inproc)
+every rank a thread of this process. Started directly, it runs itself under
+mpirun (not as threads).
 SIGUSR1 (and SIGTERM to tandem-run itself) stops the job after its current
 step with a checkpoint (--ckpt-dir); it then exits with status 75.
 
@@ -64,15 +65,20 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
   --trace FILE           a Chrome trace of every rank's steps
   --device cpu|cuda      where each rank's memory lives (default cpu, also
                          called host; cuda: the GPU of its local rank on its
-                         host; with inproc cuda[:N], GPU N for every rank)
+                         host; ranks as threads: cuda[:N], GPU N for every
+                         rank, default 0)
   --transport mpi|nccl|inproc
                          how ranks exchange activations and gradients
-                         (default mpi; nccl needs --device cuda; inproc:
-                         ranks as threads of this process, no MPI needed)
-  --launcher mpirun|local
-                         who starts the processes (default mpirun; local:
-                         this machine, no MPI, needs --transport nccl;
-                         the default without MPI)
+                         (default mpi, or inproc with --launcher threads;
+                         nccl needs --device cuda; inproc: the in-process
+                         transport, ranks as threads, no MPI needed)
+  --launcher mpirun|local|threads
+                         who starts the ranks (default mpirun; local:
+                         processes on this machine, no MPI, needs
+                         --transport nccl, the default without MPI;
+                         threads: every rank a thread of this process, over
+                         --transport inproc (implied) or nccl: one
+                         communicator, a rank per thread, on one GPU)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -87,6 +93,10 @@ interfaces (set OMPI_MCA_btl_tcp_if_include to choose) and starts the
 remote ranks over ssh; DIR, the data and this executable must be at the
 same paths on every host.
 )";
+
+std::string tandem::run::threadsRequest(const Options &o) {
+  return o.transport == "inproc" ? "--transport inproc" : "--launcher threads";
+}
 
 int tandem::run::fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run: error: %s\n", message.c_str());
@@ -157,6 +167,7 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--transport") {
       if (!value(o.transport))
         return false;
+      o.transportGiven = true;
       if (o.transport != "mpi" && o.transport != "nccl" &&
           o.transport != "inproc") {
         error =
@@ -182,8 +193,10 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--launcher") {
       if (!value(o.launcher))
         return false;
-      if (o.launcher != "mpirun" && o.launcher != "local") {
-        error = "--launcher takes mpirun or local, not '" + o.launcher + "'";
+      if (o.launcher != "mpirun" && o.launcher != "local" &&
+          o.launcher != "threads") {
+        error = "--launcher takes mpirun, local or threads, not '" +
+                o.launcher + "'";
         return false;
       }
       o.launcherGiven = true;
@@ -285,32 +298,49 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
             "drop --first-step and --params";
     return false;
   }
-  if (o.transport == "nccl" && o.device != "cuda") {
-    error = "--transport nccl moves GPU memory: it needs --device cuda";
-    return false;
+  // Ranks as threads: --transport inproc implies --launcher threads, which
+  // otherwise takes the in-process transport unless told NCCL.
+  if (o.transport == "inproc") {
+    if (o.launcherGiven && o.launcher != "threads") {
+      error = "--transport inproc runs every rank as a thread of this "
+              "process: it takes --launcher threads (implied), not "
+              "--launcher " +
+              o.launcher;
+      return false;
+    }
+    o.launcher = "threads";
   }
-  if (o.device.rfind("cuda:", 0) == 0 && o.transport != "inproc") {
-    error =
-        "--device " + o.device +
-        ": a GPU number is for --transport "
-        "inproc; MPI ranks take the GPU of their local rank (--device cuda)";
-    return false;
-  }
-  if (o.transport == "inproc" &&
-      (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
-    error = "--transport inproc runs every rank in this process: "
-            "--ranks-per-host, --hosts and --print-command place MPI ranks";
-    return false;
-  }
-  if (!o.launcherGiven) {
+  if (o.launcher == "threads" && !o.transportGiven)
+    o.transport = "inproc";
+  if (o.launcher.empty()) {
 #ifdef TANDEM_RUN_HAS_MPI
     o.launcher = "mpirun";
 #else
     o.launcher = "local";
 #endif
   }
-  if (o.transport == "inproc" && o.launcherGiven) {
-    error = "--transport inproc starts no processes: drop --launcher";
+  const bool threads = o.launcher == "threads";
+  if (threads && o.transport == "mpi") {
+    error = "--launcher threads runs every rank as a thread of this "
+            "process, which MPI does not connect: give --transport inproc "
+            "(the default) or --transport nccl (--device cuda)";
+    return false;
+  }
+  if (o.transport == "nccl" && o.device == "host") {
+    error = "--transport nccl moves GPU memory: it needs --device cuda";
+    return false;
+  }
+  if (o.device.rfind("cuda:", 0) == 0 && !threads) {
+    error = "--device " + o.device +
+            ": a GPU number is for ranks as threads (--transport inproc or "
+            "--launcher threads); processes take the GPU of their local "
+            "rank (--device cuda)";
+    return false;
+  }
+  if (threads && (o.ranksPerHost || !o.hosts.empty() || o.printCommand)) {
+    error = threadsRequest(o) +
+            " runs every rank in this process: --ranks-per-host, --hosts "
+            "and --print-command place MPI ranks";
     return false;
   }
   if (o.launcher == "local" && o.transport == "mpi") {
@@ -331,10 +361,10 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
             o.transport;
     return false;
   }
-  if (o.restarts > 0 && o.transport == "inproc") {
-    error = "--restart-on-failure restarts the ranks' processes: with "
-            "--transport inproc there are none (run tandem-run again with "
-            "--resume)";
+  if (o.restarts > 0 && threads) {
+    error = "--restart-on-failure restarts the ranks' processes: with " +
+            threadsRequest(o) +
+            " there are none (run tandem-run again with --resume)";
     return false;
   }
   if (o.restarts > 0 && o.ckptDir.empty()) {

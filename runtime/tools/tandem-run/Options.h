@@ -39,21 +39,26 @@ struct Options {
   /// (Launch.h).
   uint64_t restarts = 0;
   /// Where each rank's memory lives: "host" (--device cpu), or "cuda" (the
-  /// GPU its local rank names, docs/runtime.md, "Devices"), or with inproc
-  /// "cuda:N" (GPU N for every rank).
+  /// GPU its local rank names, docs/runtime.md, "Devices"), or with ranks
+  /// as threads "cuda:N" (GPU N for every rank; "cuda" is GPU 0).
   std::string device = "host";
   /// How ranks exchange activations and gradients: "mpi", "nccl" (GPU
-  /// memory; docs/runtime.md, "NCCL"), both with MPI processes as ranks,
-  /// or "inproc" (ranks as threads of this process, no MPI).
+  /// memory; docs/runtime.md, "NCCL"), or "inproc" (the in-process
+  /// transport, ranks as threads of this process). The default is "mpi",
+  /// or "inproc" with --launcher threads.
   std::string transport = "mpi";
+  bool transportGiven = false;
   /// Where the ranks go (Hosts.h): `ranksPerHost` slots on each of `hosts`
   /// (empty: this machine), filled in order. 0: not given, and every rank
   /// runs here, oversubscribed.
   std::vector<std::string> hosts;
   uint64_t ranksPerHost = 0;
-  /// Who starts the processes when no launcher started this one: "mpirun",
-  /// or "local" (this machine, no MPI, NCCL between them; Launch.h). The
-  /// default is mpirun where tandem-run was built with MPI.
+  /// Who starts the ranks when no launcher started this one: "mpirun",
+  /// "local" (processes on this machine, no MPI, NCCL between them;
+  /// Launch.h), or "threads" (every rank a thread of this process, over
+  /// the in-process transport or one NCCL communicator; RankMain.h). The
+  /// default is "threads" with --transport inproc, else mpirun where
+  /// tandem-run was built with MPI, else local.
   std::string launcher;
   bool launcherGiven = false;
   /// The arguments passed on to the ranks (all but the launch-only ones).
@@ -63,6 +68,10 @@ struct Options {
 /// Parses argv; on an error returns false with `error` set. --help prints
 /// the usage and exits.
 bool parseOptions(int argc, char **argv, Options &options, std::string &error);
+
+/// How the command line asked for ranks as threads (--launcher threads),
+/// as errors name it: "--transport inproc" or "--launcher threads".
+std::string threadsRequest(const Options &options);
 
 /// Prints "tandem-run: error: MESSAGE" and returns 1.
 int fail(const std::string &message);

@@ -402,7 +402,8 @@ bool checkTransferOrders(const Options &o, int64_t size, std::string &error) {
 
 /// The NCCL communicator of the job's ranks: rank 0 makes the unique id
 /// and the control plane hands it to every rank, then each joins on its
-/// GPU; nullptr with `error`.
+/// GPU (ranks as threads: each on its own thread, on the GPU they share);
+/// nullptr with `error`.
 std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
                                         Device &device, std::string &error) {
   int64_t rank = control.rank(), size = control.size();

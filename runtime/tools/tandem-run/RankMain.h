@@ -33,7 +33,8 @@ struct RankEnvironment {
   /// Ranks as threads: the device they all use (else each rank opens its
   /// own from --device).
   runtime::Device *sharedDevice = nullptr;
-  /// The step transport unless --transport nccl (which the rank joins).
+  /// The step transport unless --transport nccl (which the rank joins, as
+  /// a process or as a thread).
   runtime::Transport *transport = nullptr;
   /// Called by every rank before each step of the training or held-out
   /// program (the in-process transport starts each step afresh).
@@ -61,8 +62,10 @@ readArrays(const Options &options, int64_t ranks, std::string &error);
 /// job through the control plane.
 int runRank(const Options &options, RankEnvironment &environment);
 
-/// Every rank as a thread of this process (--transport inproc): one device
-/// for all, the in-process transport, a ThreadControlPlane.
+/// Every rank as a thread of this process (--launcher threads): one device
+/// for all, a ThreadControlPlane, and the in-process transport
+/// (--transport inproc) or one NCCL communicator with a rank per thread
+/// (--transport nccl), which each rank joins on its own thread.
 int runRanksInProcess(const Options &options);
 
 /// As the rank `launch` names, an MPI process (MPI_Init to MPI_Finalize);

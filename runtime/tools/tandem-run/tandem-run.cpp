@@ -2,7 +2,8 @@
 //
 // tandem-run DIR (--data | --arrays | --inputs) FILE [--steps N]
 //            [--first-step K] [--seed N]
-//            [--device cpu|cuda] [--transport mpi|nccl|inproc]
+//            [--device cpu|cuda[:N]] [--transport mpi|nccl|inproc]
+//            [--launcher mpirun|local|threads]
 //            [--params FILE] [--save-params FILE] [--held-out-fraction F]
 //            [--timeout SECONDS] [--threads T] [--trace FILE]
 //            [--mpirun PATH] [--print-command]
@@ -14,8 +15,9 @@
 // runs `mpirun -np S` on itself, all ranks on this machine or N per host
 // (Hosts.h), and reports which rank died if the job fails (Launch.h); with
 // --launcher local it starts the ranks as processes itself, with a socket
-// control plane and NCCL between them (no MPI). With --transport inproc
-// every rank is a thread of this process instead.
+// control plane and NCCL between them (no MPI). With --launcher threads
+// (implied by --transport inproc) every rank is a thread of this process
+// instead, over the in-process transport or one NCCL communicator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,16 +36,17 @@ int main(int argc, char **argv) {
   std::optional<runtime::LaunchInfo> launcher = runtime::detectLauncher(error);
   if (!launcher && !error.empty())
     return fail(error);
+  const bool threads = options.launcher == "threads";
   // A rank process, or every rank as a thread: a stop signal from now on
   // waits for the step (a launcher passes it on instead, Launch.cpp).
-  if (launcher || options.transport == "inproc")
+  if (launcher || threads)
     catchStopSignals();
   if (launcher && launcher->launcher == "tandem-run")
     return runLocalRank(options, *launcher);
-  if (options.transport == "inproc") {
+  if (threads) {
     if (launcher && launcher->size > 1)
-      return fail("--transport inproc runs every rank as a thread of one "
-                  "process, but " +
+      return fail(threadsRequest(options) +
+                  " runs every rank as a thread of one process, but " +
                   launcher->launcher + " started " +
                   std::to_string(launcher->size) + " processes");
     return runRanksInProcess(options);
