@@ -5,7 +5,7 @@ NCU_CSV is Nsight Compute's raw page of a run profiled for kernel
 durations only:
 
   ncu --metrics gpu__time_duration.sum --csv --page raw --log-file X.csv \\
-      tandem-run-inproc DIR --device cuda ...
+      tandem-run DIR --transport inproc --device cuda ...
 
 Prints the kernels by total time (all launches of a kernel together): the
 share of the run's kernel time, the total, the launches and the kernel.

@@ -2,12 +2,12 @@
 # One-rank training throughput of the generated CPU code (issue 6's bench):
 # the `small` and `gpt2-124m` GPT configurations at batch 4, sequence 64,
 # compiled with tandemc --target cpu (1 stage, 1 microbatch, AdamW) and
-# trained on data/corpus.txt with tandem-run-inproc. Prints tokens/s and the
-# matmul FLOP rate of a step as a fraction of OpenBLAS's sgemm rate measured
-# in the same run (the step's largest GEMM shape, and 1024^3), then the same
-# model and step written in JAX (bench/jax_throughput.py: python/tandem_ref,
-# jit, CPU, float32, AdamW) in the same run: its tokens/s and the ratio
-# Tandem/JAX (the goal is >= 1.0).
+# trained on data/corpus.txt with tandem-run --transport inproc. Prints
+# tokens/s and the matmul FLOP rate of a step as a fraction of OpenBLAS's
+# sgemm rate measured in the same run (the step's largest GEMM shape, and
+# 1024^3), then the same model and step written in JAX
+# (bench/jax_throughput.py: python/tandem_ref, jit, CPU, float32, AdamW) in
+# the same run: its tokens/s and the ratio Tandem/JAX (the goal is >= 1.0).
 #
 # Threads: with OMP_NUM_THREADS unset both sides use all cores (Tandem's
 # OpenMP/OpenBLAS default, XLA's CPU thread pool default). With
@@ -69,8 +69,11 @@ for config in $CONFIGS; do
   "$BIN/tandemc" models gpt --config "$config" --batch 4 --seq 64 -o "$WORK/$config.mlir"
   "$BIN/tandemc" "$WORK/$config.mlir" -o "$WORK/$config" --stages 1 --microbatches 1 \
     --target cpu 2>/dev/null
-  "${PIN[@]}" "$BIN/tandem-run-inproc" "$WORK/$config" --data "$ROOT/data/corpus.txt" \
-    --steps "$STEPS" > "$WORK/$config.log"
+  # tandem-run sets its ranks' OpenMP/BLAS threads (--threads, default 1):
+  # OMP_NUM_THREADS's count, or all cores as the OpenMP default.
+  "${PIN[@]}" "$BIN/tandem-run" "$WORK/$config" --data "$ROOT/data/corpus.txt" \
+    --steps "$STEPS" --transport inproc --threads "${OMP_NUM_THREADS:-$(nproc)}" \
+    > "$WORK/$config.log"
   params=$(python3 - "$WORK/$config/rank0.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))

@@ -3,11 +3,13 @@
 # on a GPU machine) with its unit tests from googletest's sources (as
 # scripts/gpu-check.sh builds them there) and runs them, checks that its
 # tools link nothing of LLVM or MLIR, and trains the tiny GPT (2 stages, 3
-# steps) with its tandem-run-inproc: the losses must be bitwise those of the
-# main build's tandem-run-inproc. Then builds tandem-run once more as if MPI
-# were not installed (as on the GPU machine), checks it links no MPI, and
-# trains with its ranks as threads (--transport inproc) and as processes it
-# starts itself over the fake NCCL on fake GPUs: the same losses.
+# steps) with its tandem-run, ranks as threads (--transport inproc): the
+# losses must be bitwise those of the main build's tandem-run. Then builds
+# tandem-run once more as if MPI were not installed (as on the GPU machine),
+# checks it links no MPI, and trains with its ranks as threads (--transport
+# inproc), as processes it starts itself over the fake NCCL on fake GPUs,
+# and as threads over one fake NCCL communicator (--launcher threads) on
+# one fake GPU: the same losses.
 #
 #   scripts/check-runtime-alone.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
@@ -28,13 +30,11 @@ if ! ctest --test-dir "$ALONE" -j 2 >"$ALONE/unit-tests.log" 2>&1; then
   exit 1
 fi
 
-for tool in tandem-run-inproc tandem-run; do
-  [[ -x "$ALONE/bin/$tool" ]] || { echo "runtime alone: $tool was not built"; exit 1; }
-  if ldd "$ALONE/bin/$tool" | grep -iE 'llvm|mlir'; then
-    echo "runtime alone: $tool links LLVM or MLIR"
-    exit 1
-  fi
-done
+[[ -x "$ALONE/bin/tandem-run" ]] || { echo "runtime alone: tandem-run was not built"; exit 1; }
+if ldd "$ALONE/bin/tandem-run" | grep -iE 'llvm|mlir'; then
+  echo "runtime alone: tandem-run links LLVM or MLIR"
+  exit 1
+fi
 
 work="$ALONE/check"
 rm -rf "$work"
@@ -45,11 +45,11 @@ if ! "$BUILD_DIR/bin/tandemc" "$ROOT/examples/tiny-gpt.mlir" -o "$work/tiny" \
   exit 1
 fi
 run() {
-  OMP_NUM_THREADS=1 "$1" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 |
-    grep -oE '^step [0-9]+ loss [^ ]+'
+  "$1" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 --threads 1 \
+    --transport inproc | grep -oE '^step [0-9]+ loss [^ ]+'
 }
-run "$BUILD_DIR/bin/tandem-run-inproc" >"$work/main.loss"
-run "$ALONE/bin/tandem-run-inproc" >"$work/alone.loss"
+run "$BUILD_DIR/bin/tandem-run" >"$work/main.loss"
+run "$ALONE/bin/tandem-run" >"$work/alone.loss"
 [[ $(wc -l <"$work/main.loss") -eq 3 ]] || { echo "runtime alone: no losses"; cat "$work/main.loss"; exit 1; }
 if ! diff "$work/main.loss" "$work/alone.loss"; then
   echo "runtime alone: the losses differ from the main build's"
@@ -82,6 +82,18 @@ if ! diff "$work/main.loss" "$work/no-mpi-local.loss"; then
   echo "runtime alone: tandem-run without MPI (local processes over NCCL) differs from the main build"
   exit 1
 fi
+# And as threads over one NCCL communicator, every rank on the one GPU
+# (only the fake NCCL lets ranks share a GPU).
+env TANDEM_CUDA_DRIVER="$ALONE/unittests/libTandemFakeCudaDriver.so" \
+  TANDEM_NCCL_LIBRARY="$ALONE/unittests/libTandemFakeNccl.so" \
+  TANDEM_FAKE_NCCL_DIR="$work/comms" TANDEM_FAKE_NCCL_DEVICE_ONLY=1 \
+  "$NOMPI/bin/tandem-run" "$work/tiny" --data "$ROOT/data/corpus.txt" --steps 3 \
+  --device cuda --transport nccl --launcher threads 2>/dev/null |
+  grep -oE '^step [0-9]+ loss [^ ]+' >"$work/no-mpi-threads.loss"
+if ! diff "$work/main.loss" "$work/no-mpi-threads.loss"; then
+  echo "runtime alone: tandem-run without MPI (threads over NCCL) differs from the main build"
+  exit 1
+fi
 
 tests=$(grep -oE 'out of [0-9]+' "$ALONE/unit-tests.log" | grep -oE '[0-9]+' | tail -1)
-echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI (threads, and local processes over NCCL)"
+echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI (threads, local processes over NCCL, and threads over NCCL)"

@@ -54,7 +54,7 @@ gpu_build() {
 prepare() {
   set -e
   local bin="$ROOT/build/bin"
-  [[ -x "$bin/tandemc" && -x "$bin/tandem-run-inproc" ]] ||
+  [[ -x "$bin/tandemc" && -x "$bin/tandem-run" ]] ||
     { echo "gpu-check --prepare: build first (scripts/setup.sh)"; exit 1; }
   rm -rf "$CARRY"
   mkdir -p "$CARRY/include"
@@ -80,9 +80,10 @@ prepare() {
     for ((k = 0; k < CHAIN; ++k)); do
       from=()
       ((k > 0)) && from=(--params "$CARRY/$p-chain/step$k.st")
-      OMP_NUM_THREADS=1 "$bin/tandem-run-inproc" "$CARRY/$p-s1-emu" --data "$DATA" \
-        --first-step "$k" --steps 1 --seed 3 "${from[@]}" \
-        --save-params "$CARRY/$p-chain/step$((k + 1)).st" >>"$CARRY/$p-chain/emu.log"
+      "$bin/tandem-run" "$CARRY/$p-s1-emu" --data "$DATA" --transport inproc \
+        --threads 1 --first-step "$k" --steps 1 --seed 3 "${from[@]}" \
+        --save-params "$CARRY/$p-chain/step$((k + 1)).st" | grep '^step' \
+        >>"$CARRY/$p-chain/emu.log"
     done
     rm -rf "$CARRY"/$p-s?-emu
   done
@@ -102,8 +103,8 @@ prepare() {
     gpu_build "$CARRY/$name" "$model" --stages 1 --microbatches "$m"
     "$bin/tandemc" "$model" -o "$CARRY/$name-emu" --stages 1 --microbatches "$m" \
       --target cuda --cuda-emulate 2>/dev/null
-    TANDEM_DUMP_FRAGMENTS="$CARRY/$name-emu/calls" OMP_NUM_THREADS=1 \
-      "$bin/tandem-run-inproc" "$CARRY/$name-emu" --data "$DATA" --steps 1 --seed 3 >/dev/null
+    TANDEM_DUMP_FRAGMENTS="$CARRY/$name-emu/calls" "$bin/tandem-run" "$CARRY/$name-emu" \
+      --data "$DATA" --transport inproc --threads 1 --steps 1 --seed 3 >/dev/null
     mv "$CARRY/$name-emu/calls" "$CARRY/$name-calls"
     rm -rf "$CARRY/$name-emu"
   done
@@ -180,7 +181,7 @@ build_runtime() {
   cmake -S "$ROOT/runtime" -B "$WORK/runtime" -G Ninja \
     -DTANDEM_JSON_INCLUDE_DIR="$CARRY/include" \
     -DTANDEM_GTEST_SOURCE_DIR="$CARRY/googletest" >/dev/null &&
-    ninja -C "$WORK/runtime" bin/tandem-run-inproc bin/tandem-run
+    ninja -C "$WORK/runtime" bin/tandem-run
 }
 
 # The runtime's unit tests built alone and run on the GPU machine: the
@@ -199,21 +200,27 @@ unit_tests() {
   return "$rc"
 }
 
-run_gpu() { # DIR STEPS [ARGS...]: losses on GPU 0
+# run_gpu DIR STEPS [ARGS...]: the step lines of a run with every rank a
+# thread on GPU 0 (tandem-run --transport inproc: no MPI); the whole output,
+# summary included, in $WORK/run-gpu.log.
+run_gpu() {
   local dir=$1 steps=$2
   shift 2
-  "$WORK/runtime/bin/tandem-run-inproc" "$dir" --data "$DATA" --steps "$steps" \
-    --seed 3 --device cuda "$@"
+  "$WORK/runtime/bin/tandem-run" "$dir" --data "$DATA" --steps "$steps" \
+    --seed 3 --transport inproc --device cuda "$@" >"$WORK/run-gpu.log" ||
+    { tail -20 "$WORK/run-gpu.log"; return 1; }
+  grep '^step' "$WORK/run-gpu.log"
 }
 
 # The real NCCL (docs/runtime.md, "NCCL"): tandem-run with one rank over
 # --transport nccl loads it, checks its version and forms and finalizes a
 # communicator on the GPU, in a process it starts itself (--launcher local,
-# no MPI) and, where tandem-run was built with MPI, under mpirun; the losses
-# are bitwise those of the rank run in process. (Two ranks need two GPUs:
-# NCCL refuses two ranks on one device.)
+# no MPI), as a thread of its own process (--launcher threads) and, where
+# tandem-run was built with MPI, under mpirun; the losses are bitwise those
+# of the rank run in process. (Two ranks need two GPUs: NCCL refuses two
+# ranks on one device, also as threads.)
 nccl_one_rank() {
-  local run runs=(inproc local) args
+  local run runs=(inproc local threads) args
   ldd "$WORK/runtime/bin/tandem-run" | grep -q libmpi && runs+=(mpirun)
   for run in "${runs[@]}"; do
     case $run in
@@ -256,26 +263,16 @@ chain() {
   fi
 }
 
-# The same losses with every rank of S = 2 on the one GPU: bitwise S = 1's.
+# The same losses with every rank of S = 2 on the one GPU (ranks as threads
+# of one tandem-run, the rank main of MPI ranks): bitwise S = 1's; the
+# S = 2 run's summary.
 across_stages() {
   local p=$1
   run_gpu "$CARRY/$p-s1" 10 | cut -d' ' -f1-4 >"$OUT/$p-s1.loss" &&
     run_gpu "$CARRY/$p-s2" 10 | cut -d' ' -f1-4 >"$OUT/$p-s2.loss" &&
-    cat "$OUT/$p-s2.loss" && diff "$OUT/$p-s1.loss" "$OUT/$p-s2.loss" &&
+    cat "$OUT/$p-s2.loss" && grep -A2 '^summary' "$WORK/run-gpu.log" &&
+    diff "$OUT/$p-s1.loss" "$OUT/$p-s2.loss" &&
     echo "S = 1 and S = 2 bitwise equal over 10 steps"
-}
-
-# tandem-run with its ranks as threads on the one GPU (--transport inproc,
-# no MPI): the rank main of MPI ranks, losses bitwise tandem-run-inproc's
-# (across_stages f32 wrote them).
-threads_run() {
-  "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s2" --data "$DATA" --steps 10 \
-    --seed 3 --transport inproc --device cuda >"$WORK/threads.log" 2>&1 ||
-    { tail -20 "$WORK/threads.log"; return 1; }
-  grep '^step' "$WORK/threads.log" | cut -d' ' -f1-4 >"$OUT/f32-s2-threads.loss"
-  grep -A2 '^summary' "$WORK/threads.log"
-  diff "$OUT/f32-s2.loss" "$OUT/f32-s2-threads.loss" &&
-    echo "tandem-run (threads) and tandem-run-inproc bitwise equal over 10 steps"
 }
 
 # Every fragment call of step 0 on the GPU against the emulation's dump.
@@ -317,8 +314,8 @@ sanitizer() {
   [[ -n "${TANDEM_GPU_CHECK_SHORT:-}" ]] && tools=(memcheck)
   for tool in "${tools[@]}"; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "$WORK/runtime/bin/tandem-run-inproc" "$CARRY/f32-s2" --data "$DATA" \
-      --steps 1 --device cuda >"$WORK/sanitizer-$tool.log" 2>&1
+      "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s2" --data "$DATA" \
+      --steps 1 --transport inproc --device cuda >"$WORK/sanitizer-$tool.log" 2>&1
     local rc=$?
     tail -3 "$WORK/sanitizer-$tool.log"
     if grep -qiE "not supported|unable to|permission" "$WORK/sanitizer-$tool.log" && [[ $rc -ne 9 ]]; then
@@ -371,7 +368,6 @@ check_steps() {
   step "bf16 chain vs emulation" 60 chain bf16
   step "f32 S=1 vs S=2" 60 across_stages f32
   step "bf16 S=1 vs S=2" 60 across_stages bf16
-  step "tandem-run, ranks as threads" 60 threads_run
   step "NCCL, one rank" 60 nccl_one_rank
   step "f32 kernels vs emulation" 60 kernels
   step "step times" 60 timing
@@ -410,8 +406,9 @@ profile() { # NAME
     return 0
   fi
   ncu --metrics gpu__time_duration.sum --csv --page raw \
-    --log-file "$WORK/ncu-$1.csv" "$WORK/runtime/bin/tandem-run-inproc" \
-    "$CARRY/bench-$1" --data "$DATA" --steps 1 --device cuda >"$WORK/ncu-$1.log" 2>&1
+    --log-file "$WORK/ncu-$1.csv" "$WORK/runtime/bin/tandem-run" \
+    "$CARRY/bench-$1" --data "$DATA" --steps 1 --transport inproc --device cuda \
+    >"$WORK/ncu-$1.log" 2>&1
   local rc=$?
   tail -3 "$WORK/ncu-$1.log"
   if grep -q "ERR_NVGPUCTRPERM\|not supported" "$WORK/ncu-$1.log" "$WORK/ncu-$1.csv"; then

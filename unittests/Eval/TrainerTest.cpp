@@ -276,7 +276,7 @@ TEST(EvalTrainer, LinearTrainGradientMatchesFiniteDifferences) {
 } // namespace
 
 // The runtime generates the inputs token data does not fill exactly as the
-// evaluator does, so tandem-run-inproc --data and tandem-eval --train see
+// evaluator does, so tandem-run --data and tandem-eval --train see
 // the same step inputs.
 TEST(EvalTrainer, RuntimeGeneratesTheEvaluatorsInputs) {
   mlir::MLIRContext context;

@@ -2,7 +2,7 @@
 against the checked-in record of its bits (test/Runtime/bits-record.test).
 
 KEY names the run's model and precision (e.g. tiny-f32); LOG is
-tandem-run-inproc's output ('step K loss X ...' lines); PARAMS the
+tandem-run's output ('step K loss X ...' lines); PARAMS the
 safetensors file its --save-params wrote (parameters and optimizer state).
 The run's bits are its per-step losses as printed and the SHA-256 of every
 tensor's name, dtype, shape and bytes in name order. Prints 'KEY: matches

@@ -1,5 +1,5 @@
 """compare_losses.py RUNTIME_LOG REFERENCE TOL: the per-step losses of a
-tandem-run-inproc --data log ('step K loss X ...' lines) against those of
+tandem-run --data log ('step K loss X ...' lines) against those of
 REFERENCE, tandem-eval --train --log-json's file (.json) or another such
 log, for every step both ran: the relative error
 |a-b|/|b| <= TOL, a number or KIND:MODEL.mlir:FUNCTION, the bound
