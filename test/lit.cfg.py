@@ -33,7 +33,7 @@ llvm_config.with_system_environment(
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
-tools = ["tandem-eval", "tandem-opt", "tandem-translate", "tandemc", "tandem-run-inproc", "tandem-run"]
+tools = ["tandem-eval", "tandem-opt", "tandem-translate", "tandemc", "tandem-run"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if os.path.exists(os.path.join(config.tandem_tools_dir, t))],
     tool_dirs)
