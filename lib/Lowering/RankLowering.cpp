@@ -721,6 +721,7 @@ rt::Manifest RankLowering::buildManifest(StringRef library, StringRef source,
     for (Operation &action : unit.list.getBodyBlock())
       if (std::optional<rt::ActionInfo> a = actionInfo(action))
         m.actions.push_back(std::move(*a));
+  m.indexChecks = emitted.indexChecks;
   m.memory.space = space;
   m.memory.alignment = std::max(rt::kArenaAlignment, target.alignment);
   m.predictedMemory = prediction();

@@ -570,6 +570,21 @@ Manifest parse(const json &root, const Reader &r) {
     info.temporaries = bytes("temporaries");
     m.predictedMemory = std::move(info);
   }
+  if (root.contains("index_checks")) {
+    const json &checks = r.array(root, "", "index_checks");
+    for (size_t i = 0; i < checks.size(); ++i) {
+      std::string where = at("index_checks", i);
+      IndexCheckInfo info;
+      info.op = r.string(checks[i], where, "op");
+      info.location = r.string(checks[i], where, "location");
+      info.index = r.string(checks[i], where, "index");
+      info.range = r.string(checks[i], where, "range");
+      info.bound = r.integer(checks[i], where, "bound");
+      if (info.bound <= 0)
+        r.fail(where, "bound must be positive");
+      m.indexChecks.push_back(std::move(info));
+    }
+  }
   return m;
 }
 

@@ -278,6 +278,17 @@ std::string tandem::runtime::writeManifest(const Manifest &m) {
   writeMemory(j, m.memory);
   if (m.predictedMemory)
     writePrediction(j, *m.predictedMemory);
+  if (!m.indexChecks.empty())
+    writeList(j, "index_checks", m.indexChecks,
+              [](JsonWriter &j, const IndexCheckInfo &c) {
+                j.oneLine().beginObject();
+                j.field("op", c.op);
+                j.field("location", c.location);
+                j.field("index", c.index);
+                j.field("range", c.range);
+                j.field("bound", c.bound);
+                j.endObject();
+              });
   j.endObject();
   return text;
 }

@@ -216,7 +216,7 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
             "('" +
             library + "'), which runs on a GPU, and this run's device is " +
             device.describe() +
-            " (tandem-run-inproc --device cuda on a machine with one; "
+            " (tandem-run --device cuda on a machine with one; "
             "tandemc --cuda-emulate builds a library the host runs)";
     return nullptr;
   }
@@ -251,6 +251,16 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
     return nullptr;
   }
   program->context = program->resources->context();
+  // Where the library's code reports an index outside its range (the
+  // manifest's index_checks describe them).
+  program->statusWord = DeviceAllocation(device, sizeof(tandem_fragment_status),
+                                         kMaxDeviceAlignment, error);
+  if (!program->statusWord) {
+    error = m.path + ": the status word: " + error;
+    return nullptr;
+  }
+  program->context.status =
+      static_cast<tandem_fragment_status *>(program->statusWord.data());
   if (!program->bindBuffers(options, error))
     return nullptr;
   // The runtime's own sums add on the host.
@@ -643,6 +653,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   if (parameters.size() != m.parameters.size())
     return fail("parameters are not initialized");
   result.nonFinite.clear();
+  callNames.clear();
   for (const InputInfo &in : m.inputs) {
     auto it = inputs.find(in.index);
     if (it == inputs.end() || !it->second)
@@ -921,8 +932,18 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       if (checkGradients && !f.perMicrobatch && result.nonFinite.empty() &&
           !findNonFiniteSum(f, args, result.nonFinite, error))
         return fail(where + ": " + error);
+      context.call = callNames.size();
+      callNames.push_back(where);
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
+      // Host code has reported by now; on a GPU (the fake one of the
+      // tests too) kernels report after the step's synchronization, read
+      // below.
+      if (direct()) {
+        std::string report;
+        if (!readStatus(true, report) || !report.empty())
+          return fail(report);
+      }
       if (!dumpDirectory.empty() && status == 0) {
         for (size_t r = 0; r < f.results.size(); ++r)
           if (!addDump("result" + std::to_string(r), f.results[r].dtype,
@@ -1052,6 +1073,9 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::string syncError;
     if (!device->synchronize(syncError))
       return fail(syncError);
+    std::string report;
+    if (!readStatus(false, report) || !report.empty())
+      return fail(report);
   }
 
   // Updates are handed out in place (the next step overwrites them, after
@@ -1086,6 +1110,49 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   transport.finish(rank);
   step.nonFinite = std::move(result.nonFinite);
   result = std::move(step);
+  return true;
+}
+
+bool RankProgram::readStatus(bool host, std::string &report) {
+  // Host memory is read in place; a device's through its copies (a GPU's
+  // word is in device memory).
+  report.clear();
+  tandem_fragment_status word;
+  if (host) {
+    std::memcpy(&word, statusWord.data(), sizeof word);
+  } else if (!device->copyToHost(&word, statusWord.data(), sizeof word,
+                                 report)) {
+    report = "cannot read the status word: " + report;
+    return false;
+  }
+  if (word.code == 0)
+    return true;
+  std::string where =
+      word.call < callNames.size()
+          ? callNames[word.call]
+          : "call " + std::to_string(word.call) + " (not one of this step's)";
+  report = where + ": ";
+  if (word.check >= info.indexChecks.size()) {
+    report += "the fragment reported " + std::to_string(word.code) + " (" +
+              fragmentStatusName(static_cast<int>(word.code)) +
+              ") for index check " + std::to_string(word.check) +
+              ", which the manifest does not list";
+  } else {
+    const IndexCheckInfo &check = info.indexChecks[word.check];
+    report +=
+        "'" + check.op + "'" +
+        (check.location.empty() ? std::string() : " (" + check.location + ")") +
+        ": " + check.index + " " + std::to_string(word.value) +
+        " at position " + std::to_string(word.position) + " is outside the " +
+        check.range + " [0, " + std::to_string(check.bound) + ")";
+  }
+  // Zeroed for the next report (after a failed step the caller may go on,
+  // e.g. to a held-out step).
+  std::string zeroError;
+  bool zeroed = host ? (std::memset(statusWord.data(), 0, sizeof word), true)
+                     : device->zero(statusWord.data(), sizeof word, zeroError);
+  if (!zeroed)
+    report += "; the status word cannot be reset: " + zeroError;
   return true;
 }
 

@@ -227,6 +227,8 @@ Manifest base() {
   predicted.peakInFlight = 8;
   predicted.temporaries = 9;
   m.predictedMemory = predicted;
+  m.indexChecks = {{"nn.embedding", "model.mlir:3:7", "id", "vocabulary", 13},
+                   {"nn.cross_entropy", "", "target", "classes", 13}};
   return m;
 }
 
@@ -323,7 +325,9 @@ TEST(Manifest, RoundTripKeepsAbsentOptionalFields) {
   m.fragments[2].results[1].output.reset();
   m.outputs.clear();
   m.predictedMemory.reset();
+  m.indexChecks.clear();
   EXPECT_ROUND_TRIP(m);
+  EXPECT_EQ(writeManifest(m).find("index_checks"), std::string::npos);
   // A result without in_place_of gets a slot buffer: plan again.
   Manifest planned = base();
   planned.fragments[2].results[0].inPlaceOf.reset();
@@ -348,6 +352,12 @@ TEST(Manifest, TextPutsEachEntryOnOneLine) {
             std::string::npos);
   EXPECT_NE(text.find("\"features\": [\"avx\",\"avx2\",\"fma\"]"),
             std::string::npos);
+  EXPECT_NE(
+      text.find("\n    {\"op\":\"nn.embedding\",\"location\":\"model.mlir:"
+                "3:7\",\"index\":\"id\",\"range\":\"vocabulary\","
+                "\"bound\":13},\n"),
+      std::string::npos)
+      << text;
   EXPECT_EQ(text.back(), '\n');
 }
 
@@ -408,6 +418,11 @@ TEST(Manifest, FieldsAreChecked) {
   EXPECT_EQ(errorAfter(m, "{\"op\":\"run\",\"fragment\":\"s0.after\"}",
                        "{\"op\":\"jump\"}"),
             "rank0.json: actions[11]: unknown action 'jump'");
+  EXPECT_EQ(errorAfter(m, "\"range\":\"classes\",\"bound\":13",
+                       "\"range\":\"classes\",\"bound\":0"),
+            "rank0.json: index_checks[1]: bound must be positive");
+  EXPECT_EQ(errorAfter(m, "\"index\":\"target\",", ""),
+            "rank0.json: index_checks[1]: missing field 'index'");
 }
 
 TEST(Manifest, TheMemoryPlanIsCheckedAgainstTheTarget) {

@@ -49,6 +49,9 @@ struct EmittedFragment {
 struct EmittedSource {
   std::string text;
   std::vector<EmittedFragment> fragments;
+  /// The index checks its code reports, by number (IndexChecks.h): the
+  /// manifest's `index_checks`.
+  std::vector<runtime::IndexCheckInfo> indexChecks;
 };
 
 /// A compiled library: where it is, and whether a cache already had it.

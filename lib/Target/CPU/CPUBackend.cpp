@@ -75,6 +75,7 @@ public:
       source.fragments.push_back({function.name, function.symbol,
                                   function.scratchBytes,
                                   function.inPlaceResults});
+    source.indexChecks = std::move(result->indexChecks);
     return source;
   }
 

@@ -387,8 +387,15 @@ void FunctionEmitter::emitStrided(llvm::raw_ostream &os, Value in, Value out,
   closeLoops(os, depth, "  ");
 }
 
-/// Error code the entry point returns for an index outside its range.
-constexpr int kIndexOutOfRange = 1;
+/// The statement returning the status of `op`'s index `value` at
+/// `position` outside its range, reported in the status word.
+static std::string indexError(Unit &unit, Operation *op,
+                              llvm::StringRef position, llvm::StringRef value) {
+  return ("return tk_index_error(tk_context, " +
+          llvm::Twine(unit.indexChecks.add(op)) + ", " + position + ", " +
+          value + ");")
+      .str();
+}
 
 LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
                                           Operation *op) {
@@ -456,8 +463,8 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         int64_t dim = tensorType(table).getShape()[1];
         os << "  for (int64_t i = 0; i < " << numElements(ids) << "; ++i) {\n";
         os << "    const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
-        os << "    if (id < 0 || id >= " << vocab << ")\n      return "
-           << kIndexOutOfRange << ";\n";
+        os << "    if (id < 0 || id >= " << vocab << ")\n      "
+           << indexError(unit, op, "i", "id") << "\n";
         os << "    std::memcpy(" << ptr(embedding.getResult()) << " + i * "
            << dim << ", " << ptr(table) << " + id * " << dim << ", "
            << dim * (byteSize(table) / std::max<int64_t>(numElements(table), 1))
@@ -470,8 +477,8 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         std::string type = cTypeOf(result).str();
         os << "  for (int64_t i = 0; i < " << numElements(ids) << "; ++i) {\n";
         os << "    const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
-        os << "    if (id < 0 || id >= " << classes << ")\n      return "
-           << kIndexOutOfRange << ";\n";
+        os << "    if (id < 0 || id >= " << classes << ")\n      "
+           << indexError(unit, op, "i", "id") << "\n";
         os << "    " << type << " *row = " << ptr(result) << " + i * "
            << classes << ";\n";
         os << "    for (int64_t j = 0; j < " << classes
@@ -492,8 +499,8 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         os << "    for (int64_t i = 0; i < " << numElements(ids)
            << "; ++i) {\n";
         os << "      const int64_t id = (int64_t)" << ptr(ids) << "[i];\n";
-        os << "      if (id < 0 || id >= " << vocab << ")\n        return "
-           << kIndexOutOfRange << ";\n";
+        os << "      if (id < 0 || id >= " << vocab << ")\n        "
+           << indexError(unit, op, "i", "id") << "\n";
         os << "      for (int64_t d = 0; d < " << dim << "; ++d)\n";
         os << "        acc[id * " << dim << " + d] += (double)" << ptr(cot)
            << "[i * " << dim << " + d];\n    }\n";
@@ -523,8 +530,8 @@ LogicalResult FunctionEmitter::emitKernel(llvm::raw_ostream &os,
         os << "    for (int64_t p = 0; p < " << positions << "; ++p) {\n";
         os << "      const int64_t target = (int64_t)" << ptr(targets)
            << "[p];\n";
-        os << "      if (target < 0 || target >= " << classes
-           << ")\n        return " << kIndexOutOfRange << ";\n";
+        os << "      if (target < 0 || target >= " << classes << ")\n        "
+           << indexError(unit, op, "p", "target") << "\n";
         os << "      const " << cTypeOf(logits) << " *row = " << l << " + p * "
            << vocab << ";\n";
         os << "      double mx = -(double)INFINITY;\n";
@@ -723,8 +730,9 @@ FailureOr<EmittedFunction> FunctionEmitter::emit(llvm::raw_ostream &os) {
     << info.scratchBytes << " scratch bytes\n";
   e << "extern \"C\" uint64_t " << kSymbol << "_scratch_bytes(void) { return "
     << info.scratchBytes << "; }\n";
-  // Fragment ABI v2 (FragmentABI.h): the host needs nothing from the
-  // context, but takes it like every target's code.
+  // Fragment ABI v3 (FragmentABI.h): the host needs only the status word
+  // from the context (tk_index_error), but takes it like every target's
+  // code.
   e << "extern \"C\" int " << kSymbol
     << "(const tandem_fragment_context *tk_context, const void *const *args, "
        "void *const *results, void *scratch) {\n";
@@ -798,6 +806,7 @@ tandem::cpu::emitCpp(llvm::ArrayRef<Operation *> functions,
   out << "    return true;\n  }();\n  (void)expanded;\n}\n";
   out << "} // namespace\n\n" << entries;
   result.source = std::move(source);
+  result.indexChecks = unit.indexChecks.entries();
   return result;
 }
 

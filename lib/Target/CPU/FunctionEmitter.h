@@ -14,6 +14,7 @@
 #define TANDEM_LIB_TARGET_CPU_FUNCTIONEMITTER_H
 
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Lowering/IndexChecks.h"
 #include "tandem/Lowering/Indexing.h"
 #include "tandem/Lowering/ScratchPlan.h"
 #include "tandem/Target/CPU/CppEmitter.h"
@@ -110,6 +111,8 @@ struct Unit {
   /// Constants stored as run lengths: tk_expand_constants() expands them.
   std::vector<std::string> expanders;
   unsigned numGroupCalls = 0;
+  /// The index checks the entry points report (IndexChecks.h).
+  tandem::lowering::IndexCheckTable indexChecks;
 };
 
 /// A fused group: elementwise ops with one iteration shape, optionally

@@ -58,6 +58,17 @@ extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
 
 namespace {
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+// An index outside its range: check `check` of the library's table found
+// `value` at `position`. Recorded in the status word when the caller gave
+// one and nothing was reported before; the entry point's status (1).
+inline int tk_index_error(const tandem_fragment_context *context,
+                          uint32_t check, int64_t position, int64_t value) {
+  tandem_fragment_status *status = context ? context->status : nullptr;
+  if (status && status->code == 0)
+    *status = {1, check, context->call, position, value};
+  return 1;
+}
 // bf16 and f16 storage: the bits in a uint16_t, rounded and encoded by the
 // evaluator's own code (tandem/Support/Rounding.h, pasted in above), so
 // bf16/f16 results are its values bit for bit. Values read as double

@@ -21,6 +21,7 @@
 
 #include "tandem/Dialect/MPMD/IR/MPMDOps.h"
 #include "tandem/Dialect/NN/IR/NNOps.h"
+#include "tandem/Lowering/IndexChecks.h"
 #include "tandem/Lowering/Indexing.h"
 #include "tandem/Lowering/Kernels.h"
 #include "tandem/Lowering/ScratchPlan.h"
@@ -322,6 +323,55 @@ std::string tableType(size_t pointers) {
          std::to_string(tablesPerLaunch(pointers)) + ">";
 }
 
+/// A multi-tensor kernel (its text without its name): `loopBody` over the
+/// elements (`var`) of the table's tensor tk_which, whose `buffers` (storage
+/// type, name, reference) the table holds in order, on its share of the
+/// grid's blocks.
+std::string
+multiTensorKernel(const std::string &title,
+                  llvm::ArrayRef<std::array<std::string, 3>> buffers,
+                  const std::string &var, const std::string &loopBody) {
+  std::string text = "(TK_KERNEL_ARGS const " + tableType(buffers.size()) +
+                     " tk_m) {\n" + title +
+                     "\n  TK_PHASE\n  const int32_t tk_which = "
+                     "tk_tensor_of(tk_m, TK_BLOCK);\n";
+  for (auto [k, buffer] : llvm::enumerate(buffers))
+    text += "  " + buffer[0] + " *__restrict__ " + buffer[1] + " = (" +
+            buffer[0] + " *)tk_m.ptr[tk_which][" + std::to_string(k) + "];\n";
+  text += "  const int64_t tk_first = tk_m.first[tk_which], tk_blocks = "
+          "tk_m.first[tk_which + 1] - tk_first;\n  for (int64_t " +
+          var + " = (TK_BLOCK - tk_first) * TK_BLOCK_DIM + TK_THREAD; " + var +
+          " < tk_m.steps[tk_which]; " + var +
+          " += tk_blocks * TK_BLOCK_DIM) {\n" + loopBody +
+          "  }\n  TK_END_PHASE\n}\n";
+  return text;
+}
+
+/// One tensor of a multi-tensor launch: its loop's steps and its buffers'
+/// references.
+struct TableEntry {
+  int64_t steps = 0;
+  llvm::ArrayRef<std::string> buffers;
+};
+
+/// A multi-tensor launch's table operand (ProgramPrelude.h: its size, each
+/// tensor's first block and the blocks' end, then each tensor's steps and
+/// buffers) and its grid, the tensors' blocks together.
+std::pair<std::string, int64_t>
+tableOperand(llvm::ArrayRef<TableEntry> tensors) {
+  std::string table = "TK_TABLE(" + std::to_string(tensors.size()) + "), 0",
+              rest;
+  int64_t blocks = 0;
+  for (const TableEntry &tensor : tensors) {
+    blocks += gridFor(tensor.steps);
+    table += ", " + std::to_string(blocks);
+    rest += ", " + std::to_string(tensor.steps);
+    for (const std::string &buffer : tensor.buffers)
+      rest += ", " + buffer;
+  }
+  return {table + rest, blocks};
+}
+
 /// Declares d0, d1, ... as the digits of `tk_r` in `shape` (row-major).
 void writeDigits(llvm::raw_ostream &b, llvm::ArrayRef<int64_t> shape) {
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
@@ -560,6 +610,11 @@ struct RowKernel {
   std::vector<std::pair<unsigned, std::string>> loads;
   /// Further per-element outputs: (storage type, pointer, expression).
   std::vector<std::array<std::string, 3>> moreOutputs;
+  /// An index checked once per row (IndexChecks.h): the condition, of the
+  /// loaded values p<i>, it must meet, the index reported when it does
+  /// not (the row is its position) and the check's operand; none when
+  /// `checkOperand` is empty.
+  std::string checkCondition, checkValue, checkOperand;
 };
 
 /// A flat elementwise kernel's launch, waiting to share a launch with the
@@ -599,6 +654,8 @@ struct Unit {
   /// GEMM and attention shapes (their initializers), each once, in the
   /// order of the unit's arrays the programs index.
   Numbering gemmShapes, attentionShapes;
+  /// The index checks the programs name (TK_CHECK), for the manifest.
+  tandem::lowering::IndexCheckTable indexChecks;
   /// (attribute, storage type) -> array name: one array per constant.
   std::map<std::pair<const void *, std::string>, std::string> constantNames;
   unsigned numConstants = 0;
@@ -676,10 +733,27 @@ private:
               int64_t block = tandem::cuda::kBlockSize);
   /// Launches the waiting flat kernels, those with the same text together.
   void flushPending();
+  /// The steps adding this call's results to their sums across
+  /// microbatches (TK_OP_ACCUMULATE): `sums` are (sum, value) buffer
+  /// references of f32 results of `counts` elements.
+  void emitSums(llvm::ArrayRef<std::array<std::string, 2>> sums,
+                llvm::ArrayRef<int64_t> counts);
   /// Adds `text` (a kernel without its name) to the unit once; its name.
   std::string addKernel(const std::string &text);
   /// The buffer `value` is computed into: its result slot, else scratch.
   std::string outputBuffer(Value value);
+  /// The program operand naming `op`'s index check (IndexChecks.h).
+  std::string checkOperand(Operation *op) {
+    return "TK_CHECK(" + std::to_string(unit.indexChecks.add(op)) + ")";
+  }
+  /// An element loop's report of `id` outside its range (`inRange` false),
+  /// made by the first of each `perId` elements: its position is i / perId.
+  static std::string reportOutside(const std::string &inRange,
+                                   const std::string &i, int64_t perId) {
+    std::string n = std::to_string(perId);
+    return "    if (" + i + " % " + n + " == 0 && !(" + inRange +
+           "))\n      tk_report(tk_c, " + i + " / " + n + ", id);\n";
+  }
 
   Operation *function;
   Unit &unit;
@@ -949,20 +1023,7 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     return;
   }
   // In a table: tensor tk_which's buffers, its steps and its blocks.
-  std::string multi = "(TK_KERNEL_ARGS const " + tableType(buffers.size()) +
-                      " tk_m) {\n" + title +
-                      "\n  TK_PHASE\n  const int32_t tk_which = "
-                      "tk_tensor_of(tk_m, TK_BLOCK);\n";
-  for (auto [k, buffer] : llvm::enumerate(buffers))
-    multi += "  " + buffer[0] + " *__restrict__ " + buffer[1] + " = (" +
-             buffer[0] + " *)tk_m.ptr[tk_which][" + std::to_string(k) + "];\n";
-  multi += "  const int64_t tk_first = tk_m.first[tk_which], tk_blocks = "
-           "tk_m.first[tk_which + 1] - tk_first;\n  for (int64_t " +
-           var + " = (TK_BLOCK - tk_first) * TK_BLOCK_DIM + TK_THREAD; " + var +
-           " < tk_m.steps[tk_which]; " + var +
-           " += tk_blocks * TK_BLOCK_DIM) {\n" + loopBody +
-           "  }\n  TK_END_PHASE\n}\n";
-  launch.multi = multi;
+  launch.multi = multiTensorKernel(title, buffers, var, loopBody);
   // A kernel reading what a waiting one writes (its buffer, perhaps
   // through a view) runs after it.
   if (llvm::any_of(buffers, [&](const std::array<std::string, 3> &buffer) {
@@ -1000,21 +1061,40 @@ void FunctionEmitter::flushPending() {
     int64_t perLaunch = tablesPerLaunch(pointers);
     for (size_t begin = 0; begin < members.size(); begin += perLaunch) {
       size_t end = std::min(members.size(), begin + perLaunch);
-      // The table (ProgramPrelude.h): its size, each tensor's first block
-      // and the blocks' end, then each tensor's steps and buffers.
-      std::string table = "TK_TABLE(" + std::to_string(end - begin) + "), 0",
-                  tensors;
-      int64_t blocks = 0;
-      for (size_t k = begin; k < end; ++k) {
-        const PendingLaunch &launch = *members[k];
-        blocks += gridFor(launch.steps);
-        table += ", " + std::to_string(blocks);
-        tensors += ", " + std::to_string(launch.steps);
-        for (const std::string &arg : launch.args)
-          tensors += ", " + arg;
-      }
-      launch(name, blocks, {table + tensors});
+      std::vector<TableEntry> tensors;
+      for (size_t k = begin; k < end; ++k)
+        tensors.push_back({members[k]->steps, members[k]->args});
+      auto [table, blocks] = tableOperand(tensors);
+      launch(name, blocks, {table});
     }
+  }
+}
+
+void FunctionEmitter::emitSums(llvm::ArrayRef<std::array<std::string, 2>> sums,
+                               llvm::ArrayRef<int64_t> counts) {
+  if (sums.empty())
+    return;
+  // One kernel adds every microbatch's results to their sums, another
+  // copies the first microbatch's (the program picks by the call's
+  // flags): a launch per 32 sums instead of one each (a copy keeps a -0
+  // that 0 + x would not).
+  std::vector<std::array<std::string, 3>> buffers = {{"float", "o0", ""},
+                                                     {"const float", "i0", ""}};
+  std::string add = addKernel(
+      multiTensorKernel("  // microbatches added to their sums", buffers, "i",
+                        "    o0[i] = o0[i] + i0[i];\n"));
+  std::string copy = addKernel(
+      multiTensorKernel("  // a step's first microbatch copied to its sums",
+                        buffers, "i", "    o0[i] = i0[i];\n"));
+  size_t perLaunch = static_cast<size_t>(tablesPerLaunch(buffers.size()));
+  for (size_t begin = 0; begin < sums.size(); begin += perLaunch) {
+    std::vector<TableEntry> tensors;
+    for (size_t k = begin; k < std::min(sums.size(), begin + perLaunch); ++k)
+      tensors.push_back({counts[k], sums[k]});
+    auto [table, blocks] = tableOperand(tensors);
+    addStep("TK_OP_ACCUMULATE, " + add + "_id, " + copy + "_id, " +
+            std::to_string(blocks) + ", " +
+            std::to_string(tandem::cuda::kBlockSize) + ", " + table + ",");
   }
 }
 
@@ -1238,6 +1318,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
     b << ", " << output[0] << " *__restrict__ o" << i + 1;
   for (auto [i, input] : llvm::enumerate(k.inputs))
     b << ", const " << input.first << " *__restrict__ i" << i;
+  if (!k.checkOperand.empty())
+    b << ", const tk_check tk_c";
   b << ") {\n  // " << k.title << ": " << k.rows << " rows of " << k.n << "\n";
   b << "  TK_LOCAL(float, tk_v);\n"
     << "  TK_SHARED(float, tk_warps, " << tandem::cuda::kBlockSize / 32
@@ -1300,12 +1382,22 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   statistics(k.passes.size(), uses);
   // Per row, the store rounds the one value.
   std::string value = k.perRow ? k.output : roundTo(k.output, k.outputType);
-  std::string loads = loadsFor(uses, k.perRow);
+  std::string check;
+  if (!k.checkOperand.empty())
+    check = "      if (!(" + k.checkCondition +
+            "))\n        tk_report(tk_c, row, " + k.checkValue + ");\n";
+  std::string checked = k.checkCondition + " " + k.checkValue;
   if (k.perRow) {
+    // The row's thread 0 checks its index and writes its value.
     b << "    if (TK_THREAD == 0) {\n"
-      << loads << "      tk_store(o0, row, " << value << ");\n"
+      << loadsFor(uses + (check.empty() ? "" : " " + checked), true) << check
+      << "      tk_store(o0, row, " << value << ");\n"
       << "    }\n";
   } else {
+    if (!check.empty())
+      b << "    if (TK_THREAD == 0) {\n"
+        << loadsFor(checked, true) << check << "    }\n";
+    std::string loads = loadsFor(uses, k.perRow);
     b << "    for (int64_t j = TK_THREAD; j < " << k.n
       << "; j += TK_BLOCK_DIM) {\n"
       << loads << "      tk_store(o0, row * " << k.n << " + j, " << value
@@ -1325,6 +1417,8 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
     operands.push_back(output[1]);
   for (const auto &input : k.inputs)
     operands.push_back(input.second);
+  if (!k.checkOperand.empty())
+    operands.push_back(k.checkOperand);
   launch(name, std::min<int64_t>(k.rows, kMaxBlocks), operands);
 }
 
@@ -1400,6 +1494,9 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
               {storageOf(targets).str(), pointers.lookup(targets)}};
   k.passes = {kRowMax, kRowSumExp};
   k.loads = {{1, "row"}};
+  k.checkCondition = "p1 >= 0 && p1 < " + c;
+  k.checkValue = "p1";
+  k.checkOperand = checkOperand(op);
   if (grad) {
     // The cotangent's share of each position, in f32; the padding's
     // gradient is 0.
@@ -1417,8 +1514,8 @@ void FunctionEmitter::emitCrossEntropy(Operation *op) {
     return;
   }
   // Each position's loss into scratch (NaN for a target outside the
-  // vocabulary, so the mean is NaN), then their mean: the probabilities are
-  // never stored.
+  // classes, reported, so the mean is NaN), then their mean: the
+  // probabilities are never stored.
   k.perRow = true;
   k.outputType = "float";
   k.outputPointer = allocateTemporary(positions * 4);
@@ -1550,20 +1647,22 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
     int64_t classes = oneHot.getClasses();
     int64_t count = tensorOf(result).getNumElements();
     // An element per thread; an id outside the classes gives a row of NaN,
-    // as nn.embedding's does.
+    // as nn.embedding's does, reported by the row's first element.
     std::string text;
     llvm::raw_string_ostream b(text);
+    std::string inRange = "id >= 0 && id < " + std::to_string(classes);
     b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
-      << storageOf(ids) << " *__restrict__ i0) {\n"
+      << storageOf(ids) << " *__restrict__ i0, const tk_check tk_c) {\n"
       << "  // nn.one_hot: rows of " << classes << " classes\n"
       << "  TK_PHASE\n"
       << gridStrideLoop("i", count) << "    const int64_t id = tk_load(i0, i / "
       << classes << ");\n"
-      << "    tk_store(o0, i, id >= 0 && id < " << classes << " ? (i % "
-      << classes << " == id ? 1.0f : 0.0f) : NAN);\n"
+      << reportOutside(inRange, "i", classes) << "    tk_store(o0, i, "
+      << inRange << " ? (i % " << classes << " == id ? 1.0f : 0.0f) : NAN);\n"
       << "  }\n  TK_END_PHASE\n}\n";
-    launchElements(addKernel(text), count,
-                   {outputBuffer(result), pointers.lookup(ids)});
+    launchElements(
+        addKernel(text), count,
+        {outputBuffer(result), pointers.lookup(ids), checkOperand(op)});
     return;
   }
   if (auto embedding = dyn_cast<nn::EmbeddingOp>(op)) {
@@ -1573,29 +1672,32 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
     int64_t dim = tensorOf(table).getShape()[1];
     int64_t count = tensorOf(result).getNumElements();
     // A row per id; an id outside the vocabulary gives a row of NaN (the
-    // loss turns NaN rather than reading outside the table).
+    // loss turns NaN rather than reading outside the table), reported by
+    // the row's first element.
     std::string text;
     llvm::raw_string_ostream b(text);
+    std::string inRange = "id >= 0 && id < " + std::to_string(vocab);
     b << "(TK_KERNEL_ARGS " << storageOf(result) << " *__restrict__ o0, const "
       << storageOf(table) << " *__restrict__ i0, const " << storageOf(ids)
-      << " *__restrict__ i1) {\n"
+      << " *__restrict__ i1, const tk_check tk_c) {\n"
       << "  // nn.embedding: rows of " << dim << " from " << vocab << "\n"
       << "  TK_PHASE\n"
       << gridStrideLoop("i", count) << "    const int64_t id = tk_load(i1, i / "
       << dim << ");\n"
-      << "    tk_store(o0, i, id >= 0 && id < " << vocab
+      << reportOutside(inRange, "i", dim) << "    tk_store(o0, i, " << inRange
       << " ? tk_load(i0, id * " << dim << " + i % " << dim << ") : NAN);\n"
       << "  }\n  TK_END_PHASE\n}\n";
-    launchElements(
-        addKernel(text), count,
-        {outputBuffer(result), pointers.lookup(table), pointers.lookup(ids)});
+    launchElements(addKernel(text), count,
+                   {outputBuffer(result), pointers.lookup(table),
+                    pointers.lookup(ids), checkOperand(op)});
     return;
   }
   // The gradient without float atomics: the positions of each id listed in
   // increasing order (a count, an exclusive scan and a fill, all
   // deterministic), then each output element sums its positions' rows in
   // that order, as the evaluator does. Ids outside the vocabulary add
-  // nothing; rows from `rows` on (a padded table's) list no positions.
+  // nothing (the forward nn.embedding of the same ids reported them);
+  // rows from `rows` on (a padded table's) list no positions.
   auto grad = cast<nn::EmbeddingGradOp>(op);
   Value cotangent = grad.getCotangent(), ids = grad.getIds();
   Value result = grad.getResult();
@@ -2205,6 +2307,9 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   }
   flushPending();
 
+  // The results added to their sums (after the loop: one launch for all).
+  std::vector<std::array<std::string, 2>> sums;
+  std::vector<int64_t> sumCounts;
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
     if (gemmAccumulated.count(value))
       continue;
@@ -2219,16 +2324,9 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       int64_t count = tensorOf(value).getNumElements();
       if (count == 0)
         continue;
-      std::string add =
-          "(TK_KERNEL_ARGS float *__restrict__ o0, const float "
-          "*__restrict__ i0) {\n  // a microbatch added to its sum\n"
-          "  TK_PHASE\n" +
-          gridStrideLoop("i", count) +
-          "    o0[i] = o0[i] + i0[i];\n  }\n  TK_END_PHASE\n}\n";
-      addStep("TK_OP_ACCUMULATE, " + std::to_string(bytesOf(value)) + ", " +
-              addKernel(add) + "_id, " + std::to_string(gridFor(count)) + ", " +
-              std::to_string(tandem::cuda::kBlockSize) + ", TK_RESULT(" +
-              std::to_string(k) + "), " + pointers.lookup(value) + ",");
+      sums.push_back(
+          {"TK_RESULT(" + std::to_string(k) + ")", pointers.lookup(value)});
+      sumCounts.push_back(count);
       continue;
     }
     if (bytesOf(value))
@@ -2236,6 +2334,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
               pointers.lookup(value) + ", " + std::to_string(bytesOf(value)) +
               ",");
   }
+  emitSums(sums, sumCounts);
   uint64_t scratchBytes = scratch.place({&code});
   // A reference holds a scratch offset in 56 bits (ProgramPrelude.h).
   if (scratchBytes >= (uint64_t{1} << 56))
@@ -2324,6 +2423,7 @@ tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
   source.text = std::string(kPreludeSource) + "\nnamespace {\n" +
                 unit.constants + unit.kernels + tables + "} // namespace\n\n" +
                 entries;
+  source.indexChecks = unit.indexChecks.entries();
   return source;
 }
 

@@ -227,6 +227,35 @@ TK_HD int32_t tk_tensor_of(const tk_tensors<P, K> &m, int64_t block) {
   return t;
 }
 
+// Where a kernel reports an index outside its range (FragmentABI.h): the
+// rank's status word, the check's entry in the library's table and the
+// run's number. A kernel parameter.
+struct tk_check {
+  tandem_fragment_status *status;
+  uint32_t check;
+  uint64_t call;
+};
+// The first report claims the word (its code), so a later one, from this
+// kernel's other threads or a later kernel, leaves it alone; the runtime
+// reads it only after the stream has finished, when every field is
+// written. The value computed from the bad index stays NaN, as before.
+TK_HD void tk_report(const tk_check &c, int64_t position, int64_t value) {
+  if (!c.status)
+    return;
+#ifdef __CUDA_ARCH__
+  if (atomicCAS(&c.status->code, 0u, 1u) != 0u)
+    return;
+#else
+  if (c.status->code != 0)
+    return;
+  c.status->code = 1;
+#endif
+  c.status->check = c.check;
+  c.status->call = c.call;
+  c.status->position = position;
+  c.status->value = value;
+}
+
 //===----------------------------------------------------------------------===//
 // f32 arithmetic. +, -, *, / and sqrt are IEEE operations, rounded once on
 // both sides (nvcc: -fmad=false -prec-div=true -prec-sqrt=true -ftz=false;

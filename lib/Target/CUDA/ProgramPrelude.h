@@ -20,9 +20,12 @@
 //                                                 the fragment accumulates:
 //                                                 C += A·B, beta = 1, when
 //                                                 the call accumulates)
-//   TK_OP_ACCUMULATE bytes kernel grid block dst src   (dst += src by the
-//                                                 kernel when the call
-//                                                 accumulates, else a copy)
+//   TK_OP_ACCUMULATE add copy grid block operand...   (sums += values by
+//                                                 kernel `add` when the call
+//                                                 accumulates, else sums =
+//                                                 values by kernel `copy`:
+//                                                 the same parameters, a
+//                                                 table of tensors)
 //   TK_OP_END
 // A buffer operand is a reference: its space in the top byte (an argument,
 // a result or the scratch) and its index or byte offset below.
@@ -36,10 +39,13 @@
 #define TK_RESULT(index) ((int64_t)2 << 56 | (int64_t)(index))
 #define TK_SCRATCH(offset) ((int64_t)3 << 56 | (int64_t)(offset))
 // Kernel parameters that are not buffers: an attention shape (an index into
-// the unit's shapes) and a table of tensors (its size, then its blocks'
+// the unit's shapes), an index check (the status word, the check, the run)
+// and a table of tensors (its size, then its blocks'
 // first indices, then per tensor its steps and its buffers).
 #define TK_ATTENTION_SHAPE(index) ((int64_t)(index))
 #define TK_TABLE(tensors) ((int64_t)(tensors))
+// An index check: its entry in the library's tandem_index_checks.
+#define TK_CHECK(index) ((int64_t)(index))
 // A GEMM's epilogue: none, + bias (and a residual), + bias then GELU,
 // times GELU's derivative at aux (GemmPrelude.h).
 #define TK_EPILOGUE_NONE ((int64_t)-1)
@@ -92,6 +98,11 @@ template <typename T> struct tk_operand<T *> {
 template <> struct tk_operand<tk_attention_shape> {
   static tk_attention_shape read(const tk_env &e, const int64_t *&pc) {
     return e.attentionShapes[*pc++];
+  }
+};
+template <> struct tk_operand<tk_check> {
+  static tk_check read(const tk_env &e, const int64_t *&pc) {
+    return tk_check{e.context->status, (uint32_t)*pc++, e.context->call};
   }
 };
 template <int P, int K> struct tk_operand<tk_tensors<P, K>> {
@@ -238,14 +249,10 @@ int tk_run(const tk_unit &unit, const int64_t *program,
       break;
     }
     case TK_OP_ACCUMULATE: {
-      int64_t bytes = *pc++;
-      if (context->flags & TANDEM_FRAGMENT_ACCUMULATE) {
-        int64_t kernel = *pc++;
-        status = unit.launchers[kernel](e, pc);
-      } else {
-        status = tk_copy(e, tk_pointer(e, pc[3]), tk_pointer(e, pc[4]), bytes);
-        pc += 5;
-      }
+      int64_t add = pc[0], copy = pc[1];
+      pc += 2;
+      bool accumulates = context->flags & TANDEM_FRAGMENT_ACCUMULATE;
+      status = unit.launchers[accumulates ? add : copy](e, pc);
       break;
     }
     default: // not a program this prelude wrote

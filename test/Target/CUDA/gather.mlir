@@ -1,5 +1,7 @@
 // Embeddings and copies: the gather reads each id's row (NaN for an id
-// outside the vocabulary); the gradient lists each id's positions in order
+// outside the vocabulary, reported by the row's first element through the
+// program's TK_CHECK, the entry of the manifest's index_checks); the
+// gradient lists each id's positions in order
 // (count, scan, fill) and sums their rows in that order, with no atomics;
 // transpose and concat are copy kernels at the source's strides.
 //
@@ -9,6 +11,8 @@
 
 // CHECK-LABEL: // nn.embedding: rows of 8 from 37
 // CHECK: const int64_t id = tk_load(i1, i / 8);
+// CHECK-NEXT: if (i % 8 == 0 && !(id >= 0 && id < 37))
+// CHECK-NEXT: tk_report(tk_c, i / 8, id);
 // CHECK-NEXT: tk_store(o0, i, id >= 0 && id < 37 ? tk_load(i0, id * 8 + i % 8) : NAN);
 // CHECK-LABEL: // nn.embedding_grad: positions per id
 // CHECK: c += tk_load(i0, p) == v;
@@ -36,8 +40,9 @@
 // CHECK: o0[d0 * 4 + d1] = i0[d0 + d1 * 9];
 // The gradient's counts (38 of 8 bytes) in scratch at 0, its list of
 // positions at 512: count, scan, fill, sum.
+// The gradient checks nothing: the forward gather of the same ids reports.
 // CHECK-LABEL: static const int64_t tandem_gather_program[] = {
-// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(0), TK_ARG(0), TK_ARG(1),
+// CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_RESULT(0), TK_ARG(0), TK_ARG(1), TK_CHECK(0),
 // CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(0), TK_ARG(1),
 // CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(0),
 // CHECK-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH(512), TK_SCRATCH(0), TK_ARG(1),

@@ -64,22 +64,32 @@ func.func @rows(%x: tensor<4x300xbf16>, %y: tensor<4x300xf32>, %w: tensor<300xf3
 }
 
 // Cross-entropy: each position's loss into scratch, then a one-block mean;
-// the gradient in one row kernel.
+// the gradient in one row kernel. Each row's thread 0 reports a target
+// outside the classes (its row is its position) through the check the
+// program passes (TK_CHECK: the entry of the manifest's index_checks).
 // CE-LABEL: // nn.cross_entropy: 4 rows of 300
 // CE: const float s1 = tk_stats[1];
 // CE-NEXT: if (TK_THREAD == 0) {
 // CE-NEXT: const auto p1 = tk_load(i1, row);
+// CE-NEXT: if (!(p1 >= 0 && p1 < 300))
+// CE-NEXT: tk_report(tk_c, row, p1);
 // CE-NEXT: tk_store(o0, row, p1 >= 0 && p1 < 300 ? s0 + tk_log(s1) - tk_load(i0, row * 300 + p1) : NAN);
 // CE-LABEL: // the mean of the positions' losses: 1 rows of 4
 // CE: tk_stats[0] = tk_acc / (0x1p+2f);
 // CE-LABEL: // nn.cross_entropy_grad: 4 rows of 300
+// CE: const float s1 = tk_stats[1];
+// CE-NEXT: if (TK_THREAD == 0) {
+// CE-NEXT: const auto p1 = tk_load(i1, row);
+// CE-NEXT: if (!(p1 >= 0 && p1 < 300))
+// CE-NEXT: tk_report(tk_c, row, p1);
+// CE-NEXT: }
 // CE: const auto p1 = tk_load(i1, row);
 // CE-NEXT: const auto p2 = tk_load(i2, 0);
 // CE-NEXT: tk_store(o0, row * 300 + j, (tk_exp(x - s0) / s1 - (j == p1 ? 1.0f : 0.0f)) * (p2 / (0x1p+2f)));
 // CE-LABEL: static const int64_t tandem_loss_program[] = {
-// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH(0), TK_ARG(0), TK_ARG(1),
+// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_SCRATCH(0), TK_ARG(0), TK_ARG(1), TK_CHECK(0),
 // CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_SCRATCH(0),
-// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(1), TK_ARG(0), TK_ARG(1), TK_ARG(2),
+// CE-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(1), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_CHECK(1),
 func.func @loss(%l: tensor<4x300xf32>, %t: tensor<4xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x300xf32>) {
   %y = nn.cross_entropy %l, %t : tensor<4x300xf32>, tensor<4xi32> -> tensor<f32>
   %d = nn.cross_entropy_grad %l, %t, %g : tensor<4x300xf32>, tensor<4xi32>, tensor<f32> -> tensor<4x300xf32>

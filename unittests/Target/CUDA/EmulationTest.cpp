@@ -800,10 +800,12 @@ double halfUlp(double value, mlir::Type type) {
 }
 
 /// Runs function `name` of `loaded` on `inputs` (packed arguments, then
-/// parameters) into `results` (sized by the caller); the entry's status.
+/// parameters) into `results` (sized by the caller), reporting into
+/// `status` (none when null) as run `call`; the entry's status.
 int runEmulated(cpu::testing::Library &loaded, const std::string &name,
                 std::vector<std::vector<char>> &inputs,
-                std::vector<std::vector<char>> &results, uint32_t flags = 0) {
+                std::vector<std::vector<char>> &results, uint32_t flags = 0,
+                tandem_fragment_status *status = nullptr, uint64_t call = 0) {
   std::string symbol = lowering::entrySymbol(name);
   auto entry = reinterpret_cast<tandem_fragment_fn>(loaded.lookup(symbol));
   auto scratchBytes = reinterpret_cast<tandem_scratch_bytes_fn>(
@@ -822,6 +824,8 @@ int runEmulated(cpu::testing::Library &loaded, const std::string &name,
   tandem_fragment_context ctx = {};
   ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
   ctx.flags = flags;
+  ctx.status = status;
+  ctx.call = call;
   return entry(&ctx, argPointers.data(), resultPointers.data(), scratch.data());
 }
 
@@ -1201,7 +1205,17 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
   std::array<float, 10> table = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::vector<std::vector<char>> inputs = {bytesOf(table), bytesOf(ids)};
   std::vector<std::vector<char>> gathered = {std::vector<char>(4 * 2 * 4)};
-  ASSERT_EQ(runEmulated(*(*emulation)->library, "gather", inputs, gathered), 0);
+  // A GPU's kernels report in the status word and return 0 (the first id
+  // outside the rows: 3, at position 1; id 4 leaves the word alone).
+  tandem_fragment_status status = {};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "gather", inputs, gathered, 0,
+                        &status, 17),
+            0);
+  EXPECT_EQ(status.code, 1u);
+  EXPECT_EQ(status.check, 0u);
+  EXPECT_EQ(status.call, 17u);
+  EXPECT_EQ(status.position, 1);
+  EXPECT_EQ(status.value, 3);
   std::vector<float> rows = floatsOf(gathered[0]);
   EXPECT_EQ(rows[0], 5.0f);
   EXPECT_EQ(rows[1], 6.0f);
@@ -1212,14 +1226,18 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
   std::array<float, 8> cotangent = {1, 2, 10, 20, 100, 200, 1000, 2000};
   inputs = {bytesOf(cotangent), bytesOf(ids)};
   std::vector<std::vector<char>> scattered = {std::vector<char>(5 * 2 * 4)};
-  ASSERT_EQ(runEmulated(*(*emulation)->library, "scatter", inputs, scattered),
+  // The gradient checks nothing (the forward gather reported).
+  status = {};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "scatter", inputs, scattered, 0,
+                        &status),
             0);
+  EXPECT_EQ(status.code, 0u);
   EXPECT_EQ(floatsOf(scattered[0]),
             (std::vector<float>{0, 0, 100, 200, 1, 2, 0, 0, 0, 0}));
 }
 
 // An id outside one_hot's classes gives its row NaN, as nn.embedding's
-// gather does; the other rows are exactly one-hot.
+// gather does, and is reported; the other rows are exactly one-hot.
 TEST(EmulationOneHot, IdsOutsideTheClassesGiveNaNRows) {
   const char *text =
       "func.func @hot(%t: tensor<4xi32>) -> tensor<4x3xf32> {\n"
@@ -1236,6 +1254,23 @@ TEST(EmulationOneHot, IdsOutsideTheClassesGiveNaNRows) {
   std::memcpy(idBytes.data(), ids.data(), sizeof(ids));
   std::vector<std::vector<char>> inputs = {idBytes};
   std::vector<std::vector<char>> results = {std::vector<char>(4 * 3 * 4)};
+  // Reported: the first id outside (3 at position 1), not the later -1; a
+  // word already claimed is left alone.
+  tandem_fragment_status status = {};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results, 0,
+                        &status, 5),
+            0);
+  EXPECT_EQ(status.code, 1u);
+  EXPECT_EQ(status.call, 5u);
+  EXPECT_EQ(status.position, 1);
+  EXPECT_EQ(status.value, 3);
+  tandem_fragment_status claimed = {1, 9, 9, 9, 9};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results, 0,
+                        &claimed, 6),
+            0);
+  EXPECT_EQ(claimed.check, 9u);
+  EXPECT_EQ(claimed.position, 9);
+  // Without a word nothing is reported, and the rows are the same.
   ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results), 0);
   std::vector<float> rows(12);
   std::memcpy(rows.data(), results[0].data(), 48);

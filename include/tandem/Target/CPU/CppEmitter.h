@@ -12,6 +12,8 @@
 #ifndef TANDEM_TARGET_CPU_CPPEMITTER_H
 #define TANDEM_TARGET_CPU_CPPEMITTER_H
 
+#include "tandem/Runtime/Manifest.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -83,6 +85,8 @@ struct EmitResult {
   unsigned numUniqueGroups = 0;
   /// Calls to those functions over all entry points.
   unsigned numGroupCalls = 0;
+  /// The index checks the code reports, by number (IndexChecks.h).
+  std::vector<tandem::runtime::IndexCheckInfo> indexChecks;
 };
 
 /// Emits one translation unit for `functions` (each an mpmd.fragment with a

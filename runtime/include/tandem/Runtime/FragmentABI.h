@@ -1,4 +1,4 @@
-/*===- FragmentABI.h - how the runtime calls a fragment (ABI v2) ----------===*
+/*===- FragmentABI.h - how the runtime calls a fragment (ABI v3) ----------===*
  *
  * The contract between a rank's library and the runtime that calls it
  * (docs/targets.md, "Fragment ABI"): every entry point takes a context
@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define TANDEM_FRAGMENT_ABI_VERSION 2
+#define TANDEM_FRAGMENT_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +49,20 @@ typedef struct tandem_plan_cache {
   tandem_plan_entry *entries;
 } tandem_plan_cache;
 
+/* Where code reports what its status code cannot say: which check failed,
+ * where and with what. A GPU's kernels run after the call has returned,
+ * so their failures reach the runtime only here (it reads the word after
+ * the step's synchronization); host code fills it before returning the
+ * code. The first report wins (the code is claimed first), and a
+ * reported word is left alone until the runtime zeroes it. */
+typedef struct tandem_fragment_status {
+  uint32_t code;    /* 0, or the entry point's status code (1) */
+  uint32_t check;   /* the entry of the manifest's index_checks */
+  uint64_t call;    /* the context's `call` of the failing run */
+  int64_t position; /* the index's element in its tensor */
+  int64_t value;    /* the index found there */
+} tandem_fragment_status;
+
 typedef struct tandem_fragment_context {
   /* TANDEM_FRAGMENT_ABI_VERSION of the caller. */
   uint32_t abi_version;
@@ -68,12 +82,21 @@ typedef struct tandem_fragment_context {
    * lives here, never in the library. Null on the host; without it every
    * GEMM asks the heuristic again. */
   void *plan_cache;
+  /* The rank's status word, a tandem_fragment_status in the memory the
+   * code runs on (device memory for a GPU's kernels), or null: nothing is
+   * reported beyond the status code. */
+  tandem_fragment_status *status;
+  /* The runtime's number for this run, copied into a report so that it
+   * names the fragment and microbatch that failed. */
+  uint64_t call;
 } tandem_fragment_context;
 
 /* An entry point: arguments, caller-allocated results, scratch of
  * <symbol>_scratch_bytes() bytes. Returns 0; 1 for an index out of its
- * range; 2 for a kernel launch that failed; 3 for a GEMM the BLAS library
- * could not run (no handle, no algorithm for the shape). */
+ * range (reported in the status word; a GPU's kernels report it there
+ * only, after the call has returned 0); 2 for a kernel launch that failed; 3
+ * for a GEMM the BLAS library could not run (no handle, no algorithm for the
+ * shape). */
 typedef int (*tandem_fragment_fn)(const tandem_fragment_context *context,
                                   const void *const *args, void *const *results,
                                   void *scratch);

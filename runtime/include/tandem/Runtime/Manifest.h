@@ -124,6 +124,19 @@ struct OutputInfo {
   auto tie() const { return std::tie(index, fragment, result); }
 };
 
+/// An index the rank's code checks (an embedding's id, a loss's target):
+/// what the runtime says when a fragment reports it outside [0, bound)
+/// (FragmentABI.h, the status word names the entry).
+struct IndexCheckInfo {
+  std::string op;       ///< "nn.embedding"
+  std::string location; ///< "model.mlir:12:5", or empty
+  std::string index;    ///< "id", "target"
+  std::string range;    ///< "vocabulary", "classes"
+  int64_t bound = 0;
+
+  auto tie() const { return std::tie(op, location, index, range, bound); }
+};
+
 /// A slot: result `result` of `fragment`, of microbatch `microbatch` (-1 for
 /// once-per-step producers).
 struct SlotRef {
@@ -294,11 +307,15 @@ struct Manifest {
   MemoryPlanInfo memory;
   /// Absent when the compiler had no analysis for the rank.
   std::optional<PredictedMemoryInfo> predictedMemory;
+  /// The library's index checks, in the numbering its code reports
+  /// (absent from the text when there are none).
+  std::vector<IndexCheckInfo> indexChecks;
 
   /// The written fields.
   auto tie() const {
     return std::tie(program, library, source, target, grid, parameters, inputs,
-                    outputs, fragments, actions, memory, predictedMemory);
+                    outputs, fragments, actions, memory, predictedMemory,
+                    indexChecks);
   }
 
   /// Index into `fragments`, or -1.
@@ -320,6 +337,7 @@ TANDEM_MANIFEST_EQUALITY(GridInfo)
 TANDEM_MANIFEST_EQUALITY(ParameterInfo)
 TANDEM_MANIFEST_EQUALITY(InputInfo)
 TANDEM_MANIFEST_EQUALITY(OutputInfo)
+TANDEM_MANIFEST_EQUALITY(IndexCheckInfo)
 TANDEM_MANIFEST_EQUALITY(SlotRef)
 TANDEM_MANIFEST_EQUALITY(ArgumentInfo)
 TANDEM_MANIFEST_EQUALITY(ResultInfo)

@@ -215,12 +215,31 @@ private:
   /// are used as they are, with no copies.
   bool direct() const { return device->kind() == DeviceKind::Host; }
   void *handle = nullptr;
-  /// What every entry point is called with (fragment ABI v2), from the
+  /// What every entry point is called with (fragment ABI v3), from the
   /// device's resources: for host code no stream, BLAS handle, workspace
-  /// or plan cache; for a GPU library the rank's own.
+  /// or plan cache; for a GPU library the rank's own. Its status word is
+  /// `statusWord`'s.
   std::unique_ptr<FragmentResources> resources;
-  tandem_fragment_context context = {
-      TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
+  tandem_fragment_context context = {TANDEM_FRAGMENT_ABI_VERSION,
+                                     0,
+                                     nullptr,
+                                     nullptr,
+                                     nullptr,
+                                     0,
+                                     nullptr,
+                                     nullptr,
+                                     0};
+  /// The status word (a tandem_fragment_status in the device's memory);
+  /// the manifest's index_checks describe what it reports.
+  DeviceAllocation statusWord;
+  /// Per run of the step (the context's `call`): its `where` ("run s0.fwd
+  /// microbatch 1").
+  std::vector<std::string> callNames;
+  /// Reads the status word (`host`: in place, else copied from the
+  /// device) and, when a fragment reported, describes it in `report` and
+  /// zeroes the word. False with `report` set when the word cannot be
+  /// read.
+  bool readStatus(bool host, std::string &report);
   std::vector<Fn> functions;
   /// Per fragment: the scratch bytes its library function asks for.
   std::vector<uint64_t> scratchBytes;
