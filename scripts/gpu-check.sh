@@ -85,6 +85,7 @@ prepare() {
         --save-params "$CARRY/$p-chain/step$((k + 1)).st" | grep '^step' \
         >>"$CARRY/$p-chain/emu.log"
     done
+    [[ $p == f32 ]] && index_inputs "$CARRY/f32-s1-emu"
     rm -rf "$CARRY"/$p-s?-emu
   done
   # Every fragment call of one f32 step (2 microbatches, to travel light),
@@ -122,6 +123,25 @@ prepare() {
   done
   du -sh "$CARRY"
   echo "gpu-check --prepare: carry build/gpu-carry (64 MiB at most travel)"
+}
+
+# index_inputs EMU: step inputs with a token and a target outside their
+# ranges (docs/targets.md, "Index checks"), and the error the emulated
+# build EMU gives for each, which the GPU's must equal (index_checks).
+index_inputs() {
+  local emu=$1 f
+  "$ROOT/build/bin/tandem-eval" "$emu/pipeline.mlir" --program pipeline \
+    --seed 7 --save-inputs "$CARRY/index-in.st" >/dev/null
+  python3 "$ROOT/test/Target/CUDA/Inputs/set_ids.py" "$CARRY/index-in.st" \
+    "$CARRY/index-token.st" input.0:9:3=300
+  python3 "$ROOT/test/Target/CUDA/Inputs/set_ids.py" "$CARRY/index-in.st" \
+    "$CARRY/index-target.st" input.1:12:5=-2
+  rm "$CARRY/index-in.st"
+  for f in token target; do
+    ! "$ROOT/build/bin/tandem-run" "$emu" --transport inproc \
+      --inputs "$CARRY/index-$f.st" 2>&1 | grep -o "run s0.*" >"$CARRY/index-$f.expected"
+    [[ -s "$CARRY/index-$f.expected" ]]
+  done
 }
 
 # --check ----------------------------------------------------------------
@@ -296,6 +316,23 @@ kernels() {
   done
 }
 
+# A token and a target outside their ranges fail the GPU's step with the
+# emulation's error (op, location, run, position, value): the kernels'
+# reports in the status word, read after the step's synchronization.
+index_checks() {
+  local f
+  for f in token target; do
+    if "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s1" --inputs "$CARRY/index-$f.st" \
+      --transport inproc --device cuda >"$WORK/index-$f.log" 2>&1; then
+      echo "a $f outside its range did not fail the step"
+      return 1
+    fi
+    grep -o "run s0.*" "$WORK/index-$f.log" | diff "$CARRY/index-$f.expected" - || return 1
+    cat "$CARRY/index-$f.expected"
+  done
+  echo "the GPU's reports equal the emulation's"
+}
+
 # Step times of the tiny GPT on the GPU (a first figure, not the benchmark).
 timing() {
   local p
@@ -338,7 +375,7 @@ begin() {
     BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile \
-    nccl_one_rank
+    nccl_one_rank index_checks
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -370,6 +407,7 @@ check_steps() {
   step "bf16 S=1 vs S=2" 60 across_stages bf16
   step "NCCL, one rank" 60 nccl_one_rank
   step "f32 kernels vs emulation" 60 kernels
+  step "index checks" 30 index_checks
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
 }
