@@ -77,8 +77,9 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          processes on this machine, no MPI, needs
                          --transport nccl, the default without MPI;
                          threads: every rank a thread of this process, over
-                         --transport inproc (implied) or nccl: one
-                         communicator, a rank per thread, on one GPU)
+                         --transport inproc (its default, which implies
+                         threads) or nccl: one communicator, a rank per
+                         thread, on one GPU)
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
