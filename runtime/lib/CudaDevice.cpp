@@ -96,6 +96,16 @@ public:
   bool makeCurrent(std::string &error) override {
     return check("cuCtxSetCurrent", [] { return 0; }, error);
   }
+  std::optional<uint64_t> driverUsedBytes() override {
+    size_t free = 0, total = 0;
+    std::string error;
+    if (!check(
+            "cuMemGetInfo",
+            [&] { return driver.api().memGetInfo(&free, &total); }, error) ||
+        free > total)
+      return std::nullopt;
+    return total - free;
+  }
 
   std::unique_ptr<FragmentResources>
   fragmentResources(bool deviceCode, std::string &error) override;

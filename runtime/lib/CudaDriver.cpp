@@ -96,7 +96,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
       !resolve(handle, "cuStreamDestroy_v2", c.streamDestroy, library, error) ||
       !resolve(handle, "cuStreamSynchronize", c.streamSynchronize, library,
                error) ||
-      !resolve(handle, "cuStreamQuery", c.streamQuery, library, error))
+      !resolve(handle, "cuStreamQuery", c.streamQuery, library, error) ||
+      !resolve(handle, "cuMemGetInfo_v2", c.memGetInfo, library, error))
     return nullptr;
 
   // The version first: an old driver's cuInit may fail for reasons of its

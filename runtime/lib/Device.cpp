@@ -64,6 +64,14 @@ void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
   return pointer;
 }
 
+std::optional<uint64_t> Device::sampleDriverPeak() {
+  std::optional<uint64_t> used = driverUsedBytes();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (used)
+    driverPeak = std::max(driverPeak.value_or(0), *used);
+  return driverPeak;
+}
+
 void Device::release(void *pointer) {
   if (!pointer)
     return;

@@ -1076,6 +1076,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::string report;
     if (!readStatus(false, report) || !report.empty())
       return fail(report);
+    // The driver's count of the device's memory, for the summary.
+    device->sampleDriverPeak();
   }
 
   // Updates are handed out in place (the next step overwrites them, after

@@ -80,6 +80,32 @@ TEST_P(DeviceConformance, AllocationsAreAlignedZeroedAndCounted) {
   EXPECT_EQ(device->peakBytes(), 1000u);
 }
 
+// The driver's own count of the device's memory in use (the summary's
+// device peak) sees an allocation, and the sampled peak keeps the most
+// after it is freed; the host has no such count.
+TEST_P(DeviceConformance, TheDriversCountSeesAnAllocation) {
+  std::optional<uint64_t> before = device->driverUsedBytes();
+  if (GetParam() == Which::Host) {
+    EXPECT_FALSE(before);
+    EXPECT_FALSE(device->sampleDriverPeak());
+    return;
+  }
+  ASSERT_TRUE(before);
+  constexpr uint64_t kBytes = 64ull << 20;
+  std::string error;
+  void *p = device->allocate(kBytes, 256, error);
+  ASSERT_TRUE(p) << error;
+  std::optional<uint64_t> during = device->driverUsedBytes();
+  ASSERT_TRUE(during);
+  EXPECT_GE(*during, *before + kBytes);
+  std::optional<uint64_t> peak = device->sampleDriverPeak();
+  ASSERT_TRUE(peak);
+  EXPECT_GE(*peak, *during);
+  device->release(p);
+  EXPECT_LT(*device->driverUsedBytes(), *during);
+  EXPECT_GE(*device->sampleDriverPeak(), *peak);
+}
+
 TEST_P(DeviceConformance, BytesRoundTripThroughEveryCopy) {
   std::string error;
   std::vector<unsigned char> data(777);

@@ -220,6 +220,22 @@ int cuStreamSynchronize(void *) { return current ? kSuccess : kInvalidContext; }
 // Work here is done when issued: every stream is idle.
 int cuStreamQuery(void *) { return current ? kSuccess : kInvalidContext; }
 
+// The fake GPU's 1 GiB less its allocations (rounded as allocated) and a
+// context's worth the driver keeps (TANDEM_FAKE_CUDA_CONTEXT_BYTES,
+// default 0), as a real driver counts them.
+int cuMemGetInfo_v2(size_t *free, size_t *total) {
+  if (!current)
+    return kInvalidContext;
+  size_t used =
+      static_cast<size_t>(fromEnvironment("TANDEM_FAKE_CUDA_CONTEXT_BYTES", 0));
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto &[pointer, bytes] : allocations)
+    used += (bytes + 255) / 256 * 256;
+  *total = size_t(1) << 30;
+  *free = used < *total ? *total - used : 0;
+  return kSuccess;
+}
+
 int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t bytes) {
   if (!current)
     return kInvalidContext;

@@ -855,6 +855,9 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   uint64_t buffers = bufferBytes().peak;
   if (device->kind() != DeviceKind::Host)
     buffers += device->peakBytes();
+  // And the device's own count (a GPU's: its context, cuBLASLt's and
+  // NCCL's memory too), at its most after a step.
+  std::optional<uint64_t> devicePeak = device->sampleDriverPeak();
 
   if (!o.saveParams.empty() &&
       !saveParameters(*program, control, o.saveParams, error))
@@ -957,6 +960,10 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
       std::snprintf(text, sizeof text, ", measured %.2f%s", growth / MiB,
                     peakSinceBaseline ? "" : " (peak since start-up)");
       memory += text + ratio(growth);
+      if (devicePeak) {
+        std::snprintf(text, sizeof text, ", device %.2f", *devicePeak / MiB);
+        memory += text;
+      }
     } else {
       memory += ", buffers and measured: not per rank (the ranks share one "
                 "process)";
@@ -987,13 +994,21 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
                   "buffers allocated at once; measured: the peak resident "
                   "size above the baseline after MPI, the %s (%.2f "
                   "MiB), the manifest, the library and an OpenBLAS warm-up, "
-                  "less code and shared-memory pages first touched since):\n",
-                  arrays ? "arrays" : "token data", dataBytes / MiB);
+                  "less code and shared-memory pages first touched since%s):\n",
+                  arrays ? "arrays" : "token data", dataBytes / MiB,
+                  devicePeak ? "; device: the GPU's memory in use at most "
+                               "after a step, the driver's count (its "
+                               "context, cuBLASLt and NCCL included)"
+                             : "");
     else
       std::printf("memory per rank, MiB (predicted: mpmd-memory's peak; "
                   "plan: the manifest's):\n");
     for (const std::string &text : memoryLines)
       std::printf("  %s\n", text.c_str());
+    if (!ownProcess && devicePeak)
+      std::printf("device %s: %.2f MiB in use at most after a step (the "
+                  "driver's count, every rank on it)\n",
+                  device->describe().c_str(), *devicePeak / MiB);
     std::fflush(stdout);
   }
 

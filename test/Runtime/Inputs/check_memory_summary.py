@@ -6,7 +6,9 @@ Deterministic checks: the prediction is the manifest's predicted_memory, the
 plan is its arena plus parameters, the runtime's buffer count covers the plan
 (and, with separate buffers, allocates at most the arena). Noise-prone ones
 (the resident size) only get bounds: at least 80% of the buffers the runtime
-touched, and at most 25% and 1 MiB above them. Prints "ok N" for N
+touched, and at most 25% and 1 MiB above them. On a GPU (the fake one of
+the tests) the device's memory in use, the driver's count, covers the plan
+and at most 1 MiB more (step inputs, the status word). Prints "ok N" for N
 ranks checked.
 """
 import json
@@ -18,7 +20,8 @@ LINE = re.compile(
     r"^  rank (\d+): predicted ([0-9.]+) \(.*?\), plan ([0-9.]+) \((?:arena|"
     r"separate buffers at most) ([0-9.]+) \+ parameters and optimizer state "
     r"([0-9.]+)\), buffers ([0-9.]+) \(ratio ([0-9.]+)\), measured ([0-9.]+) "
-    r"\(ratio ([0-9.]+)\); step buffers at most ([0-9.]+) at ")
+    r"\(ratio ([0-9.]+)\)(?:, device ([0-9.]+))?; step buffers at most "
+    r"([0-9.]+) at ")
 
 
 def rows(path):
@@ -26,7 +29,8 @@ def rows(path):
     for line in open(path):
         m = LINE.match(line)
         if m:
-            found[int(m.group(1))] = [float(x) for x in m.groups()[1:]]
+            found[int(m.group(1))] = [
+                None if x is None else float(x) for x in m.groups()[1:]]
     return found
 
 
@@ -49,7 +53,7 @@ def main():
         fail("no memory lines in " + log)
     for rank, values in sorted(arena.items()):
         (predicted, plan, steps, params, buffers, buffers_ratio, measured,
-         measured_ratio, peak_live) = values
+         measured_ratio, device, peak_live) = values
         m = json.load(open("%s/rank%d.json" % (directory, rank)))
         p = m["predicted_memory"]
         near(predicted, p["peak_bytes"] / MIB, "rank %d prediction" % rank)
@@ -63,6 +67,9 @@ def main():
         # inputs and outputs, which are small here).
         if not plan - 0.01 <= buffers <= plan + 1.0:
             fail("rank %d: buffers %.2f, plan %.2f" % (rank, buffers, plan))
+        if device is not None and not plan - 0.01 <= device <= plan + 1.0:
+            fail("rank %d: device %.2f MiB in use, plan %.2f" %
+                 (rank, device, plan))
         if peak_live > steps + 0.01:
             fail("rank %d: %.2f live in an arena of %.2f" %
                  (rank, peak_live, steps))

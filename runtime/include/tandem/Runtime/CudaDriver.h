@@ -67,6 +67,8 @@ struct CudaDriverApi {
   /// 0 when the stream's work has finished, kCudaErrorNotReady while it
   /// runs (nullptr: the legacy default stream).
   Result (*streamQuery)(void *stream);
+  /// The current context's device's free and total bytes.
+  Result (*memGetInfo)(size_t *free, size_t *total);
 };
 
 /// cuStreamQuery's answer while work is still running (CUDA_ERROR_NOT_READY).

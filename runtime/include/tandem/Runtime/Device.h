@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace tandem::runtime {
@@ -100,6 +101,16 @@ public:
   uint64_t liveBytes() const { return live; }
   uint64_t peakBytes() const { return peak; }
 
+  /// The device's memory in use as its driver counts it: every allocation
+  /// on it, with the driver's, the libraries' (cuBLASLt, NCCL) and other
+  /// processes' (a GPU's total less its free bytes); nullopt where the
+  /// device has no such count (the host) or the driver does not answer.
+  virtual std::optional<uint64_t> driverUsedBytes() { return std::nullopt; }
+  /// Samples driverUsedBytes (after a step: allocations happen outside
+  /// steps, so the most seen after one is the peak of the training) and
+  /// returns the most seen so far by any rank on this device, or nullopt.
+  std::optional<uint64_t> sampleDriverPeak();
+
 protected:
   Device() = default;
   virtual void *allocateBytes(uint64_t bytes, uint64_t alignment,
@@ -115,6 +126,7 @@ private:
   /// Ranks on threads share a device: the counts are guarded.
   std::mutex mutex;
   uint64_t live = 0, peak = 0;
+  std::optional<uint64_t> driverPeak;
 };
 
 /// One allocation of a device, released when destroyed or replaced.
