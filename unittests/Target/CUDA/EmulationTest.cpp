@@ -829,6 +829,17 @@ int runEmulated(cpu::testing::Library &loaded, const std::string &name,
   return entry(&ctx, argPointers.data(), resultPointers.data(), scratch.data());
 }
 
+/// `status` holds one report: an index outside its range (code 1) of
+/// check `check` in run `call`, `value` at `position`.
+void expectReport(const tandem_fragment_status &status, uint32_t check,
+                  uint64_t call, int64_t position, int64_t value) {
+  EXPECT_EQ(status.code, 1u);
+  EXPECT_EQ(status.check, check);
+  EXPECT_EQ(status.call, call);
+  EXPECT_EQ(status.position, position);
+  EXPECT_EQ(status.value, value);
+}
+
 class EmulationTest : public ::testing::TestWithParam<std::string> {};
 
 //===----------------------------------------------------------------------===//
@@ -1211,11 +1222,7 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
   ASSERT_EQ(runEmulated(*(*emulation)->library, "gather", inputs, gathered, 0,
                         &status, 17),
             0);
-  EXPECT_EQ(status.code, 1u);
-  EXPECT_EQ(status.check, 0u);
-  EXPECT_EQ(status.call, 17u);
-  EXPECT_EQ(status.position, 1);
-  EXPECT_EQ(status.value, 3);
+  expectReport(status, 0, 17, 1, 3);
   std::vector<float> rows = floatsOf(gathered[0]);
   EXPECT_EQ(rows[0], 5.0f);
   EXPECT_EQ(rows[1], 6.0f);
@@ -1260,10 +1267,7 @@ TEST(EmulationOneHot, IdsOutsideTheClassesGiveNaNRows) {
   ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results, 0,
                         &status, 5),
             0);
-  EXPECT_EQ(status.code, 1u);
-  EXPECT_EQ(status.call, 5u);
-  EXPECT_EQ(status.position, 1);
-  EXPECT_EQ(status.value, 3);
+  expectReport(status, 0, 5, 1, 3);
   tandem_fragment_status claimed = {1, 9, 9, 9, 9};
   ASSERT_EQ(runEmulated(*(*emulation)->library, "hot", inputs, results, 0,
                         &claimed, 6),
