@@ -20,7 +20,6 @@
 #include <list>
 #include <new>
 #include <optional>
-#include <thread>
 #include <tuple>
 
 using namespace tandem::runtime;
@@ -1227,92 +1226,4 @@ std::optional<double> tandem::runtime::lossOutput(
     }
   }
   return std::nullopt;
-}
-
-bool tandem::runtime::loadRanks(
-    const std::string &directory,
-    std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,
-    const RankProgramOptions &options) {
-  ranks.clear();
-  auto first = RankProgram::load(directory + "/rank0.json", options, error);
-  if (!first)
-    return false;
-  const GridInfo grid = first->manifest().grid;
-  int64_t count = grid.stages * grid.replicas;
-  ranks.push_back(std::move(first));
-  for (int64_t r = 1; r < count; ++r) {
-    auto program = RankProgram::load(
-        directory + "/rank" + std::to_string(r) + ".json", options, error);
-    if (!program)
-      return false;
-    ranks.push_back(std::move(program));
-  }
-  for (int64_t r = 0; r < count; ++r) {
-    const Manifest &m = ranks[r]->manifest();
-    if (m.grid.rank != r || m.grid.stages != grid.stages ||
-        m.grid.replicas != grid.replicas ||
-        m.grid.microbatches != grid.microbatches ||
-        m.program != ranks[0]->manifest().program) {
-      error = m.path + ": its grid or program differs from rank 0's";
-      return false;
-    }
-  }
-  return true;
-}
-
-bool tandem::runtime::runStepInProcess(
-    std::vector<std::unique_ptr<RankProgram>> &ranks,
-    const std::map<int64_t, const Buffer *> &inputs,
-    std::map<int64_t, std::shared_ptr<Buffer>> &outputs, std::string &error,
-    const std::vector<Transport *> *transports) {
-  if (transports && transports->size() != ranks.size()) {
-    error = std::to_string(transports->size()) + " transports for " +
-            std::to_string(ranks.size()) + " ranks";
-    return false;
-  }
-  // Ranks that share one device exchange its memory directly.
-  Device *shared = &ranks[0]->memory();
-  for (const std::unique_ptr<RankProgram> &rank : ranks)
-    if (&rank->memory() != shared)
-      shared = nullptr;
-  std::optional<InProcessTransport> inProcess;
-  if (!transports)
-    inProcess.emplace(static_cast<int64_t>(ranks.size()), shared);
-  std::vector<StepResult> results(ranks.size());
-  std::vector<std::string> errors(ranks.size());
-  std::vector<char> ok(ranks.size(), 0);
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < ranks.size(); ++r)
-    threads.emplace_back([&, r] {
-      Transport &transport = transports ? *(*transports)[r] : *inProcess;
-      ok[r] = ranks[r]->runStep(inputs, transport, results[r], errors[r]);
-    });
-  for (std::thread &t : threads)
-    t.join();
-  // The first error: a root cause rather than the abort it caused.
-  std::string first;
-  for (size_t r = 0; r < ranks.size(); ++r)
-    if (!ok[r] && first.empty())
-      first = errors[r];
-  if (!first.empty()) {
-    error = first;
-    return false;
-  }
-  std::map<int64_t, std::shared_ptr<Buffer>> all;
-  for (size_t r = 0; r < ranks.size(); ++r)
-    for (auto &[index, value] : results[r].outputs) {
-      if (all.count(index)) {
-        error = "step output " + std::to_string(index) +
-                " is produced by more than one rank";
-        return false;
-      }
-      all[index] = value;
-    }
-  for (size_t r = 0; r < ranks.size(); ++r)
-    if (!ranks[r]->applyUpdates(results[r], error)) {
-      error = "rank " + std::to_string(r) + ": " + error;
-      return false;
-    }
-  outputs = std::move(all);
-  return true;
 }

@@ -319,25 +319,6 @@ std::optional<double>
 lossOutput(const Manifest &manifest,
            const std::map<int64_t, std::shared_ptr<Buffer>> &outputs);
 
-/// Loads rank0.json ... rank<N-1>.json from `directory` (N = stages x
-/// replicas of rank 0's grid).
-bool loadRanks(
-    const std::string &directory,
-    std::vector<std::unique_ptr<RankProgram>> &ranks, std::string &error,
-    const RankProgramOptions &options = RankProgramOptions::fromEnvironment());
-
-/// Runs one step of every rank on its own thread, over a fresh
-/// InProcessTransport or, when `transports` is given, rank r over
-/// (*transports)[r] (e.g. one NcclTransport per rank). On success applies
-/// every rank's updates and returns the outputs of all ranks by index; on
-/// any error changes nothing and returns the first error (prefixed
-/// "rank N: ").
-bool runStepInProcess(std::vector<std::unique_ptr<RankProgram>> &ranks,
-                      const std::map<int64_t, const Buffer *> &inputs,
-                      std::map<int64_t, std::shared_ptr<Buffer>> &outputs,
-                      std::string &error,
-                      const std::vector<Transport *> *transports = nullptr);
-
 } // namespace tandem::runtime
 
 #endif // TANDEM_RUNTIME_RANKPROGRAM_H
