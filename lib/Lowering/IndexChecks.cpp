@@ -9,38 +9,22 @@
 
 using namespace mlir;
 using namespace tandem;
-using tandem::runtime::IndexCheckInfo;
-
-std::optional<IndexCheckInfo> tandem::lowering::indexCheckOf(Operation *op) {
-  auto check = [&](llvm::StringRef index, llvm::StringRef range,
-                   int64_t bound) {
-    return IndexCheckInfo{op->getName().getStringRef().str(),
-                          eval::formatLocation(op->getLoc()), index.str(),
-                          range.str(), bound};
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<IndexCheckInfo>>(op)
-      .Case([&](nn::EmbeddingOp e) {
-        return check("id", "vocabulary", e.getRowCount());
-      })
-      .Case([&](nn::EmbeddingGradOp e) {
-        return check("id", "vocabulary", e.getRowCount());
-      })
-      .Case([&](nn::OneHotOp o) {
-        return check("id", "classes", o.getClasses());
-      })
-      .Case([&](nn::CrossEntropyOp c) {
-        return check("target", "classes", c.getClassCount());
-      })
-      .Case([&](nn::CrossEntropyGradOp c) {
-        return check("target", "classes", c.getClassCount());
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
 
 unsigned tandem::lowering::IndexCheckTable::add(Operation *op) {
-  std::optional<IndexCheckInfo> check = indexCheckOf(op);
-  if (!check)
-    llvm::report_fatal_error("IndexCheckTable::add: the op reads no index");
-  checks.push_back(std::move(*check));
+  auto check = [&](llvm::StringRef index, llvm::StringRef range,
+                   int64_t bound) {
+    checks.push_back({op->getName().getStringRef().str(),
+                      eval::formatLocation(op->getLoc()), index.str(),
+                      range.str(), bound});
+  };
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<nn::EmbeddingOp, nn::EmbeddingGradOp>(
+          [&](auto e) { check("id", "vocabulary", e.getRowCount()); })
+      .Case([&](nn::OneHotOp o) { check("id", "classes", o.getClasses()); })
+      .Case<nn::CrossEntropyOp, nn::CrossEntropyGradOp>(
+          [&](auto c) { check("target", "classes", c.getClassCount()); })
+      .Default([](Operation *) {
+        llvm::report_fatal_error("IndexCheckTable::add: the op reads no index");
+      });
   return checks.size() - 1;
 }

@@ -45,6 +45,14 @@ static const char *fragmentStatusName(int status) {
   }
 }
 
+/// "run s0.fwd microbatch 1": how messages name a run action.
+static std::string runName(const ActionInfo &action) {
+  return "run " + action.fragment +
+         (action.microbatch >= 0
+              ? " microbatch " + std::to_string(action.microbatch)
+              : std::string());
+}
+
 /// `bytes` rounded up to whole cache lines (64 bytes), the alignment of
 /// every buffer.
 static uint64_t alignedSize(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -652,7 +660,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   if (parameters.size() != m.parameters.size())
     return fail("parameters are not initialized");
   result.nonFinite.clear();
-  callNames.clear();
   for (const InputInfo &in : m.inputs) {
     auto it = inputs.find(in.index);
     if (it == inputs.end() || !it->second)
@@ -806,9 +813,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       int64_t fi = m.findFragment(action.fragment);
       const FragmentInfo &f = m.fragments[fi];
       int64_t mb = action.microbatch;
-      std::string where =
-          "run " + f.name +
-          (mb >= 0 ? " microbatch " + std::to_string(mb) : std::string());
+      std::string where = runName(action);
       if (f.perMicrobatch != (mb >= 0) || mb >= microbatches)
         return fail(where + ": microbatch does not fit the fragment");
       std::string allocationError;
@@ -931,8 +936,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       if (checkGradients && !f.perMicrobatch && result.nonFinite.empty() &&
           !findNonFiniteSum(f, args, result.nonFinite, error))
         return fail(where + ": " + error);
-      context.call = callNames.size();
-      callNames.push_back(where);
+      // A report names the run by its action.
+      context.call = at;
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
       // Host code has reported by now; on a GPU (the fake one of the
@@ -940,7 +945,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       // below.
       if (direct()) {
         std::string report;
-        if (!readStatus(true, report) || !report.empty())
+        if (!readStatus(report) || !report.empty())
           return fail(report);
       }
       if (!dumpDirectory.empty() && status == 0) {
@@ -1073,7 +1078,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     if (!device->synchronize(syncError))
       return fail(syncError);
     std::string report;
-    if (!readStatus(false, report) || !report.empty())
+    if (!readStatus(report) || !report.empty())
       return fail(report);
     // The driver's count of the device's memory, for the summary.
     device->sampleDriverPeak();
@@ -1114,25 +1119,21 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   return true;
 }
 
-bool RankProgram::readStatus(bool host, std::string &report) {
-  // Host memory is read in place; a device's through its copies (a GPU's
-  // word is in device memory).
+bool RankProgram::readStatus(std::string &report) {
   report.clear();
   tandem_fragment_status word;
-  if (host) {
-    std::memcpy(&word, statusWord.data(), sizeof word);
-  } else if (!device->copyToHost(&word, statusWord.data(), sizeof word,
-                                 report)) {
+  if (!device->copyToHost(&word, statusWord.data(), sizeof word, report)) {
     report = "cannot read the status word: " + report;
     return false;
   }
   if (word.code == 0)
     return true;
-  std::string where =
-      word.call < callNames.size()
-          ? callNames[word.call]
-          : "call " + std::to_string(word.call) + " (not one of this step's)";
-  report = where + ": ";
+  const std::vector<ActionInfo> &actions = info.actions;
+  bool run =
+      word.call < actions.size() && actions[word.call].op == ActionKind::Run;
+  report = (run ? runName(actions[word.call])
+                : "action " + std::to_string(word.call) + " (not a run)") +
+           ": ";
   if (word.check >= info.indexChecks.size()) {
     report += "the fragment reported " + std::to_string(word.code) + " (" +
               fragmentStatusName(static_cast<int>(word.code)) +
@@ -1150,9 +1151,7 @@ bool RankProgram::readStatus(bool host, std::string &report) {
   // Zeroed for the next report (after a failed step the caller may go on,
   // e.g. to a held-out step).
   std::string zeroError;
-  bool zeroed = host ? (std::memset(statusWord.data(), 0, sizeof word), true)
-                     : device->zero(statusWord.data(), sizeof word, zeroError);
-  if (!zeroed)
+  if (!device->zero(statusWord.data(), sizeof word, zeroError))
     report += "; the status word cannot be reset: " + zeroError;
   return true;
 }

@@ -18,19 +18,16 @@
 
 #include "mlir/IR/Operation.h"
 
-#include <optional>
 #include <vector>
 
 namespace tandem::lowering {
-
-/// The check of the index `op` reads, or nullopt for an op that reads none.
-std::optional<runtime::IndexCheckInfo> indexCheckOf(mlir::Operation *op);
 
 /// The checks of one generated translation unit, numbered in the order the
 /// code reaches them: the numbering depends on the code alone.
 class IndexCheckTable {
 public:
-  /// The number of `op`'s check (`op` must have one: indexCheckOf).
+  /// The number of the check of the index `op` reads (nn.embedding and
+  /// its gradient, nn.one_hot, nn.cross_entropy and its gradient).
   unsigned add(mlir::Operation *op);
   const std::vector<runtime::IndexCheckInfo> &entries() const { return checks; }
 

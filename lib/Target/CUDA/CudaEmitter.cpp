@@ -733,11 +733,15 @@ private:
               int64_t block = tandem::cuda::kBlockSize);
   /// Launches the waiting flat kernels, those with the same text together.
   void flushPending();
-  /// The steps adding this call's results to their sums across
-  /// microbatches (TK_OP_ACCUMULATE): `sums` are (sum, value) buffer
-  /// references of f32 results of `counts` elements.
-  void emitSums(llvm::ArrayRef<std::array<std::string, 2>> sums,
-                llvm::ArrayRef<int64_t> counts);
+  /// An f32 result added to its sum across microbatches: the references
+  /// of the sum and of this call's value, and their elements.
+  struct Sum {
+    std::array<std::string, 2> buffers;
+    int64_t count;
+  };
+  /// The steps adding this call's results to their sums
+  /// (TK_OP_ACCUMULATE).
+  void emitSums(llvm::ArrayRef<Sum> sums);
   /// Adds `text` (a kernel without its name) to the unit once; its name.
   std::string addKernel(const std::string &text);
   /// The buffer `value` is computed into: its result slot, else scratch.
@@ -1070,8 +1074,7 @@ void FunctionEmitter::flushPending() {
   }
 }
 
-void FunctionEmitter::emitSums(llvm::ArrayRef<std::array<std::string, 2>> sums,
-                               llvm::ArrayRef<int64_t> counts) {
+void FunctionEmitter::emitSums(llvm::ArrayRef<Sum> sums) {
   if (sums.empty())
     return;
   // One kernel adds every microbatch's results to their sums, another
@@ -1090,7 +1093,7 @@ void FunctionEmitter::emitSums(llvm::ArrayRef<std::array<std::string, 2>> sums,
   for (size_t begin = 0; begin < sums.size(); begin += perLaunch) {
     std::vector<TableEntry> tensors;
     for (size_t k = begin; k < std::min(sums.size(), begin + perLaunch); ++k)
-      tensors.push_back({counts[k], sums[k]});
+      tensors.push_back({sums[k].count, sums[k].buffers});
     auto [table, blocks] = tableOperand(tensors);
     addStep("TK_OP_ACCUMULATE, " + add + "_id, " + copy + "_id, " +
             std::to_string(blocks) + ", " +
@@ -2308,8 +2311,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   flushPending();
 
   // The results added to their sums (after the loop: one launch for all).
-  std::vector<std::array<std::string, 2>> sums;
-  std::vector<int64_t> sumCounts;
+  std::vector<Sum> sums;
   for (auto [k, value] : llvm::enumerate(terminator->getOperands())) {
     if (gemmAccumulated.count(value))
       continue;
@@ -2325,8 +2327,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       if (count == 0)
         continue;
       sums.push_back(
-          {"TK_RESULT(" + std::to_string(k) + ")", pointers.lookup(value)});
-      sumCounts.push_back(count);
+          {{"TK_RESULT(" + std::to_string(k) + ")", pointers.lookup(value)},
+           count});
       continue;
     }
     if (bytesOf(value))
@@ -2334,7 +2336,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
               pointers.lookup(value) + ", " + std::to_string(bytesOf(value)) +
               ",");
   }
-  emitSums(sums, sumCounts);
+  emitSums(sums);
   uint64_t scratchBytes = scratch.place({&code});
   // A reference holds a scratch offset in 56 bits (ProgramPrelude.h).
   if (scratchBytes >= (uint64_t{1} << 56))

@@ -86,8 +86,8 @@ typedef struct tandem_fragment_context {
    * code runs on (device memory for a GPU's kernels), or null: nothing is
    * reported beyond the status code. */
   tandem_fragment_status *status;
-  /* The runtime's number for this run, copied into a report so that it
-   * names the fragment and microbatch that failed. */
+  /* The runtime's number for this run (its action's index in the rank's
+   * list), copied into a report so that it names the run that failed. */
   uint64_t call;
 } tandem_fragment_context;
 

@@ -220,26 +220,15 @@ private:
   /// or plan cache; for a GPU library the rank's own. Its status word is
   /// `statusWord`'s.
   std::unique_ptr<FragmentResources> resources;
-  tandem_fragment_context context = {TANDEM_FRAGMENT_ABI_VERSION,
-                                     0,
-                                     nullptr,
-                                     nullptr,
-                                     nullptr,
-                                     0,
-                                     nullptr,
-                                     nullptr,
-                                     0};
+  tandem_fragment_context context = {TANDEM_FRAGMENT_ABI_VERSION};
   /// The status word (a tandem_fragment_status in the device's memory);
   /// the manifest's index_checks describe what it reports.
   DeviceAllocation statusWord;
-  /// Per run of the step (the context's `call`): its `where` ("run s0.fwd
-  /// microbatch 1").
-  std::vector<std::string> callNames;
-  /// Reads the status word (`host`: in place, else copied from the
-  /// device) and, when a fragment reported, describes it in `report` and
-  /// zeroes the word. False with `report` set when the word cannot be
-  /// read.
-  bool readStatus(bool host, std::string &report);
+  /// Reads the status word through the device's copies and, when a
+  /// fragment reported (the context's `call` is the run's action index),
+  /// describes it in `report` and zeroes the word. False with `report` set
+  /// when the word cannot be read.
+  bool readStatus(std::string &report);
   std::vector<Fn> functions;
   /// Per fragment: the scratch bytes its library function asks for.
   std::vector<uint64_t> scratchBytes;
