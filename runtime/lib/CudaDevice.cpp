@@ -81,17 +81,63 @@ public:
         error);
   }
 
-  bool pollIdle(bool &idle, std::string &error) override {
+  bool createStream(void *&stream, std::string &error) override {
+    stream = nullptr;
+    return check(
+        "cuStreamCreate",
+        [&] {
+          return driver.api().streamCreate(&stream, kCudaStreamNonBlocking);
+        },
+        error);
+  }
+  void destroyStream(void *stream) override {
+    if (stream && driver.api().ctxSetCurrent(context) == 0)
+      driver.api().streamDestroy(stream);
+  }
+  bool createEvent(void *&event, std::string &error) override {
+    event = nullptr;
+    return check(
+        "cuEventCreate",
+        [&] {
+          return driver.api().eventCreate(&event, kCudaEventDisableTiming);
+        },
+        error);
+  }
+  void destroyEvent(void *event) override {
+    if (event && driver.api().ctxSetCurrent(context) == 0)
+      driver.api().eventDestroy(event);
+  }
+  bool recordEvent(void *event, void *stream, std::string &error) override {
+    return check(
+        "cuEventRecord",
+        [&] { return driver.api().eventRecord(event, stream); }, error);
+  }
+  bool waitForEvent(void *stream, void *event, std::string &error) override {
+    return check(
+        "cuStreamWaitEvent",
+        [&] { return driver.api().streamWaitEvent(stream, event, 0); }, error);
+  }
+  bool eventDone(void *event, bool &done, std::string &error) override {
     int answer = 0;
     bool ok = check(
-        "cuStreamQuery",
+        "cuEventQuery",
         [&] {
-          answer = driver.api().streamQuery(nullptr);
+          answer = driver.api().eventQuery(event);
           return answer == kCudaErrorNotReady ? 0 : answer;
         },
         error);
-    idle = ok && answer == 0;
+    done = ok && answer == 0;
     return ok;
+  }
+  bool copyOnDeviceAsync(void *dst, const void *src, uint64_t bytes,
+                         void *stream, std::string &error) override {
+    return !bytes || check(
+                         "cuMemcpyDtoDAsync",
+                         [&] {
+                           return driver.api().memcpyDtoDAsync(
+                               address(dst), address(src), bytes, stream);
+                         },
+                         error);
   }
   bool makeCurrent(std::string &error) override {
     return check("cuCtxSetCurrent", [] { return 0; }, error);

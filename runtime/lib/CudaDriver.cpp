@@ -96,8 +96,15 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
       !resolve(handle, "cuStreamDestroy_v2", c.streamDestroy, library, error) ||
       !resolve(handle, "cuStreamSynchronize", c.streamSynchronize, library,
                error) ||
-      !resolve(handle, "cuStreamQuery", c.streamQuery, library, error) ||
-      !resolve(handle, "cuMemGetInfo_v2", c.memGetInfo, library, error))
+      !resolve(handle, "cuMemGetInfo_v2", c.memGetInfo, library, error) ||
+      !resolve(handle, "cuEventCreate", c.eventCreate, library, error) ||
+      !resolve(handle, "cuEventDestroy_v2", c.eventDestroy, library, error) ||
+      !resolve(handle, "cuEventRecord", c.eventRecord, library, error) ||
+      !resolve(handle, "cuEventQuery", c.eventQuery, library, error) ||
+      !resolve(handle, "cuStreamWaitEvent", c.streamWaitEvent, library,
+               error) ||
+      !resolve(handle, "cuMemcpyDtoDAsync_v2", c.memcpyDtoDAsync, library,
+               error))
     return nullptr;
 
   // The version first: an old driver's cuInit may fail for reasons of its

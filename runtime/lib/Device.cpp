@@ -46,6 +46,14 @@ Device::fragmentResources(bool deviceCode, std::string &error) {
   return std::make_unique<FragmentResources>();
 }
 
+std::shared_ptr<DeviceEvent> DeviceEvent::create(Device &device,
+                                                 std::string &error) {
+  void *handle = nullptr;
+  if (!device.createEvent(handle, error))
+    return nullptr;
+  return std::shared_ptr<DeviceEvent>(new DeviceEvent(device, handle));
+}
+
 void *Device::allocate(uint64_t bytes, uint64_t alignment, std::string &error) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0 ||
       alignment > kMaxDeviceAlignment) {

@@ -13,8 +13,21 @@ using namespace tandem::runtime;
 InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
     : ranks(ranks),
       device(device && device->kind() != DeviceKind::Host ? device : nullptr),
-      finished(ranks, false), waitingFor(ranks, nullptr), incomplete(ranks),
+      rankStreams(ranks, nullptr), finished(ranks, false),
+      waitingFor(ranks, nullptr), incomplete(ranks),
       inCollective(ranks, nullptr) {}
+
+InProcessTransport::~InProcessTransport() {
+  copied.clear();
+  if (haveCopyStream)
+    device->destroyStream(copyStream);
+}
+
+void InProcessTransport::setRankStream(int64_t rank, void *stream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (rank >= 0 && rank < ranks)
+    rankStreams[rank] = stream;
+}
 
 bool InProcessTransport::complete(Pending send, Pending recv,
                                   std::string &error) {
@@ -33,8 +46,7 @@ bool InProcessTransport::complete(Pending send, Pending recv,
   std::string copyError;
   if (s.bytes && !device)
     std::memcpy(r.recvData, s.sendData, s.bytes);
-  else if (s.bytes &&
-           !device->copyOnDevice(r.recvData, s.sendData, s.bytes, copyError)) {
+  else if (device && !copyOnStream(send, recv, copyError)) {
     error = "rank " + std::to_string(send.rank) + " " + s.description +
             " to rank " + std::to_string(recv.rank) + ": " + copyError;
     return false;
@@ -45,6 +57,27 @@ bool InProcessTransport::complete(Pending send, Pending recv,
     std::vector<TransportOp *> &ops = incomplete[done.rank];
     ops.erase(std::find(ops.begin(), ops.end(), done.op));
   }
+  return true;
+}
+
+bool InProcessTransport::copyOnStream(const Pending &send, const Pending &recv,
+                                      std::string &error) {
+  if (!haveCopyStream) {
+    if (!device->createStream(copyStream, error))
+      return false;
+    haveCopyStream = true;
+  }
+  // After what both ranks issued before posting: the sender's producer of
+  // the payload, the receiver's last reader of the buffer it lands in.
+  std::shared_ptr<DeviceEvent> done = DeviceEvent::create(*device, error);
+  if (!done || !device->waitForEvent(copyStream, send.posted->get(), error) ||
+      !device->waitForEvent(copyStream, recv.posted->get(), error) ||
+      !device->copyOnDeviceAsync(recv.op->recvData, send.op->sendData,
+                                 send.op->bytes, copyStream, error) ||
+      !device->recordEvent(done->get(), copyStream, error))
+    return false;
+  copied[send.op] = done;
+  copied[recv.op] = done;
   return true;
 }
 
@@ -123,6 +156,16 @@ bool InProcessTransport::post(int64_t rank, std::vector<TransportOp> &group,
     error = abortReason;
     return false;
   }
+  // On a device one event marks the rank's work before the group, which
+  // every copy of the group waits for.
+  std::shared_ptr<DeviceEvent> posted;
+  if (device && !group.empty()) {
+    std::string eventError;
+    posted = DeviceEvent::create(*device, eventError);
+    if (!posted ||
+        !device->recordEvent(posted->get(), rankStreams[rank], eventError))
+      return refuse("rank " + std::to_string(rank) + ": " + eventError);
+  }
   for (TransportOp &op : group) {
     op.completed = false;
     if (op.peer < 0 || op.peer >= ranks || op.peer == rank) {
@@ -134,14 +177,15 @@ bool InProcessTransport::post(int64_t rank, std::vector<TransportOp> &group,
     Key key = op.send ? Key{rank, op.peer, op.channel}
                       : Key{op.peer, rank, op.channel};
     auto &partners = op.send ? recvs[key] : sends[key];
+    Pending mine{rank, &op, posted};
     if (partners.empty()) {
-      (op.send ? sends[key] : recvs[key]).push_back({rank, &op});
+      (op.send ? sends[key] : recvs[key]).push_back(mine);
       continue;
     }
     Pending partner = partners.front();
     partners.pop_front();
-    bool ok = op.send ? complete({rank, &op}, partner, error)
-                      : complete(partner, {rank, &op}, error);
+    bool ok = op.send ? complete(mine, partner, error)
+                      : complete(partner, mine, error);
     if (!ok)
       return refuse(error);
   }
@@ -169,6 +213,21 @@ bool InProcessTransport::wait(int64_t rank,
     error = abortReason;
     return false;
   }
+  // The rank's later work waits for the copies, the host does not.
+  for (const TransportOp *op : ops) {
+    auto found = copied.find(op);
+    if (found == copied.end())
+      continue;
+    std::string eventError;
+    if (!device->waitForEvent(rankStreams[rank], found->second->get(),
+                              eventError)) {
+      error = "rank " + std::to_string(rank) + " " + op->description + ": " +
+              eventError;
+      abortLocked(error);
+      return false;
+    }
+    copied.erase(found);
+  }
   return true;
 }
 
@@ -187,6 +246,7 @@ void InProcessTransport::reset() {
   inCollective.assign(ranks, nullptr);
   sends.clear();
   recvs.clear();
+  copied.clear();
   collectives.clear();
   entered.clear();
   aborted = false;

@@ -48,6 +48,10 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
   }
   std::unique_ptr<NcclTransport> transport(
       new NcclTransport(nccl, device, rank, ranks, timeoutSeconds));
+  if (!device.createStream(transport->transferStream, error)) {
+    error = where + error;
+    return nullptr;
+  }
   // Non-blocking: initialization and every later call return at once, and
   // the communicator's state is polled, so a rank that never joins (or a
   // peer that never answers) is a timeout, not a hang.
@@ -63,7 +67,7 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
       transport->abortCommunicator();
     return nullptr;
   }
-  std::string failure = transport->pollDone(/*stream=*/false);
+  std::string failure = transport->pollDone(/*groups=*/false);
   if (!failure.empty()) {
     error = where + "the communicator did not form: " + failure;
     return nullptr;
@@ -72,18 +76,43 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
 }
 
 NcclTransport::~NcclTransport() {
-  if (aborted || !comm)
-    return;
-  std::string ignored;
-  device.makeCurrent(ignored);
-  // Finalize flushes what is still in flight; an error there leaves only
-  // the abort, which also frees the communicator.
-  int result = nccl.api().commFinalize(comm);
-  if ((result == kNcclSuccess || result == kNcclInProgress) &&
-      pollDone(/*stream=*/false).empty())
-    nccl.api().commDestroy(comm);
-  else if (!aborted)
-    abortCommunicator();
+  if (!aborted && comm) {
+    std::string ignored;
+    device.makeCurrent(ignored);
+    // Finalize flushes what is still in flight; an error there leaves only
+    // the abort, which also frees the communicator.
+    int result = nccl.api().commFinalize(comm);
+    if ((result == kNcclSuccess || result == kNcclInProgress) &&
+        pollDone(/*groups=*/false).empty())
+      nccl.api().commDestroy(comm);
+    else if (!aborted)
+      abortCommunicator();
+  }
+  lastGroup.reset();
+  device.destroyStream(transferStream);
+}
+
+void NcclTransport::setRankStream(int64_t rank, void *stream) {
+  if (rank == this->rank)
+    rankStream = stream;
+}
+
+std::string NcclTransport::orderAfterRank() {
+  std::string error;
+  std::shared_ptr<DeviceEvent> posted = DeviceEvent::create(device, error);
+  if (!posted || !device.recordEvent(posted->get(), rankStream, error) ||
+      !device.waitForEvent(transferStream, posted->get(), error))
+    return error;
+  return "";
+}
+
+std::string NcclTransport::markGroup() {
+  std::string error;
+  std::shared_ptr<DeviceEvent> done = DeviceEvent::create(device, error);
+  if (!done || !device.recordEvent(done->get(), transferStream, error))
+    return error;
+  lastGroup = std::move(done);
+  return "";
 }
 
 void NcclTransport::abortCommunicator() {
@@ -92,7 +121,7 @@ void NcclTransport::abortCommunicator() {
   aborted = true;
 }
 
-std::string NcclTransport::pollDone(bool stream) {
+std::string NcclTransport::pollDone(bool groups) {
   auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::microseconds(1);
   while (true) {
@@ -108,9 +137,9 @@ std::string NcclTransport::pollDone(bool stream) {
       return failure;
     }
     bool idle = state == kNcclSuccess;
-    if (idle && stream) {
+    if (idle && groups && lastGroup) {
       std::string deviceError;
-      if (!device.pollIdle(idle, deviceError)) {
+      if (!device.eventDone(lastGroup->get(), idle, deviceError)) {
         abortCommunicator();
         return deviceError;
       }
@@ -184,6 +213,9 @@ bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
   };
   if (!device.makeCurrent(error))
     return failed(error);
+  std::string ordered = orderAfterRank();
+  if (!ordered.empty())
+    return failed(ordered);
   const NcclApi &api = nccl.api();
   int result = api.groupStart();
   if (result != kNcclSuccess)
@@ -191,11 +223,10 @@ bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
   for (size_t i = 0; i < group.size(); ++i) {
     TransportOp &op = group[i];
     int peer = static_cast<int>(op.peer);
-    // The default stream (nullptr): see the file comment.
     result = op.send ? api.send(op.sendData, calls[i].count, calls[i].type,
-                                peer, comm, nullptr)
+                                peer, comm, transferStream)
                      : api.recv(op.recvData, calls[i].count, calls[i].type,
-                                peer, comm, nullptr);
+                                peer, comm, transferStream);
     if (result != kNcclSuccess && result != kNcclInProgress) {
       api.groupEnd();
       abortCommunicator();
@@ -210,8 +241,11 @@ bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
     return failed(failure);
   }
   // A non-blocking communicator takes no further call until the group is
-  // enqueued; the transfers themselves go on on the stream.
-  std::string failure = pollDone(/*stream=*/false);
+  // enqueued (nor may its stream be waited for before); the transfers
+  // themselves go on on the stream.
+  std::string failure = pollDone(/*groups=*/false);
+  if (failure.empty())
+    failure = markGroup();
   if (!failure.empty())
     return failed(failure);
   for (TransportOp &op : group)
@@ -228,8 +262,13 @@ bool NcclTransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
   if (std::all_of(ops.begin(), ops.end(),
                   [](const TransportOp *op) { return op->completed; }))
     return true;
-  // The stream orders the groups: once it is idle, every posted op is done.
-  std::string failure = pollDone(/*stream=*/true);
+  // The stream runs the groups in order: once the last is done, every
+  // posted op is; the rank's later work waits for them too.
+  std::string failure = pollDone(/*groups=*/true);
+  if (failure.empty() && lastGroup &&
+      !device.waitForEvent(rankStream, lastGroup->get(), failure) &&
+      failure.empty())
+    failure = "cannot order the rank's stream after its transfers";
   if (!failure.empty()) {
     error = "rank " + std::to_string(rank) + ": " + failure + "; waiting for:";
     for (const TransportOp *op : inFlight)
@@ -314,6 +353,9 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
   };
   if (!device.makeCurrent(error))
     return failed(error);
+  std::string ordered = orderAfterRank();
+  if (!ordered.empty())
+    return failed(ordered);
   const NcclApi &api = nccl.api();
   const int kUint8 = 1;
   int result = api.groupStart();
@@ -322,17 +364,17 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
     bool sends = !broadcast || rank == op.root;
     bool receives = !broadcast || peers[k] == op.root;
     if (sends) {
-      result =
-          api.send(mine.data(), sizeof header, kUint8, peer, comm, nullptr);
+      result = api.send(mine.data(), sizeof header, kUint8, peer, comm,
+                        transferStream);
       if (result == kNcclSuccess || result == kNcclInProgress)
-        result = api.send(op.data, count, type, peer, comm, nullptr);
+        result = api.send(op.data, count, type, peer, comm, transferStream);
     }
     if (receives && (result == kNcclSuccess || result == kNcclInProgress)) {
       result = api.recv(headerCopies[k].data(), sizeof header, kUint8, peer,
-                        comm, nullptr);
+                        comm, transferStream);
       if (result == kNcclSuccess || result == kNcclInProgress)
         result = api.recv(broadcast ? op.data : values[k].data(), count, type,
-                          peer, comm, nullptr);
+                          peer, comm, transferStream);
     }
     if (result == kNcclInProgress)
       result = kNcclSuccess;
@@ -346,7 +388,12 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
     abortCommunicator();
     return failed(failure);
   }
-  std::string failure = pollDone(/*stream=*/true);
+  // Enqueued, then done: the host reads the headers and values next.
+  std::string failure = pollDone(/*groups=*/false);
+  if (failure.empty())
+    failure = markGroup();
+  if (failure.empty())
+    failure = pollDone(/*groups=*/true);
   if (!failure.empty())
     return failed(failure);
   completeInFlight();

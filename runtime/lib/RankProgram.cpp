@@ -670,6 +670,10 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                   std::to_string(in.microbatchBytes * microbatches));
   }
 
+  // A transport over device memory orders its copies against the stream
+  // the rank's kernels run on.
+  transport.setRankStream(rank, context.stream);
+
   // Where the fragments read the step inputs: the caller's buffers on the
   // host device, else copies on the device (allocated once).
   std::map<int64_t, const uint8_t *> inputData;

@@ -127,6 +127,54 @@ TEST_P(DeviceConformance, BytesRoundTripThroughEveryCopy) {
   device->release(b);
 }
 
+// A copy on a stream of its own runs after the work an event marks, and
+// work that waits for the copy's event runs after the copy, without the
+// host waiting for either (the transports' pattern, InProcessTransport).
+// The fake GPU also shows that nothing else runs the copy: a missing wait
+// reads the old bytes there.
+TEST_P(DeviceConformance, EventsOrderWorkAcrossStreams) {
+  std::string error;
+  std::vector<unsigned char> data(1 << 20);
+  std::iota(data.begin(), data.end(), 7);
+  void *a = device->allocate(data.size(), 256, error);
+  void *b = device->allocate(data.size(), 256, error);
+  void *c = device->allocate(data.size(), 256, error);
+  ASSERT_TRUE(a && b && c) << error;
+  ASSERT_TRUE(device->copyToDevice(a, data.data(), data.size(), error))
+      << error;
+  void *stream = nullptr;
+  ASSERT_TRUE(device->createStream(stream, error)) << error;
+  EXPECT_EQ(stream == nullptr, GetParam() == Which::Host);
+  std::shared_ptr<DeviceEvent> produced = DeviceEvent::create(*device, error);
+  std::shared_ptr<DeviceEvent> copied = DeviceEvent::create(*device, error);
+  ASSERT_TRUE(produced && copied) << error;
+  ASSERT_TRUE(device->recordEvent(produced->get(), nullptr, error)) << error;
+  ASSERT_TRUE(device->waitForEvent(stream, produced->get(), error)) << error;
+  ASSERT_TRUE(device->copyOnDeviceAsync(b, a, data.size(), stream, error))
+      << error;
+  ASSERT_TRUE(device->recordEvent(copied->get(), stream, error)) << error;
+  std::vector<unsigned char> back(data.size(), 1);
+  if (GetParam() == Which::FakeCuda) {
+    ASSERT_TRUE(device->copyToHost(back.data(), b, back.size(), error))
+        << error;
+    EXPECT_EQ(back, std::vector<unsigned char>(data.size(), 0))
+        << "the fake ran a copy nothing waited for";
+  }
+  ASSERT_TRUE(device->waitForEvent(nullptr, copied->get(), error)) << error;
+  ASSERT_TRUE(device->copyOnDevice(c, b, data.size(), error)) << error;
+  ASSERT_TRUE(device->copyToHost(back.data(), c, back.size(), error)) << error;
+  EXPECT_EQ(back, data);
+  bool done = false;
+  for (int k = 0; k < 1000000 && !done; ++k)
+    ASSERT_TRUE(device->eventDone(copied->get(), done, error)) << error;
+  EXPECT_TRUE(done);
+  produced.reset();
+  copied.reset();
+  device->destroyStream(stream);
+  for (void *p : {a, b, c})
+    device->release(p);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
                          ::testing::Values(Which::Host, Which::FakeCuda,
                                            Which::RealCuda),
@@ -258,3 +306,48 @@ TEST(CudaDevice, FailuresNameTheGpuAndTheCall) {
 }
 
 } // namespace
+
+// The fake GPU's queued work is "not ready" when first asked about and runs
+// then, as a GPU finishes it later; a synchronization runs it too. A wait
+// for a destroyed event names the call.
+TEST(CudaDevice, TheFakeRunsQueuedWorkWhenAsked) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  int32_t value = 42, back = 0;
+  void *a = device->allocate(4, 4, error);
+  void *b = device->allocate(4, 4, error);
+  void *stream = nullptr;
+  ASSERT_TRUE(a && b && device->createStream(stream, error)) << error;
+  ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
+  void *event = nullptr;
+  ASSERT_TRUE(device->createEvent(event, error)) << error;
+  bool done = false;
+  ASSERT_TRUE(device->eventDone(event, done, error)) << error;
+  EXPECT_TRUE(done) << "an event never recorded is done";
+  ASSERT_TRUE(device->copyOnDeviceAsync(b, a, 4, stream, error)) << error;
+  ASSERT_TRUE(device->recordEvent(event, stream, error)) << error;
+  ASSERT_TRUE(device->eventDone(event, done, error)) << error;
+  EXPECT_FALSE(done);
+  ASSERT_TRUE(device->eventDone(event, done, error)) << error;
+  EXPECT_TRUE(done);
+  ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
+  EXPECT_EQ(back, 42);
+
+  value = 7;
+  ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
+  ASSERT_TRUE(device->copyOnDeviceAsync(b, a, 4, stream, error)) << error;
+  ASSERT_TRUE(device->synchronize(error)) << error;
+  ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
+  EXPECT_EQ(back, 7);
+
+  device->destroyEvent(event);
+  EXPECT_FALSE(device->waitForEvent(stream, event, error));
+  EXPECT_EQ(error, "GPU 0 (Fake GPU, compute capability 9.0, 1.0 GiB): "
+                   "cuStreamWaitEvent: CUDA_ERROR_INVALID_HANDLE (400)");
+  device->destroyStream(stream);
+  device->release(a);
+  device->release(b);
+}

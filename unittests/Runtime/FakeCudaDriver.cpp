@@ -11,13 +11,29 @@
 // side must lie inside a live allocation of this driver and its host side
 // must not, and a call without a current context fails.
 //
+// Streams are lazy where that exposes a missing wait. Kernels of host code
+// run inline when the host calls them, so a blocking stream (flag 0, a
+// rank's stream) stands for work that never falls behind the host: what is
+// issued on it runs at once. A non-blocking stream (a transport's) queues
+// its work, which runs only when something needs it: a wait for an event
+// recorded after it from a blocking stream (or the default stream), a
+// synchronization of the stream or the context, a query of such an event
+// (answered "not ready" once, then done), a free or the stream's
+// destruction. The default (legacy) stream's synchronous copies
+// wait for the blocking streams only, as on a GPU. So a consumer that does
+// not wait for a transport's copy reads the old bytes here, and a producer
+// that overwrites a payload before the copy ran sends the new ones.
+//
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 
 namespace {
@@ -26,21 +42,45 @@ constexpr int kSuccess = 0;
 constexpr int kInvalidValue = 1;
 constexpr int kOutOfMemory = 2;
 constexpr int kInvalidContext = 201;
+constexpr int kInvalidHandle = 400;
 constexpr int kInvalidDevice = 101;
+constexpr int kNotReady = 600;
+constexpr unsigned kNonBlocking = 0x1;
 
 int fromEnvironment(const char *name, int fallback) {
   const char *value = std::getenv(name);
   return value && *value ? std::atoi(value) : fallback;
 }
 
+struct Event {
+  /// Records issued and run; record k is done once done >= k.
+  uint64_t recorded = 0, done = 0;
+};
+
+/// A queued copy, event record or wait.
+struct Work {
+  enum Kind { Copy, Record, Wait } kind = Copy;
+  uintptr_t dst = 0, src = 0;
+  size_t bytes = 0;
+  std::shared_ptr<Event> event;
+  uint64_t record = 0;
+};
+
+struct Stream {
+  bool blocking = true;
+  std::deque<Work> queue;
+};
+
+/// Guards everything below: ranks on threads share the fake GPU.
 std::mutex mutex;
 std::map<uintptr_t, size_t> allocations;
+std::map<void *, std::unique_ptr<Stream>> streams;
+std::map<void *, std::shared_ptr<Event>> events;
 int contextToken = 0;
 thread_local void *current = nullptr;
 
-/// [pointer, pointer + bytes) inside one live allocation.
+/// [pointer, pointer + bytes) inside one live allocation (lock held).
 bool onDevice(uintptr_t pointer, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex);
   auto next = allocations.upper_bound(pointer);
   if (next == allocations.begin())
     return false;
@@ -53,16 +93,103 @@ bool onDevice(uintptr_t pointer, size_t bytes) {
 /// not: host memory may start there).
 bool anyDevice(uintptr_t pointer) { return onDevice(pointer, 1); }
 
+bool validCopy(uintptr_t dst, bool dstDevice, uintptr_t src, bool srcDevice,
+               size_t bytes) {
+  return (dstDevice ? onDevice(dst, bytes) : !anyDevice(dst)) &&
+         (srcDevice ? onDevice(src, bytes) : !anyDevice(src));
+}
+
+void runUntil(Stream &stream, const Work *last);
+
+/// Runs queued work until record `record` of `event` is done (lock held).
+/// The record was issued before anything that waits for it, so this
+/// terminates.
+void runToRecord(const Event &event, uint64_t record) {
+  while (event.done < record) {
+    Stream *holder = nullptr;
+    const Work *at = nullptr;
+    for (auto &[handle, stream] : streams)
+      for (const Work &work : stream->queue)
+        if (work.kind == Work::Record && work.event.get() == &event &&
+            work.record == record) {
+          holder = stream.get();
+          at = &work;
+        }
+    if (!holder)
+      return; // Nothing left can complete it.
+    runUntil(*holder, at);
+  }
+}
+
+/// Runs `stream`'s queue up to and including `last` (all of it when
+/// nullptr), in order (lock held).
+void runUntil(Stream &stream, const Work *last) {
+  while (!stream.queue.empty()) {
+    Work work = std::move(stream.queue.front());
+    bool wasLast = &stream.queue.front() == last;
+    stream.queue.pop_front();
+    switch (work.kind) {
+    case Work::Copy:
+      std::memmove(reinterpret_cast<void *>(work.dst),
+                   reinterpret_cast<const void *>(work.src), work.bytes);
+      break;
+    case Work::Record:
+      work.event->done = std::max(work.event->done, work.record);
+      break;
+    case Work::Wait:
+      runToRecord(*work.event, work.record);
+      break;
+    }
+    if (wasLast)
+      return;
+  }
+}
+
+void runAll() {
+  for (auto &[handle, stream] : streams)
+    runUntil(*stream, nullptr);
+}
+
+/// What the default stream's work waits for first: the blocking streams'.
+void runBlocking() {
+  for (auto &[handle, stream] : streams)
+    if (stream->blocking)
+      runUntil(*stream, nullptr);
+}
+
+/// Issues `work` on `stream` (nullptr: the default stream), lock held: a
+/// blocking or default stream runs it at once, after the work it waits for.
+int issue(void *stream, Work work) {
+  if (!stream) {
+    runBlocking();
+    Stream legacy;
+    legacy.queue.push_back(std::move(work));
+    runUntil(legacy, nullptr);
+    return kSuccess;
+  }
+  auto found = streams.find(stream);
+  if (found == streams.end())
+    return kInvalidHandle;
+  Stream &s = *found->second;
+  s.queue.push_back(std::move(work));
+  if (s.blocking)
+    runUntil(s, nullptr);
+  return kSuccess;
+}
+
+/// A synchronous copy on the default stream.
 int copy(uintptr_t dst, bool dstDevice, uintptr_t src, bool srcDevice,
          size_t bytes) {
   if (!current)
     return kInvalidContext;
-  if ((dstDevice ? !onDevice(dst, bytes) : anyDevice(dst)) ||
-      (srcDevice ? !onDevice(src, bytes) : anyDevice(src)))
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!validCopy(dst, dstDevice, src, srcDevice, bytes))
     return kInvalidValue;
-  std::memmove(reinterpret_cast<void *>(dst),
-               reinterpret_cast<const void *>(src), bytes);
-  return kSuccess;
+  Work work;
+  work.dst = dst;
+  work.src = src;
+  work.bytes = bytes;
+  return issue(nullptr, std::move(work));
 }
 
 } // namespace
@@ -79,6 +206,7 @@ int tandem_fake_cuda_host_addressable() {
 // Whether [pointer, pointer + bytes) lies in one live allocation: the fake
 // NCCL asks, to refuse payloads that are not GPU memory.
 int tandem_fake_cuda_is_device(const void *pointer, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex);
   return onDevice(reinterpret_cast<uintptr_t>(pointer), bytes) ? 1 : 0;
 }
 
@@ -101,6 +229,12 @@ int cuGetErrorName(int status, const char **name) {
     return kSuccess;
   case kInvalidContext:
     *name = "CUDA_ERROR_INVALID_CONTEXT";
+    return kSuccess;
+  case kInvalidHandle:
+    *name = "CUDA_ERROR_INVALID_HANDLE";
+    return kSuccess;
+  case kNotReady:
+    *name = "CUDA_ERROR_NOT_READY";
     return kSuccess;
   default:
     *name = nullptr;
@@ -159,7 +293,13 @@ int cuCtxSetCurrent(void *context) {
   return kSuccess;
 }
 
-int cuCtxSynchronize() { return current ? kSuccess : kInvalidContext; }
+int cuCtxSynchronize() {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  runAll();
+  return kSuccess;
+}
 
 int cuMemAlloc_v2(unsigned long long *pointer, size_t bytes) {
   if (!current)
@@ -185,6 +325,8 @@ int cuMemFree_v2(unsigned long long pointer) {
   auto found = allocations.find(static_cast<uintptr_t>(pointer));
   if (!current || found == allocations.end())
     return kInvalidValue;
+  // Queued work may still touch the memory: as cuMemFree, wait for it.
+  runAll();
   std::free(reinterpret_cast<void *>(found->first));
   allocations.erase(found);
   return kSuccess;
@@ -203,22 +345,114 @@ int cuMemcpyDtoD_v2(unsigned long long dst, unsigned long long src,
   return copy(dst, true, src, true, bytes);
 }
 
-int cuStreamCreate(void **stream, unsigned) {
+int cuStreamCreate(void **stream, unsigned flags) {
   if (!current)
     return kInvalidContext;
-  *stream = new int(0);
+  auto made = std::make_unique<Stream>();
+  made->blocking = !(flags & kNonBlocking);
+  std::lock_guard<std::mutex> lock(mutex);
+  *stream = made.get();
+  streams[made.get()] = std::move(made);
   return kSuccess;
 }
 
 int cuStreamDestroy_v2(void *stream) {
-  delete static_cast<int *>(stream);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = streams.find(stream);
+  if (found == streams.end())
+    return kInvalidHandle;
+  // Work issued on the stream still runs.
+  runUntil(*found->second, nullptr);
+  streams.erase(found);
   return kSuccess;
 }
 
-int cuStreamSynchronize(void *) { return current ? kSuccess : kInvalidContext; }
+int cuStreamSynchronize(void *stream) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!stream) {
+    runBlocking();
+    return kSuccess;
+  }
+  auto found = streams.find(stream);
+  if (found == streams.end())
+    return kInvalidHandle;
+  runUntil(*found->second, nullptr);
+  return kSuccess;
+}
 
-// Work here is done when issued: every stream is idle.
-int cuStreamQuery(void *) { return current ? kSuccess : kInvalidContext; }
+int cuEventCreate(void **event, unsigned) {
+  if (!current)
+    return kInvalidContext;
+  auto made = std::make_shared<Event>();
+  std::lock_guard<std::mutex> lock(mutex);
+  *event = made.get();
+  events[made.get()] = std::move(made);
+  return kSuccess;
+}
+
+// Waits issued on the event keep their own reference.
+int cuEventDestroy_v2(void *event) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return events.erase(event) ? kSuccess : kInvalidHandle;
+}
+
+int cuEventRecord(void *event, void *stream) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = events.find(event);
+  if (found == events.end())
+    return kInvalidHandle;
+  Work work;
+  work.kind = Work::Record;
+  work.event = found->second;
+  work.record = ++found->second->recorded;
+  return issue(stream, std::move(work));
+}
+
+int cuEventQuery(void *event) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = events.find(event);
+  if (found == events.end())
+    return kInvalidHandle;
+  Event &e = *found->second;
+  if (e.done >= e.recorded)
+    return kSuccess;
+  runToRecord(e, e.recorded);
+  return kNotReady;
+}
+
+int cuStreamWaitEvent(void *stream, void *event, unsigned) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = events.find(event);
+  if (found == events.end())
+    return kInvalidHandle;
+  Work work;
+  work.kind = Work::Wait;
+  work.event = found->second;
+  work.record = found->second->recorded;
+  return issue(stream, std::move(work));
+}
+
+int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
+                         size_t bytes, void *stream) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!validCopy(dst, true, src, true, bytes))
+    return kInvalidValue;
+  Work work;
+  work.dst = dst;
+  work.src = src;
+  work.bytes = bytes;
+  return issue(stream, std::move(work));
+}
 
 // The fake GPU's 1 GiB less its allocations (rounded as allocated) and a
 // context's worth the driver keeps (TANDEM_FAKE_CUDA_CONTEXT_BYTES,
@@ -239,8 +473,10 @@ int cuMemGetInfo_v2(size_t *free, size_t *total) {
 int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t bytes) {
   if (!current)
     return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
   if (!onDevice(dst, bytes))
     return kInvalidValue;
+  runBlocking();
   std::memset(reinterpret_cast<void *>(dst), value, bytes);
   return kSuccess;
 }

@@ -7,9 +7,11 @@
 
 #include "TransportConformance.h"
 
+#include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/Device.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <thread>
 
@@ -101,6 +103,67 @@ TEST(InProcessTransportOnDevice, EachPairIsOneDeviceCopy) {
   std::unique_ptr<Device> host = makeHostDevice();
   InProcessTransport onHost(2, host.get());
   EXPECT_EQ(onHost.payloadDevice(), nullptr);
+}
+
+// On the fake GPU, whose transport streams run their copies only when
+// something waits for them (FakeCudaDriver.cpp): the receiver's later work
+// sees the payload, and the sender's later writes do not reach it, because
+// each rank's wait orders its stream after the copy. Whichever rank waits
+// first, the other's missing wait would show: without the sender's, the
+// copy would run at the receiver's wait and carry the sender's new value;
+// without the receiver's, its read would find the old bytes.
+TEST(InProcessTransportOnDevice, EventsOrderACopyBetweenTheRanksWork) {
+  std::string error;
+  auto driver = CudaDriver::load(TANDEM_FAKE_CUDA_DRIVER, error);
+  ASSERT_TRUE(driver) << error;
+  std::unique_ptr<Device> device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  for (bool senderFirst : {true, false}) {
+    SCOPED_TRACE(senderFirst ? "the sender waits first"
+                             : "the receiver waits first");
+    DeviceAllocation payload(*device, 4, 4, error),
+        landing(*device, 4, 4, error);
+    ASSERT_TRUE(payload && landing) << error;
+    InProcessTransport transport(2, device.get());
+    std::mutex mutex;
+    std::condition_variable changed;
+    int turn = 0; // Which rank waits next: 0 the first, 1 the second.
+    auto takeTurn = [&](bool first, auto body) {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return turn == (first ? 0 : 1); });
+      body();
+      ++turn;
+      changed.notify_all();
+    };
+    const int32_t old = 5, updated = 6;
+    int32_t received = 0;
+    std::string sendError, recvError;
+    ASSERT_TRUE(device->copyToDevice(payload.data(), &old, 4, error)) << error;
+    std::thread receiver([&] {
+      std::vector<TransportOp> group = {
+          conformance::opOf(false, 0, 1, "the payload")};
+      group[0].recvData = landing.data();
+      EXPECT_TRUE(transport.post(1, group, recvError)) << recvError;
+      takeTurn(!senderFirst, [&] {
+        EXPECT_TRUE(transport.wait(1, {&group[0]}, recvError)) << recvError;
+        EXPECT_TRUE(device->copyToHost(&received, landing.data(), 4, recvError))
+            << recvError;
+      });
+      transport.finish(1);
+    });
+    std::vector<TransportOp> group = {
+        conformance::opOf(true, 1, 1, "the payload")};
+    group[0].sendData = payload.data();
+    EXPECT_TRUE(transport.post(0, group, sendError)) << sendError;
+    takeTurn(senderFirst, [&] {
+      EXPECT_TRUE(transport.wait(0, {&group[0]}, sendError)) << sendError;
+      EXPECT_TRUE(device->copyToDevice(payload.data(), &updated, 4, sendError))
+          << sendError;
+    });
+    transport.finish(0);
+    receiver.join();
+    EXPECT_EQ(received, old);
+  }
 }
 
 TEST(InProcessTransport, AllReduceFoldsInGroupOrder) {

@@ -64,14 +64,31 @@ struct CudaDriverApi {
   Result (*streamCreate)(void **stream, unsigned flags);
   Result (*streamDestroy)(void *stream);
   Result (*streamSynchronize)(void *stream);
-  /// 0 when the stream's work has finished, kCudaErrorNotReady while it
-  /// runs (nullptr: the legacy default stream).
-  Result (*streamQuery)(void *stream);
   /// The current context's device's free and total bytes.
   Result (*memGetInfo)(size_t *free, size_t *total);
+  /// Ordering work across streams without the host: an event marks a point
+  /// in a stream (cuEventRecord), another stream's later work waits for it
+  /// (cuStreamWaitEvent), and the host asks whether it has passed
+  /// (cuEventQuery: kCudaErrorNotReady while not).
+  Result (*eventCreate)(void **event, unsigned flags);
+  Result (*eventDestroy)(void *event);
+  Result (*eventRecord)(void *event, void *stream);
+  Result (*eventQuery)(void *event);
+  Result (*streamWaitEvent)(void *stream, void *event, unsigned flags);
+  Result (*memcpyDtoDAsync)(Pointer dst, Pointer src, size_t bytes,
+                            void *stream);
 };
 
-/// cuStreamQuery's answer while work is still running (CUDA_ERROR_NOT_READY).
+/// cuStreamCreate's flag for a stream whose work does not wait for the
+/// legacy default stream's, nor the legacy stream's for it
+/// (CU_STREAM_NON_BLOCKING).
+constexpr unsigned kCudaStreamNonBlocking = 0x1;
+/// cuEventCreate's flag for an event that only orders work and records no
+/// time, the cheaper kind (CU_EVENT_DISABLE_TIMING).
+constexpr unsigned kCudaEventDisableTiming = 0x2;
+
+/// cuEventQuery's answer while the work it marks still runs
+/// (CUDA_ERROR_NOT_READY).
 constexpr int kCudaErrorNotReady = 600;
 
 /// The loaded driver library: opened once per process and kept open (the

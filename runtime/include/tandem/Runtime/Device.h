@@ -78,16 +78,53 @@ public:
   virtual bool zero(void *dst, uint64_t bytes, std::string &error) = 0;
   /// Waits for everything issued on the device so far.
   virtual bool synchronize(std::string &error) = 0;
-  /// Without waiting: whether the work issued on the device's default
-  /// stream (where a GPU's transports enqueue, ordered after every rank
-  /// stream's earlier work) has finished. The host's work always has.
-  virtual bool pollIdle(bool &idle, std::string &error) {
-    idle = true;
-    return true;
-  }
   /// Makes the device current on the calling thread, for libraries that
   /// find their device that way (NCCL). Nothing to do on the host.
   virtual bool makeCurrent(std::string &error) { return true; }
+
+  /// Streams and events (docs/runtime.md, "Streams and events"): work
+  /// issued on a stream runs in issue order; an event marks a point in a
+  /// stream, and another stream's later work may wait for it without the
+  /// host waiting. The handles are the driver's; a stream of nullptr is the
+  /// device's default stream. On the host every operation is done when
+  /// issued and every handle is nullptr.
+  ///
+  /// A stream of its own for work that overlaps the ranks' (transfers):
+  /// non-blocking, so neither it nor the default stream waits for the other.
+  virtual bool createStream(void *&stream, std::string &error) {
+    stream = nullptr;
+    return true;
+  }
+  /// Destroys a stream; work issued on it still runs.
+  virtual void destroyStream(void *stream) {}
+  virtual bool createEvent(void *&event, std::string &error) {
+    event = nullptr;
+    return true;
+  }
+  /// Destroys an event; waits already issued on it still hold.
+  virtual void destroyEvent(void *event) {}
+  /// Marks `stream`'s work issued so far.
+  virtual bool recordEvent(void *event, void *stream, std::string &error) {
+    return true;
+  }
+  /// `stream`'s work issued from now on waits for the work `event` marks
+  /// (its latest record); the host does not wait.
+  virtual bool waitForEvent(void *stream, void *event, std::string &error) {
+    return true;
+  }
+  /// Without waiting: whether the work `event` marks has finished (an event
+  /// never recorded has).
+  virtual bool eventDone(void *event, bool &done, std::string &error) {
+    done = true;
+    return true;
+  }
+  /// A copy between two of the device's buffers issued on `stream`: in
+  /// place once the stream's work up to here has run. The host's is done
+  /// when issued.
+  virtual bool copyOnDeviceAsync(void *dst, const void *src, uint64_t bytes,
+                                 void *stream, std::string &error) {
+    return copyOnDevice(dst, src, bytes, error);
+  }
 
   /// A rank's fragment context: for code compiled for this device (a GPU
   /// library on a GPU: its own stream, cuBLASLt handle, workspace and plan
@@ -127,6 +164,25 @@ private:
   std::mutex mutex;
   uint64_t live = 0, peak = 0;
   std::optional<uint64_t> driverPeak;
+};
+
+/// An event of a device, destroyed with the last holder (a transport's
+/// pending ops share one).
+class DeviceEvent {
+public:
+  /// A fresh event on `device` (which must outlive it); nullptr with
+  /// `error`.
+  static std::shared_ptr<DeviceEvent> create(Device &device,
+                                             std::string &error);
+  DeviceEvent(const DeviceEvent &) = delete;
+  DeviceEvent &operator=(const DeviceEvent &) = delete;
+  ~DeviceEvent() { device.destroyEvent(handle); }
+  void *get() const { return handle; }
+
+private:
+  DeviceEvent(Device &device, void *handle) : device(device), handle(handle) {}
+  Device &device;
+  void *handle;
 };
 
 /// One allocation of a device, released when destroyed or replaced.

@@ -2,17 +2,16 @@
 //
 // The transport for ranks with one GPU each, across processes and hosts:
 // one NCCL communicator for the pipeline's point-to-point traffic, made
-// non-blocking so that no NCCL call can hang the rank. A group's sends and
-// receives are one ncclGroupStart/ncclGroupEnd on the device's default
-// stream, which orders them after the rank's earlier kernels and its later
-// kernels after them (the rank's stream is a blocking stream, as the
-// in-process transport's copies rely on too): posting returns once the
-// group is enqueued, but on a GPU the rank's next kernels still wait for
-// it (compute and transfers on separate streams ordered by events are not
-// done yet). Waiting polls against the timeout: the communicator's state
-// (ncclCommGetAsyncError) and the stream; a wait that takes longer fails
-// with a message naming every op in flight, and the communicator is
-// aborted, so a dead or silent peer ends the job instead of hanging it.
+// non-blocking so that no NCCL call can hang the rank. The transfers run on
+// a stream of their own, ordered by events (Device.h): a group's sends and
+// receives are one ncclGroupStart/ncclGroupEnd on that stream after the
+// work the rank issued on its stream before posting, so the rank's next
+// kernels run while the group moves; a wait makes the rank's later work
+// wait for the groups. The host still waits too, polling against the
+// timeout: the communicator's state (ncclCommGetAsyncError) and the last
+// group's event; a wait that takes longer fails with a message naming
+// every op in flight, and the communicator is aborted, so a dead or silent
+// peer ends the job instead of hanging it.
 //
 // NCCL has no tags: messages between two ranks match in issue order, not
 // by channel. The compiled rank programs must therefore send and receive
@@ -46,10 +45,11 @@ public:
   ~NcclTransport() override;
 
   const Device *payloadDevice() const override { return &device; }
-  /// One group on the default stream, enqueued before it returns.
+  void setRankStream(int64_t rank, void *stream) override;
+  /// One group on the transfer stream, enqueued before it returns.
   bool post(int64_t rank, std::vector<TransportOp> &group,
             std::string &error) override;
-  /// Polls until the stream is idle: every op posted so far completes.
+  /// Polls until the last group is done: every op posted so far completes.
   bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
             std::string &error) override;
   /// Over point-to-point messages in one group: every member sends a
@@ -68,10 +68,15 @@ private:
                 int64_t ranks, double timeoutSeconds)
       : nccl(nccl), device(device), rank(rank), ranks(ranks),
         timeoutSeconds(timeoutSeconds) {}
-  /// Polls the communicator (and, with `stream`, the default stream) until
-  /// its work is done, an error, or the timeout: "" when done, else what
-  /// went wrong (the communicator is then aborted).
-  std::string pollDone(bool stream);
+  /// Polls the communicator (and, with `groups`, the last group's event)
+  /// until its work is done, an error, or the timeout: "" when done, else
+  /// what went wrong (the communicator is then aborted).
+  std::string pollDone(bool groups);
+  /// Starts a group on the transfer stream after the rank's work so far;
+  /// "" or what failed.
+  std::string orderAfterRank();
+  /// Marks the end of the group just enqueued; "" or what failed.
+  std::string markGroup();
   /// After the stream went idle: every op in flight has completed.
   void completeInFlight();
   void abortCommunicator();
@@ -87,6 +92,11 @@ private:
   std::string abortReason;
   /// Posted ops not yet seen complete, in posting order.
   std::vector<TransportOp *> inFlight;
+  /// The rank's stream, the transfers' stream, and the event after the
+  /// last group enqueued on it (the stream runs the groups in order).
+  void *rankStream = nullptr;
+  void *transferStream = nullptr;
+  std::shared_ptr<DeviceEvent> lastGroup;
 };
 
 } // namespace tandem::runtime

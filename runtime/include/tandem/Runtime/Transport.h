@@ -103,6 +103,7 @@ bool foldCollective(CollectiveOp::Reduction reduction, ElementType dtype,
                     std::string &error);
 
 class Device;
+class DeviceEvent;
 
 /// The payload bytes one rank has moved to and from one peer.
 struct PeerBytes {
@@ -119,6 +120,13 @@ public:
   /// with that device's copies), or nullptr: host memory only, and a rank
   /// on another device stages its payloads through host memory.
   virtual const Device *payloadDevice() const { return nullptr; }
+  /// The stream `rank`'s kernels run on (its fragment context's; nullptr,
+  /// the default, is the device's default stream). A transport over device
+  /// memory orders its work after the rank's work issued on it before a
+  /// post, and the rank's work issued after a wait after the ops waited
+  /// for, by events, without the host waiting for either. Set before the
+  /// rank posts; the host transports ignore it.
+  virtual void setRankStream(int64_t rank, void *stream) {}
   /// Posts `group` for `rank` and returns without waiting: the ops go on
   /// while the rank runs other actions. The ops must stay where they are
   /// (the vector unchanged) until each has been waited for. False with
@@ -165,15 +173,17 @@ private:
 /// rank that has not finished waits for incomplete ops (or in a
 /// collective), nothing can change any more and the step fails with
 /// "deadlock under rendezvous semantics", one line per blocked rank. With a
-/// `device` that
-/// is not the host, payloads are in that device's memory and each pair is
-/// one device-to-device copy (on a CUDA device the legacy stream's copy,
-/// which waits for the sender's kernels and which the receiver's kernels
-/// wait for: the ranks' streams are blocking streams of one context).
+/// `device` that is not the host, payloads are in that device's memory and
+/// each pair is one device-to-device copy on the transport's own stream,
+/// ordered by events: after the work both ranks issued on their streams
+/// before posting, and before the work each issues after waiting. The host
+/// waits only for the partner's post, never for a copy.
 class InProcessTransport final : public Transport {
 public:
   explicit InProcessTransport(int64_t ranks, Device *device = nullptr);
+  ~InProcessTransport() override;
   const Device *payloadDevice() const override { return device; }
+  void setRankStream(int64_t rank, void *stream) override;
   bool post(int64_t rank, std::vector<TransportOp> &group,
             std::string &error) override;
   bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
@@ -205,12 +215,18 @@ private:
   struct Pending {
     int64_t rank;
     TransportOp *op;
+    /// On a device: marks the rank's work issued before the post.
+    std::shared_ptr<DeviceEvent> posted;
   };
   using Key = std::tuple<int64_t, int64_t, int64_t>; // src, dst, channel
 
   /// Pairs a send with a receive: copies the payload and completes both.
   /// Returns false with `error` set when they disagree.
   bool complete(Pending send, Pending recv, std::string &error);
+  /// On a device: issues the pair's copy on the copy stream between its
+  /// events (see the class comment).
+  bool copyOnStream(const Pending &send, const Pending &recv,
+                    std::string &error);
   /// Called with the lock held: aborts with a deadlock report when every
   /// unfinished rank waits.
   void checkDeadlock();
@@ -220,6 +236,13 @@ private:
   int64_t ranks;
   /// Where payloads live when not in host memory (see the class comment).
   Device *device;
+  /// On a device: each rank's stream, the copies' stream (made by the first
+  /// copy), and for each op paired but not yet waited for, the event after
+  /// its copy.
+  std::vector<void *> rankStreams;
+  void *copyStream = nullptr;
+  bool haveCopyStream = false;
+  std::map<const TransportOp *, std::shared_ptr<DeviceEvent>> copied;
   /// Called with the lock held: fails the transport with `error` (a post
   /// that cannot go on) and returns false.
   bool refuse(const std::string &error);
