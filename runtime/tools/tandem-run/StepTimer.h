@@ -45,6 +45,9 @@ public:
   const runtime::Device *payloadDevice() const override {
     return inner.payloadDevice();
   }
+  void setRankStream(int64_t rank, void *stream) override {
+    inner.setRankStream(rank, stream);
+  }
   bool post(int64_t rank, std::vector<runtime::TransportOp> &group,
             std::string &error) override;
   bool wait(int64_t rank, const std::vector<runtime::TransportOp *> &ops,
