@@ -15,7 +15,11 @@
 //
 // Layouts: q, dy and dq are B×Tq×D, D = H·HD, head h the columns
 // [h·HD, (h+1)·HD); k, v, dk and dv are B×Tk×(KV·HD) for KV key and value
-// heads, which KV = H without grouped-query attention. Query head h reads
+// heads, which KV = H without grouped-query attention. Each tensor's rows
+// are where its layout in the shape says (tk_attention_layout): its own
+// buffer's rows, or a block of columns of a wider buffer's (the pieces of
+// a split read in place, the pieces of a concat written in place, at a
+// row stride wider than the row). Query head h reads
 // key and value head h / G, G = H / KV; the key and value gradients of a
 // key and value head sum its group's G query heads in increasing order.
 // Every sum runs in increasing index, every multiply-add is an explicit fma.
@@ -50,10 +54,33 @@
 
 namespace {
 
+// Where a tensor's rows are: element c of row t of batch b at
+// offset + b·batch + t·row + c of its buffer. A tensor of its own has
+// offset 0, row its width and batch T times that; a piece of a wider
+// buffer (nn.split's result, nn.concat's operand) has the wider buffer's
+// strides and its first element's offset.
+struct tk_attention_layout {
+  int64_t offset, batch, row;
+};
+
+// The tensors whose layouts a shape holds: q, k, v, then y (forward) or dy
+// (backward), then dq, dk, dv.
+enum : int {
+  TK_ATTENTION_Q,
+  TK_ATTENTION_K,
+  TK_ATTENTION_V,
+  TK_ATTENTION_Y,
+  TK_ATTENTION_DQ,
+  TK_ATTENTION_DK,
+  TK_ATTENTION_DV,
+  TK_ATTENTION_TENSORS
+};
+
 struct tk_attention_shape {
   int64_t batch, heads, kv_heads, tq, tk, dim;
   int32_t causal;
   float scale;
+  tk_attention_layout layout[TK_ATTENTION_TENSORS];
 };
 
 // Query heads a key and value head serves.
@@ -61,12 +88,12 @@ TK_HD int64_t tk_attention_group(const tk_attention_shape &s) {
   return s.heads / s.kv_heads;
 }
 
-// The first element of row `t` of head `h` in batch `b` of a query-side
-// tensor (B×T×D, `keys` false) or of key and value head `h` of a key-side
-// one (B×T×(KV·HD), `keys` true).
-TK_HD int64_t tk_attention_at(const tk_attention_shape &s, bool keys, int64_t t,
-                              int64_t b, int64_t h, int64_t hd, int64_t len) {
-  return (b * len + t) * (keys ? s.kv_heads * hd : s.dim) + h * hd;
+// The first element of row `t` of head `h` in batch `b` of a tensor laid
+// out as `l`: query head h of a query-side tensor, key and value head h of
+// a key-side one.
+TK_HD int64_t tk_attention_at(const tk_attention_layout &l, int64_t t,
+                              int64_t b, int64_t h, int64_t hd) {
+  return l.offset + b * l.batch + t * l.row + h * hd;
 }
 
 // Element d of a row: in memory or a tile (stride 1) or in the row cache
@@ -125,28 +152,26 @@ TK_HD tk_attention_rows tk_attention_rows_of(const tk_attention_shape &s,
           s.causal && end < s.tk ? end : s.tk};
 }
 
-// Row `i` of head (b, h) of `out` (rows of `len`, key-side with `keys`):
-// the thread's accumulator row `acc`.
+// Row `i` of head (b, h) of `out` (laid out as `l`): the thread's
+// accumulator row `acc`.
 template <int HD, typename T>
-TK_HD void tk_attention_store(const tk_attention_shape &s, bool keys, T *out,
-                              int64_t len, const tk_attention_rows &at,
-                              int64_t i, const float *acc) {
-  int64_t row = tk_attention_at(s, keys, i, at.b, at.h, HD, len);
+TK_HD void tk_attention_store(const tk_attention_layout &l, T *out,
+                              const tk_attention_rows &at, int64_t i,
+                              const float *acc) {
+  int64_t row = tk_attention_at(l, i, at.b, at.h, HD);
   for (int d = 0; d < HD; ++d)
     tk_store(out, row + d, acc[d]);
 }
 
-// Rows [from, from + n) of head (b, h) of `src` (rows of `len`, key-side
-// with `keys`) into `tile` (n rows of HD, adjacent), the block's threads
-// taking adjacent elements. One phase.
+// Rows [from, from + n) of head (b, h) of `src` (laid out as `l`) into
+// `tile` (n rows of HD, adjacent), the block's threads taking adjacent
+// elements. One phase.
 template <int HD, typename T>
-TK_HD void tk_attention_load(const tk_attention_shape &s, bool keys,
-                             const T *src, int64_t len, int64_t b, int64_t h,
-                             int64_t from, int64_t n, T *tile, int64_t thread,
-                             int64_t threads) {
+TK_HD void tk_attention_load(const tk_attention_layout &l, const T *src,
+                             int64_t b, int64_t h, int64_t from, int64_t n,
+                             T *tile, int64_t thread, int64_t threads) {
   for (int64_t e = thread; e < n * HD; e += threads)
-    tile[e] =
-        src[tk_attention_at(s, keys, from + e / HD, b, h, HD, len) + e % HD];
+    tile[e] = src[tk_attention_at(l, from + e / HD, b, h, HD) + e % HD];
 }
 
 // nn.attention: y = softmax(q·kᵀ·scale)·v over the visible keys (j <= i
@@ -168,7 +193,8 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      int64_t row = tk_attention_at(s, false, i, at.b, at.h, HD, s.tq);
+      int64_t row =
+          tk_attention_at(s.layout[TK_ATTENTION_Q], i, at.b, at.h, HD);
       for (int d = 0; d < HD; ++d) {
         TK_ROW(qi)[d] = tk_load(q, row + d);
         TK_ROW(acc)[d] = 0.0f;
@@ -180,10 +206,10 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
       int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
       TK_PHASE
-      tk_attention_load<HD>(s, true, k, s.tk, at.b, kvh, k0, n, kt, TK_THREAD,
-                            TK_BLOCK_DIM);
-      tk_attention_load<HD>(s, true, v, s.tk, at.b, kvh, k0, n, vt, TK_THREAD,
-                            TK_BLOCK_DIM);
+      tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
+                            TK_THREAD, TK_BLOCK_DIM);
+      tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n, vt,
+                            TK_THREAD, TK_BLOCK_DIM);
       TK_END_PHASE
       TK_PHASE
       int64_t i = at.first + TK_THREAD;
@@ -212,7 +238,8 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      int64_t row = tk_attention_at(s, false, i, at.b, at.h, HD, s.tq);
+      int64_t row =
+          tk_attention_at(s.layout[TK_ATTENTION_Y], i, at.b, at.h, HD);
       for (int d = 0; d < HD; ++d)
         tk_store(y, row + d, TK_ROW(acc)[d] / TK_AT(sum));
     }
@@ -240,17 +267,19 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     tk_attention_rows at =
         tk_attention_rows_of(s, s.heads, g, s.tq, TK_BLOCK_DIM);
     int64_t kvh = at.h / tk_attention_group(s);
-    // The thread's rows: q and dy (the row cache or memory).
-    auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
-      int64_t row =
-          tk_attention_at(s, false, at.first + thread, at.b, at.h, HD, s.tq);
-      return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
-                                  fill);
+    // The thread's rows: q (slot 0) and dy (slot 1), from the row cache or
+    // memory.
+    auto own = [&](int slot, int64_t thread, bool fill) {
+      const tk_attention_layout &l =
+          s.layout[slot ? TK_ATTENTION_Y : TK_ATTENTION_Q];
+      int64_t row = tk_attention_at(l, at.first + thread, at.b, at.h, HD);
+      return tk_attention_own<HD>(slot ? dy : q, row, cache, slot, thread,
+                                  TK_BLOCK_DIM, fill);
     };
     TK_PHASE
     if (at.first + TK_THREAD < s.tq) {
-      own(q, 0, TK_THREAD, true);
-      own(dy, 1, TK_THREAD, true);
+      own(0, TK_THREAD, true);
+      own(1, TK_THREAD, true);
       for (int d = 0; d < HD; ++d)
         TK_ROW(acc)[d] = 0.0f;
       TK_AT(rowMax) = -INFINITY;
@@ -263,18 +292,18 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
         int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
         TK_PHASE
-        tk_attention_load<HD>(s, true, k, s.tk, at.b, kvh, k0, n, kt, TK_THREAD,
-                              TK_BLOCK_DIM);
+        tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
+                              TK_THREAD, TK_BLOCK_DIM);
         if (pass >= 2)
-          tk_attention_load<HD>(s, true, v, s.tk, at.b, kvh, k0, n, vt,
-                                TK_THREAD, TK_BLOCK_DIM);
+          tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n,
+                                vt, TK_THREAD, TK_BLOCK_DIM);
         TK_END_PHASE
         TK_PHASE
         int64_t i = at.first + TK_THREAD;
         int64_t visible = s.causal ? i + 1 - k0 : n;
         int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
-        tk_row<T> qi = own(q, 0, TK_THREAD, false);
-        tk_row<T> dyi = own(dy, 1, TK_THREAD, false);
+        tk_row<T> qi = own(0, TK_THREAD, false);
+        tk_row<T> dyi = own(1, TK_THREAD, false);
         for (int64_t j = 0; j < end; ++j) {
           tk_row<T> kj = {kt + j * HD, 1}, vj = {vt + j * HD, 1};
           float score = tk_attention_dot<HD>(qi, kj) * s.scale;
@@ -302,7 +331,7 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
-      tk_attention_store<HD>(s, false, dq, s.tq, at, i, TK_ROW(acc));
+      tk_attention_store<HD>(s.layout[TK_ATTENTION_DQ], dq, at, i, TK_ROW(acc));
       int64_t r = (at.b * s.heads + at.h) * s.tq + i;
       stats[3 * r] = TK_AT(rowMax);
       stats[3 * r + 1] = TK_AT(sum);
@@ -330,18 +359,20 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
     tk_attention_rows at =
         tk_attention_rows_of(s, s.kv_heads, g, s.tk, TK_BLOCK_DIM);
-    // The thread's rows: k, and for dk v (the row cache or memory).
-    auto own = [&](const T *src, int slot, int64_t thread, bool fill) {
-      int64_t row =
-          tk_attention_at(s, true, at.first + thread, at.b, at.h, HD, s.tk);
-      return tk_attention_own<HD>(src, row, cache, slot, thread, TK_BLOCK_DIM,
-                                  fill);
+    // The thread's rows: k (slot 0), and for dk v (slot 1), from the row
+    // cache or memory.
+    auto own = [&](int slot, int64_t thread, bool fill) {
+      const tk_attention_layout &l =
+          s.layout[slot ? TK_ATTENTION_V : TK_ATTENTION_K];
+      int64_t row = tk_attention_at(l, at.first + thread, at.b, at.h, HD);
+      return tk_attention_own<HD>(slot ? v : k, row, cache, slot, thread,
+                                  TK_BLOCK_DIM, fill);
     };
     TK_PHASE
     if (at.first + TK_THREAD < s.tk) {
-      own(k, 0, TK_THREAD, true);
+      own(0, TK_THREAD, true);
       if (KEYS)
-        own(v, 1, TK_THREAD, true);
+        own(1, TK_THREAD, true);
       for (int d = 0; d < HD; ++d)
         TK_ROW(acc)[d] = 0.0f;
     }
@@ -352,18 +383,18 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       for (int64_t q0 = s.causal ? at.first : 0; q0 < s.tq; q0 += BT) {
         int64_t n = s.tq - q0 < BT ? s.tq - q0 : BT;
         TK_PHASE
-        tk_attention_load<HD>(s, false, q, s.tq, at.b, qh, q0, n, qt, TK_THREAD,
-                              TK_BLOCK_DIM);
-        tk_attention_load<HD>(s, false, dy, s.tq, at.b, qh, q0, n, dyt,
+        tk_attention_load<HD>(s.layout[TK_ATTENTION_Q], q, at.b, qh, q0, n, qt,
                               TK_THREAD, TK_BLOCK_DIM);
+        tk_attention_load<HD>(s.layout[TK_ATTENTION_Y], dy, at.b, qh, q0, n,
+                              dyt, TK_THREAD, TK_BLOCK_DIM);
         for (int64_t e = TK_THREAD; e < 3 * n; e += TK_BLOCK_DIM)
           st[e] = stats[3 * ((at.b * s.heads + qh) * s.tq + q0) + e];
         TK_END_PHASE
         TK_PHASE
         int64_t j = at.first + TK_THREAD;
         if (j < s.tk) {
-          tk_row<T> kj = own(k, 0, TK_THREAD, false);
-          tk_row<T> vj = KEYS ? own(v, 1, TK_THREAD, false) : kj;
+          tk_row<T> kj = own(0, TK_THREAD, false);
+          tk_row<T> vj = KEYS ? own(1, TK_THREAD, false) : kj;
           int64_t from = s.causal && j > q0 ? j - q0 : 0;
           for (int64_t ii = from; ii < n; ++ii) {
             tk_row<T> qi = {qt + ii * HD, 1}, dyi = {dyt + ii * HD, 1};
@@ -387,7 +418,8 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     TK_PHASE
     int64_t j = at.first + TK_THREAD;
     if (j < s.tk)
-      tk_attention_store<HD>(s, true, out, s.tk, at, j, TK_ROW(acc));
+      tk_attention_store<HD>(s.layout[KEYS ? TK_ATTENTION_DK : TK_ATTENTION_DV],
+                             out, at, j, TK_ROW(acc));
     TK_END_PHASE
   }
 }

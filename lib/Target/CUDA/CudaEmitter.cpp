@@ -109,6 +109,60 @@ RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// An attention operand or result that is a piece of a wider buffer, read
+/// or written in place (AttentionPrelude.h's tk_attention_layout): element
+/// c of row t of batch b at offset + b·batch + t·row + c of `whole`'s
+/// buffer.
+struct AttentionView {
+  Value whole;
+  int64_t offset, batch, row;
+};
+
+/// The pieces of splits and concats that the attention kernels read or
+/// write in place, at the whole's strides, instead of copy kernels: a
+/// split's result whose every use is an operand of nn.attention or
+/// nn.attention_grad (a GPT's q, k and v, columns of the QKV projection),
+/// and an attention result whose one use is an operand of a concat (the
+/// backward's dq, dk and dv joined for the projection's gradient). Splits
+/// and concats of rank 3 along any axis; their other pieces are copied as
+/// before.
+llvm::DenseMap<Value, AttentionView> planAttentionViews(Block &body) {
+  llvm::DenseMap<Value, AttentionView> views;
+  auto isAttention = [](Operation *op) {
+    return isa<nn::AttentionOp, nn::AttentionGradOp>(op);
+  };
+  auto plan = [&](Value whole, ValueRange pieces, int64_t axis,
+                  llvm::function_ref<bool(Value)> inPlace) {
+    llvm::ArrayRef<int64_t> shape = tensorOf(whole).getShape();
+    if (shape.size() != 3)
+      return;
+    if (axis < 0)
+      axis += 3;
+    llvm::SmallVector<int64_t> strides =
+        tandem::lowering::rowMajorStrides(shape);
+    int64_t start = 0;
+    for (Value piece : pieces) {
+      if (inPlace(piece))
+        views[piece] = {whole, start * strides[axis], strides[0], strides[1]};
+      start += tensorOf(piece).getShape()[axis];
+    }
+  };
+  for (Operation &op : body) {
+    if (auto split = dyn_cast<nn::SplitOp>(op))
+      plan(split.getInput(), split.getResults(), split.getAxis(),
+           [&](Value piece) {
+             return llvm::all_of(piece.getUsers(), isAttention);
+           });
+    else if (auto concat = dyn_cast<nn::ConcatOp>(op))
+      plan(concat.getResult(), concat.getInputs(), concat.getAxis(),
+           [&](Value piece) {
+             Operation *def = piece.getDefiningOp();
+             return def && isAttention(def) && piece.hasOneUse();
+           });
+  }
+  return views;
+}
+
 /// The storage type of `type`'s elements in generated code.
 std::optional<StringRef> storageType(Type type) {
   if (type.isF32())
@@ -786,6 +840,11 @@ private:
   std::vector<PendingLaunch> pending;
   /// Row ops whose row kernel also runs a kernel of the plan.
   llvm::DenseMap<Operation *, RowEpilogue> rowEpilogues;
+  /// Attention operands and results read or written in place in a split's
+  /// operand or a concat's result (planAttentionViews): they have no
+  /// buffer of their own, and the split or concat copies only its other
+  /// pieces.
+  llvm::DenseMap<Value, AttentionView> attentionViews;
 };
 
 LogicalResult FunctionEmitter::check(Operation *op) {
@@ -1552,20 +1611,48 @@ void FunctionEmitter::emitAttention(Operation *op) {
   int64_t kvHeads =
       forward ? forward.getKeyValueHeads() : backward.getKeyValueHeads();
   std::string type = storageOf(op->getOperand(0)).str();
+  int64_t hd = dim / heads;
+  // The tensors in the shape's order (tk_attention_layout): q, k, v, then y
+  // or dy, dq, dk, dv. Each is its own buffer (rows of its width) or a
+  // piece of a wider one, in place.
+  llvm::SmallVector<Value, 7> tensors(op->getOperands());
+  tensors.append(op->getResults().begin(), op->getResults().end());
+  std::string layouts;
+  for (auto [index, value] : llvm::enumerate(tensors)) {
+    bool keySide = index == 1 || index == 2 || index == 5 || index == 6;
+    int64_t rows = keySide ? tk : tq, width = keySide ? kvHeads * hd : dim;
+    AttentionView own{value, 0, rows * width, width};
+    auto view = attentionViews.find(value);
+    const AttentionView &at = view == attentionViews.end() ? own : view->second;
+    layouts += std::string(index ? ", " : "") + "{" +
+               std::to_string(at.offset) + ", " + std::to_string(at.batch) +
+               ", " + std::to_string(at.row) + "}";
+  }
   std::string initializer =
       "{" + std::to_string(batch) + ", " + std::to_string(heads) + ", " +
       std::to_string(kvHeads) + ", " + std::to_string(tq) + ", " +
       std::to_string(tk) + ", " + std::to_string(dim) + ", " +
       (causal ? "1" : "0") + ", " + floatLiteral(static_cast<float>(scale)) +
-      "}";
+      ", {" + layouts + "}}";
   std::string shape = "TK_ATTENTION_SHAPE(" +
                       std::to_string(unit.attentionShapes.of(initializer)) +
                       ")";
-  int64_t hd = dim / heads;
   int64_t bytes = tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8;
   std::vector<std::string> args = {shape};
-  for (Value operand : op->getOperands())
-    args.push_back(pointers.lookup(operand));
+  for (Value operand : op->getOperands()) {
+    auto view = attentionViews.find(operand);
+    args.push_back(pointers.lookup(
+        view == attentionViews.end() ? operand : view->second.whole));
+  }
+  // A result's buffer: its own, or the concat's it is a piece of (the
+  // first piece written allocates it).
+  auto resultBuffer = [&](Value result) {
+    auto view = attentionViews.find(result);
+    if (view == attentionViews.end())
+      return outputBuffer(result);
+    Value whole = view->second.whole;
+    return pointers.count(whole) ? pointers.lookup(whole) : outputBuffer(whole);
+  };
   // One kernel calling the block function `function` (template arguments
   // HD, the tile rows, then `more`) on its pointers: `inputs` inputs,
   // `operands`' output, the rows' statistics (written by dq, read by dk
@@ -1613,7 +1700,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
     launch(addKernel(text), std::min(blocks, kMaxBlocks), operands, block.rows);
   };
   if (isa<nn::AttentionOp>(op)) {
-    args.push_back(outputBuffer(op->getResult(0)));
+    args.push_back(resultBuffer(op->getResult(0)));
     emit("nn.attention: a query row per thread", "tk_attention_forward", "", 3,
          Stats::None, attentionBlock(hd, bytes, 0, 0), heads, tq, args);
     return;
@@ -1622,7 +1709,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
   std::string stats = allocateTemporary(
       static_cast<uint64_t>(batch * heads * tq) * 3 * sizeof(float));
   std::vector<std::string> rowArgs = args;
-  rowArgs.push_back(outputBuffer(op->getResult(0)));
+  rowArgs.push_back(resultBuffer(op->getResult(0)));
   rowArgs.push_back(stats);
   // dq caches the q and dy rows and walks key and value tiles.
   emit("nn.attention_grad: dq, a query row per thread",
@@ -1635,7 +1722,7 @@ void FunctionEmitter::emitAttention(Operation *op) {
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
     std::vector<std::string> keyArgs = args;
-    keyArgs.push_back(outputBuffer(op->getResult(result)));
+    keyArgs.push_back(resultBuffer(op->getResult(result)));
     keyArgs.push_back(stats);
     emit(keys ? "nn.attention_grad: dk, a key row per thread"
               : "nn.attention_grad: dv, a key row per thread",
@@ -1941,7 +2028,8 @@ void FunctionEmitter::emitDataMovement(Operation *op) {
   if (axis < 0)
     axis += static_cast<int64_t>(shape.size());
   llvm::SmallVector<int64_t> wholeStrides = rowMajorStrides(shape);
-  if (concat)
+  // An attention result written in place allocated a concat's buffer.
+  if (concat && !pointers.count(whole))
     outputBuffer(whole);
   int64_t start = 0;
   ValueRange pieces =
@@ -1949,6 +2037,11 @@ void FunctionEmitter::emitDataMovement(Operation *op) {
   for (Value piece : pieces) {
     llvm::ArrayRef<int64_t> pieceShape = tensorOf(piece).getShape();
     int64_t offset = start * wholeStrides[axis];
+    // Read or written in place by attention: nothing to copy.
+    if (attentionViews.count(piece)) {
+      start += pieceShape[axis];
+      continue;
+    }
     if (concat) {
       emitCopy(piece, whole, pieceShape, rowMajorStrides(pieceShape), 0,
                wholeStrides, offset);
@@ -2212,6 +2305,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     else if (owned)
       resultSlot.erase(slot);
   }
+  attentionViews = planAttentionViews(*body);
 
   for (Operation &op : body->getOperations()) {
     if (auto constant = dyn_cast<nn::ConstantOp>(op)) {
@@ -2258,7 +2352,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
         lowering != Lowering::Structure)
       for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
-        if (pointers.count(operand))
+        if (pointers.count(operand) || attentionViews.count(operand))
           continue;
         if (!splats.count(operand) && !arrays.count(operand))
           return op.emitError("the cuda target finds no buffer for operand ")

@@ -6,8 +6,10 @@
 // statistics (max, sum, rowsum(P dP)) in scratch, then dk and dv (one
 // accumulator row per thread keeps registers unspilled). The backward
 // kernels copy their own rows into a row cache. The shape (batch, heads,
-// key and value heads, Tq, Tk, D, causal, scale) is an entry of the unit's
-// table the programs index; the head dimension and the tile rows are template arguments.
+// key and value heads, Tq, Tk, D, causal, scale, and where each tensor's
+// rows are: q, k, v, y or dy, dq, dk, dv, each {offset, batch stride, row
+// stride} in elements) is an entry of the unit's table the programs index;
+// the head dimension and the tile rows are template arguments.
 // Everything shared fits CUDA's 48 KiB of static shared memory: blocks of
 // 64 threads (else 32), tiles of 64 rows (down to 8), and no row cache
 // when not even 32 threads' rows fit.
@@ -75,12 +77,34 @@
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 4096);
 // CHECK: tk_attention_grad_keys<256, 16, false>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, (float *)nullptr,
 
+// @mixed's copies (below): k out of the split, %x into the concat.
+// CHECK: TK_KERNEL [[$COPYK:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, const float *__restrict__ i0) {
+// CHECK-NEXT: // copy of 512 elements
+// CHECK: o0[d0 * 256 + d1 * 16 + d2] = i0[d0 * 768 + d1 * 48 + d2 + 16];
+// CHECK: TK_KERNEL [[$COPYX:tk_k[0-9a-f]+]](TK_KERNEL_ARGS float *__restrict__ o0, const float *__restrict__ i0) {
+// CHECK-NEXT: // copy of 256 elements
+// CHECK: o0[d0 * 640 + d1 * 40 + d2 + 16] = i0[d0 * 128 + d1 * 8 + d2];
+
+// Tensors of their own: offset 0, rows of their width, batches of T rows.
 // CHECK: const tk_attention_shape tk_attention_shapes[] = {
-// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f)},
-// CHECK-NEXT: {1, 4, 4, 5, 9, 64, 0, (0x1p-1f)},
-// CHECK-NEXT: {2, 2, 2, 100, 100, 128, 1, (0x1p-3f)},
-// CHECK-NEXT: {1, 1, 1, 40, 40, 256, 1, (0x1p-4f)},
-// CHECK-NEXT: {2, 8, 2, 16, 16, 64, 1, (0x1.6a09e6p-2f)},
+// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f), {{[{][{]0, 256, 16[}], [{]0, 256, 16[}], [{]0, 256, 16[}], [{]0, 256, 16[}][}]}}},
+// CHECK-NEXT: {1, 4, 4, 5, 9, 64, 0, (0x1p-1f), {{[{][{]0, 320, 64[}], [{]0, 576, 64[}], [{]0, 576, 64[}], [{]0, 320, 64[}], [{]0, 320, 64[}], [{]0, 576, 64[}], [{]0, 576, 64[}][}]}}},
+// CHECK-NEXT: {2, 2, 2, 100, 100, 128, 1, (0x1p-3f), {{.*}}},
+// CHECK-NEXT: {1, 1, 1, 40, 40, 256, 1, (0x1p-4f), {{.*}}},
+// Grouped: q and dy rows of 64, k and v rows of 16.
+// CHECK-NEXT: {2, 8, 2, 16, 16, 64, 1, (0x1.6a09e6p-2f), {{[{][{]0, 1024, 64[}], [{]0, 256, 16[}], [{]0, 256, 16[}], [{]0, 1024, 64[}][}]}}},
+// CHECK-NEXT: {2, 8, 2, 16, 16, 64, 1, (0x1.6a09e6p-2f), {{[{][{]0, 1024, 64[}], [{]0, 256, 16[}], [{]0, 256, 16[}], [{]0, 1024, 64[}], [{]0, 1024, 64[}], [{]0, 256, 16[}], [{]0, 256, 16[}][}]}}},
+// Pieces in place (@qkv and below): q, k and v columns 0, 16 and 32 of
+// rows of 48; dq, dk and dv likewise in the concat's result.
+// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f), {{[{][{]0, 768, 48[}], [{]16, 768, 48[}], [{]32, 768, 48[}], [{]0, 256, 16[}][}]}}},
+// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f), {{[{][{]0, 768, 48[}], [{]16, 768, 48[}], [{]32, 768, 48[}], [{]0, 256, 16[}], [{]0, 768, 48[}], [{]16, 768, 48[}], [{]32, 768, 48[}][}]}}},
+// @mixed: k and dv are their own buffers, dq and dk columns 0 and 24 of
+// rows of 40.
+// CHECK-NEXT: {2, 2, 2, 16, 16, 16, 1, (0x1.6a09e6p-2f), {{[{][{]0, 768, 48[}], [{]0, 256, 16[}], [{]32, 768, 48[}], [{]0, 256, 16[}], [{]0, 640, 40[}], [{]24, 640, 40[}], [{]0, 256, 16[}][}]}}},
+// CHECK-NEXT: {2, 8, 2, 16, 16, 64, 1, (0x1.6a09e6p-2f), {{[{][{]0, 1536, 96[}], [{]64, 1536, 96[}], [{]80, 1536, 96[}], [{]0, 1024, 64[}][}]}}},
+// @rows: a split along the rows, batches of 14 rows of 64, k and v both
+// the rows from 5 on.
+// CHECK-NEXT: {1, 4, 4, 5, 9, 64, 0, (0x1p-1f), {{[{][{]0, 896, 64[}], [{]320, 896, 64[}], [{]320, 896, 64[}], [{]0, 320, 64[}][}]}}},
 // CHECK-NEXT: };
 
 // CHECK-LABEL: static const int64_t tandem_causal_program[] = {
@@ -128,11 +152,78 @@ func.func @grad256(%q: tensor<1x40x256xf32>, %k: tensor<1x40x256xf32>, %v: tenso
 // in the shape.
 // CHECK-LABEL: static const int64_t tandem_grouped_program[] = {
 // CHECK-NEXT: TK_OP_LAUNCH, [[$FWD]]_id, 16, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_RESULT(0),
-// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 16, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(1), TK_SCRATCH(0),
-// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(2), TK_SCRATCH(0),
-// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(4), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(3), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 16, 64, TK_ATTENTION_SHAPE(5), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(1), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(5), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(2), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(5), TK_ARG(0), TK_ARG(1), TK_ARG(2), TK_ARG(3), TK_RESULT(3), TK_SCRATCH(0),
 func.func @grouped(%q: tensor<2x16x64xf32>, %k: tensor<2x16x16xf32>, %v: tensor<2x16x16xf32>, %dy: tensor<2x16x64xf32>) -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>) {
   %y = nn.attention %q, %k, %v {causal, heads = 8 : i64, kv_heads = 2 : i64} : tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x64xf32>
   %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 8 : i64, kv_heads = 2 : i64} : tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
   return %y, %dq, %dk, %dv : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+}
+
+// A GPT's q, k and v are columns of the QKV projection's output, split: a
+// piece whose every use is an attention operand is read in place at the
+// whole's row stride (the shape's layouts above), so the split writes no
+// copy and the kernel takes the whole's buffer.
+// CHECK-LABEL: static const int64_t tandem_qkv_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$FWD]]_id, 4, 64, TK_ATTENTION_SHAPE(6), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @qkv(%qkv: tensor<2x16x48xf32>) -> tensor<2x16x16xf32> {
+  %q, %k, %v = nn.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x16x48xf32> -> tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+  %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x16xf32>
+  return %y : tensor<2x16x16xf32>
+}
+
+// The backward: q, k and v read in place, and dq, dk and dv, whose one use
+// is the concat, written in place into its result: three launches, no
+// copy.
+// CHECK-LABEL: static const int64_t tandem_qkv_grad_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(7), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(7), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(7), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_ARG(1), TK_RESULT(0), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @qkv_grad(%qkv: tensor<2x16x48xbf16>, %dy: tensor<2x16x16xbf16>) -> tensor<2x16x48xbf16> {
+  %q, %k, %v = nn.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x16x48xbf16> -> tensor<2x16x16xbf16>, tensor<2x16x16xbf16>, tensor<2x16x16xbf16>
+  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 2 : i64} : tensor<2x16x16xbf16>, tensor<2x16x16xbf16>, tensor<2x16x16xbf16>, tensor<2x16x16xbf16> -> tensor<2x16x16xbf16>, tensor<2x16x16xbf16>, tensor<2x16x16xbf16>
+  %d = nn.concat %dq, %dk, %dv {axis = 2 : i64} : (tensor<2x16x16xbf16>, tensor<2x16x16xbf16>, tensor<2x16x16xbf16>) -> tensor<2x16x48xbf16>
+  return %d : tensor<2x16x48xbf16>
+}
+
+// Pieces with other uses keep the general path: k, also returned, is
+// copied out of the split (columns 16 to 32 of rows of 48) and read from
+// its own buffer; dv, returned, is its own; the concat copies %x (columns
+// 16 to 24 of rows of 40) into the buffer dq and dk were written into.
+// CHECK-LABEL: static const int64_t tandem_mixed_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$COPYK]]_id, 2, 256, TK_RESULT(0), TK_ARG(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(8), TK_ARG(0), TK_RESULT(0), TK_ARG(0), TK_ARG(1), TK_RESULT(1), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(8), TK_ARG(0), TK_RESULT(0), TK_ARG(0), TK_ARG(1), TK_RESULT(1), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(8), TK_ARG(0), TK_RESULT(0), TK_ARG(0), TK_ARG(1), TK_RESULT(2), TK_SCRATCH(0),
+// CHECK-NEXT: TK_OP_LAUNCH, [[$COPYX]]_id, 1, 256, TK_RESULT(1), TK_ARG(2),
+// CHECK-NEXT: TK_OP_END};
+func.func @mixed(%qkv: tensor<2x16x48xf32>, %dy: tensor<2x16x16xf32>, %x: tensor<2x16x8xf32>) -> (tensor<2x16x16xf32>, tensor<2x16x40xf32>, tensor<2x16x16xf32>) {
+  %q, %k, %v = nn.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x16x48xf32> -> tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 2 : i64} : tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+  %c = nn.concat %dq, %x, %dk {axis = 2 : i64} : (tensor<2x16x16xf32>, tensor<2x16x8xf32>, tensor<2x16x16xf32>) -> tensor<2x16x40xf32>
+  return %k, %c, %dv : tensor<2x16x16xf32>, tensor<2x16x40xf32>, tensor<2x16x16xf32>
+}
+
+// Grouped-query attention's QKV: q 64 columns, k and v 16 each.
+// CHECK-LABEL: static const int64_t tandem_grouped_qkv_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, [[$FWD]]_id, 16, 64, TK_ATTENTION_SHAPE(9), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @grouped_qkv(%qkv: tensor<2x16x96xf32>) -> tensor<2x16x64xf32> {
+  %q, %k, %v = nn.split %qkv {axis = 2 : i64, sizes = array<i64: 64, 16, 16>} : tensor<2x16x96xf32> -> tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>
+  %y = nn.attention %q, %k, %v {causal, heads = 8 : i64, kv_heads = 2 : i64} : tensor<2x16x64xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x64xf32>
+  return %y : tensor<2x16x64xf32>
+}
+
+// A split along the rows: the batch stride is the whole's, and one piece
+// is both k and v.
+// CHECK-LABEL: static const int64_t tandem_rows_program[] = {
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(10), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_END};
+func.func @rows(%x: tensor<1x14x64xbf16>) -> tensor<1x5x64xbf16> {
+  %a, %b = nn.split %x {axis = 1 : i64, sizes = array<i64: 5, 9>} : tensor<1x14x64xbf16> -> tensor<1x5x64xbf16>, tensor<1x9x64xbf16>
+  %y = nn.attention %a, %b, %b {heads = 4 : i64, scale = 0.5 : f64} : tensor<1x5x64xbf16>, tensor<1x9x64xbf16>, tensor<1x9x64xbf16> -> tensor<1x5x64xbf16>
+  return %y : tensor<1x5x64xbf16>
 }

@@ -703,6 +703,71 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_one_key_head", 13, 13, true, 0, 2);
   attention("attention_one_key_head_grad_dk", 13, 13, true, 2, 2);
   attention("attention_one_key_head_grad_dv", 13, 13, true, 3, 2);
+  // q, k and v as pieces of one buffer (a GPT's QKV projection split),
+  // which the kernels read in place at its row stride, and dq, dk and dv
+  // written in place into their concat (docs/cuda-backend.md, "Attention").
+  // Heads of odd width `hd`; the split's pieces in the order k, q, v and the
+  // concat's dv, dq, dk, so an offset or stride taken from the wrong piece
+  // reads other values. The bound is the attention cases' above for this
+  // hd, the gradients' largest of dq, dk and dv (a wrong stride is off by
+  // the values' magnitude, about 2^24 times more).
+  auto inPlace = [&](const std::string &name, int64_t len, bool causal,
+                     bool grad, int64_t heads, int64_t hd, int64_t group = 1) {
+    const double d = static_cast<double>(hd), scale = 1 / std::sqrt(d),
+                 keys = static_cast<double>(len),
+                 nq = static_cast<double>(len * group);
+    double ds = (d * d + 2 * d) * scale, ep = 2 * ds + keys + 9;
+    double ed = d * ep + d * d + keys * d;
+    double perRow = scale * (2 * d * ep + d * d + ed + 6 * d);
+    double units =
+        grad ? std::max({perRow + keys * scale * 2 * d,
+                         nq * perRow + nq * nq * scale * 2 * d, nq * (ep + nq)})
+             : 2 * ds + 12 * keys + 6;
+    int64_t width = heads * hd, kvWidth = heads / group * hd;
+    auto tensor = [&](int64_t w) {
+      return "tensor<2x" + std::to_string(len) + "x" + std::to_string(w) + "x" +
+             t + ">";
+    };
+    std::string whole = tensor(width + 2 * kvWidth), qt = tensor(width),
+                kt = tensor(kvWidth);
+    std::string attrs =
+        std::string("{") + (causal ? "causal, " : "") +
+        "heads = " + std::to_string(heads) + " : i64" +
+        (group > 1 ? ", kv_heads = " + std::to_string(heads / group) + " : i64}"
+                   : "}");
+    std::string pieces = llvm::formatv("  %k, %q, %v = nn.split %x {{axis = 2 "
+                                       ": i64, sizes = array<i64: {0}, {1}, "
+                                       "{0}>} : {2} -> {3}, {4}, {3}\n",
+                                       kvWidth, width, whole, kt, qt)
+                             .str();
+    Case c = {
+        name, "", Bound::Absolute, units, {-1.0, 1.0, 4}, grad ? whole : qt};
+    if (!grad)
+      c.function = llvm::formatv("(%x: {0}) -> {1} {{\n{2}"
+                                 "  %y = nn.attention %q, %k, %v {3} : {1}, "
+                                 "{4}, {4} -> {1}\n  return %y : {1}\n}\n",
+                                 whole, qt, pieces, attrs, kt)
+                       .str();
+    else
+      c.function =
+          llvm::formatv("(%x: {0}, %g: {1}) -> {0} {{\n{2}"
+                        "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %g "
+                        "{3} : {1}, {4}, {4}, {1} -> {1}, {4}, {4}\n"
+                        "  %y = nn.concat %dv, %dq, %dk {{axis = 2 : i64} : "
+                        "({4}, {1}, {4}) -> {0}\n  return %y : {0}\n}\n",
+                        whole, qt, pieces, attrs, kt)
+              .str();
+    all.push_back(c);
+  };
+  inPlace("attention_in_place", 13, true, false, 3, 5);
+  inPlace("attention_in_place_grad", 13, true, true, 3, 5);
+  inPlace("attention_in_place_noncausal_grad", 9, false, true, 2, 7);
+  // Several blocks and tiles a head.
+  inPlace("attention_in_place_tiles", 150, true, false, 2, 5);
+  inPlace("attention_in_place_grad_tiles", 150, true, true, 2, 5);
+  // Grouped-query: four query heads of 3 on two key and value heads.
+  inPlace("attention_in_place_grouped", 13, true, false, 4, 3, 2);
+  inPlace("attention_in_place_grouped_grad", 70, true, true, 4, 3, 2);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};
@@ -1406,4 +1471,95 @@ TEST(EmulationAccumulation, AWidenedGemmAddsWithBetaOne) {
                            /*accumulated=*/1, 20261205);
   EXPECT_NE(source.find("TK_OP_GEMM_ACCUMULATE, "), std::string::npos);
   EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
+}
+
+// Attention reading q, k and v in place from their split's operand and
+// writing dq, dk and dv in place into their concat gives bitwise the
+// general path's results, where the split and the concat copy (there the
+// pieces are also returned, so they keep buffers of their own): only the
+// addressing changes, not the arithmetic. 70 rows (two blocks of queries,
+// several tiles), heads of odd width, ungrouped and grouped, f32 and bf16.
+TEST(EmulationAttentionInPlace, GivesTheCopiesBits) {
+  for (const char *t : {"f32", "bf16"}) {
+    for (auto [heads, hd, kvHeads] :
+         {std::array<int64_t, 3>{3, 5, 3}, std::array<int64_t, 3>{4, 3, 2}}) {
+      SCOPED_TRACE(llvm::formatv("{0}, {1} heads of {2}, {3} key heads", t,
+                                 heads, hd, kvHeads)
+                       .str());
+      const int64_t len = 70, width = heads * hd, kvWidth = kvHeads * hd,
+                    all = width + 2 * kvWidth;
+      auto tensor = [&](int64_t w) {
+        return "tensor<2x" + std::to_string(len) + "x" + std::to_string(w) +
+               "x" + t + ">";
+      };
+      std::string whole = tensor(all), qt = tensor(width), kt = tensor(kvWidth);
+      std::string attrs =
+          "{causal, heads = " + std::to_string(heads) + " : i64" +
+          (kvHeads < heads
+               ? ", kv_heads = " + std::to_string(kvHeads) + " : i64}"
+               : "}");
+      std::string body = llvm::formatv(
+          "  %q, %k, %v = nn.split %x {{axis = 2 : i64, sizes = array<i64: "
+          "{0}, {1}, {1}>} : {2} -> {3}, {4}, {4}\n"
+          "  %y = nn.attention %q, %k, %v {5} : {3}, {4}, {4} -> {3}\n"
+          "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %g {5} : {3}, {4}, "
+          "{4}, {3} -> {3}, {4}, {4}\n"
+          "  %d = nn.concat %dq, %dk, %dv {{axis = 2 : i64} : ({3}, {4}, {4}) "
+          "-> {2}\n",
+          width, kvWidth, whole, qt, kt, attrs);
+      std::string text = llvm::formatv(
+          "func.func @in_place(%x: {0}, %g: {1}) -> ({1}, {0}) {{\n{3}"
+          "  return %y, %d : {1}, {0}\n}\n"
+          "func.func @copied(%x: {0}, %g: {1}) -> ({1}, {0}, {1}, {2}, {2}, "
+          "{1}, {2}, {2}) {{\n{3}"
+          "  return %y, %d, %q, %k, %v, %dq, %dk, %dv : {1}, {0}, {1}, {2}, "
+          "{2}, {1}, {2}, {2}\n}\n",
+          whole, qt, kt, body);
+      auto context = cpu::testing::makeContext();
+      auto module = cpu::testing::parseModule(*context, text);
+      ASSERT_TRUE(static_cast<bool>(module))
+          << llvm::toString(module.takeError());
+      auto emulation = cuda::testing::buildEmulation(**module);
+      ASSERT_TRUE(static_cast<bool>(emulation))
+          << llvm::toString(emulation.takeError());
+      // In place: the forward and the backward's three kernels, no copy;
+      // the general path adds three copies out of the split and three into
+      // the concat.
+      const std::string &source = (*emulation)->source.text;
+      auto launches = [&](const std::string &name) {
+        size_t from = source.find("tandem_" + name + "_program[] = {");
+        size_t to = source.find("TK_OP_END", from);
+        if (from == std::string::npos || to == std::string::npos)
+          return -1;
+        llvm::StringRef program(source.data() + from, to - from);
+        return static_cast<int>(program.count("TK_OP_LAUNCH"));
+      };
+      EXPECT_EQ(launches("in_place"), 4);
+      EXPECT_EQ(launches("copied"), 10);
+
+      size_t bytes = std::string(t) == "f32" ? 4 : 2;
+      std::mt19937 rng(20261206);
+      std::vector<std::vector<char>> inputs = {
+          randomElements(rng, 2 * len * all, bytes),
+          randomElements(rng, 2 * len * width, bytes)};
+      std::vector<std::vector<char>> inPlace = {
+          std::vector<char>(2 * len * width * bytes),
+          std::vector<char>(2 * len * all * bytes)};
+      std::vector<std::vector<char>> copied = inPlace;
+      for (int64_t w : {width, kvWidth, kvWidth, width, kvWidth, kvWidth})
+        copied.emplace_back(2 * len * w * bytes);
+      cpu::testing::Library &loaded = *(*emulation)->library;
+      ASSERT_EQ(runEmulated(loaded, "in_place", inputs, inPlace), 0);
+      ASSERT_EQ(runEmulated(loaded, "copied", inputs, copied), 0);
+      // The elements whose bits differ.
+      auto differing = [&](size_t r) {
+        size_t n = 0;
+        for (size_t i = 0; i < inPlace[r].size(); i += bytes)
+          n += std::memcmp(&inPlace[r][i], &copied[r][i], bytes) != 0;
+        return n;
+      };
+      EXPECT_EQ(differing(0), 0u) << "elements of y";
+      EXPECT_EQ(differing(1), 0u) << "elements of the concat of dq, dk, dv";
+    }
+  }
 }
