@@ -94,14 +94,24 @@ public:
     if (stream && driver.api().ctxSetCurrent(context) == 0)
       driver.api().streamDestroy(stream);
   }
-  bool createEvent(void *&event, std::string &error) override {
+  bool createEvent(void *&event, bool timing, std::string &error) override {
     event = nullptr;
     return check(
         "cuEventCreate",
         [&] {
-          return driver.api().eventCreate(&event, kCudaEventDisableTiming);
+          return driver.api().eventCreate(
+              &event, timing ? 0u : kCudaEventDisableTiming);
         },
         error);
+  }
+  bool elapsedMicroseconds(void *start, void *end, double &us,
+                           std::string &error) override {
+    float ms = 0;
+    bool ok = check(
+        "cuEventElapsedTime",
+        [&] { return driver.api().eventElapsedTime(&ms, start, end); }, error);
+    us = ok ? static_cast<double>(ms) * 1e3 : 0;
+    return ok;
   }
   void destroyEvent(void *event) override {
     if (event && driver.api().ctxSetCurrent(context) == 0)

@@ -103,6 +103,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
       !resolve(handle, "cuEventQuery", c.eventQuery, library, error) ||
       !resolve(handle, "cuStreamWaitEvent", c.streamWaitEvent, library,
                error) ||
+      !resolve(handle, "cuEventElapsedTime_v2", c.eventElapsedTime, library,
+               error) ||
       !resolve(handle, "cuMemcpyDtoDAsync_v2", c.memcpyDtoDAsync, library,
                error))
     return nullptr;

@@ -46,10 +46,10 @@ Device::fragmentResources(bool deviceCode, std::string &error) {
   return std::make_unique<FragmentResources>();
 }
 
-std::shared_ptr<DeviceEvent> DeviceEvent::create(Device &device,
-                                                 std::string &error) {
+std::shared_ptr<DeviceEvent>
+DeviceEvent::create(Device &device, std::string &error, bool timing) {
   void *handle = nullptr;
-  if (!device.createEvent(handle, error))
+  if (!device.createEvent(handle, timing, error))
     return nullptr;
   return std::shared_ptr<DeviceEvent>(new DeviceEvent(device, handle));
 }

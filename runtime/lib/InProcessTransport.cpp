@@ -3,6 +3,7 @@
 #include "tandem/Runtime/Transport.h"
 
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/DeviceTimeline.h"
 
 #include <algorithm>
 #include <cstring>
@@ -13,8 +14,8 @@ using namespace tandem::runtime;
 InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
     : ranks(ranks),
       device(device && device->kind() != DeviceKind::Host ? device : nullptr),
-      rankStreams(ranks, nullptr), finished(ranks, false),
-      waitingFor(ranks, nullptr), incomplete(ranks),
+      rankStreams(ranks, nullptr), timelines(ranks, nullptr),
+      finished(ranks, false), waitingFor(ranks, nullptr), incomplete(ranks),
       inCollective(ranks, nullptr) {}
 
 InProcessTransport::~InProcessTransport() {
@@ -23,10 +24,13 @@ InProcessTransport::~InProcessTransport() {
     device->destroyStream(copyStream);
 }
 
-void InProcessTransport::setRankStream(int64_t rank, void *stream) {
+void InProcessTransport::setRankStream(int64_t rank, void *stream,
+                                       DeviceTimeline *timeline) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (rank >= 0 && rank < ranks)
+  if (rank >= 0 && rank < ranks) {
     rankStreams[rank] = stream;
+    timelines[rank] = timeline;
+  }
 }
 
 bool InProcessTransport::complete(Pending send, Pending recv,
@@ -71,9 +75,19 @@ bool InProcessTransport::copyOnStream(const Pending &send, const Pending &recv,
   // the payload, the receiver's last reader of the buffer it lands in.
   std::shared_ptr<DeviceEvent> done = DeviceEvent::create(*device, error);
   if (!done || !device->waitForEvent(copyStream, send.posted->get(), error) ||
-      !device->waitForEvent(copyStream, recv.posted->get(), error) ||
-      !device->copyOnDeviceAsync(recv.op->recvData, send.op->sendData,
+      !device->waitForEvent(copyStream, recv.posted->get(), error))
+    return false;
+  // The receiver's timeline shows the copy (the sender's shows its wait).
+  DeviceTimeline *timeline = timelines[recv.rank];
+  int64_t span = -1;
+  if (timeline && (span = timeline->begin(copyStream,
+                                          recv.op->description + " from " +
+                                              std::to_string(send.rank),
+                                          "device transfer", error)) < 0)
+    return false;
+  if (!device->copyOnDeviceAsync(recv.op->recvData, send.op->sendData,
                                  send.op->bytes, copyStream, error) ||
+      (timeline && !timeline->end(span, copyStream, error)) ||
       !device->recordEvent(done->get(), copyStream, error))
     return false;
   copied[send.op] = done;

@@ -3,6 +3,7 @@
 #include "tandem/Runtime/NcclTransport.h"
 
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/DeviceTimeline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -92,16 +93,23 @@ NcclTransport::~NcclTransport() {
   device.destroyStream(transferStream);
 }
 
-void NcclTransport::setRankStream(int64_t rank, void *stream) {
-  if (rank == this->rank)
+void NcclTransport::setRankStream(int64_t rank, void *stream,
+                                  DeviceTimeline *timeline) {
+  if (rank == this->rank) {
     rankStream = stream;
+    this->timeline = timeline;
+  }
 }
 
-std::string NcclTransport::orderAfterRank() {
+std::string NcclTransport::orderAfterRank(const std::string &name) {
   std::string error;
   std::shared_ptr<DeviceEvent> posted = DeviceEvent::create(device, error);
   if (!posted || !device.recordEvent(posted->get(), rankStream, error) ||
       !device.waitForEvent(transferStream, posted->get(), error))
+    return error;
+  groupSpan = -1;
+  if (timeline && (groupSpan = timeline->begin(transferStream, name,
+                                               "device transfer", error)) < 0)
     return error;
   return "";
 }
@@ -109,6 +117,9 @@ std::string NcclTransport::orderAfterRank() {
 std::string NcclTransport::markGroup() {
   std::string error;
   std::shared_ptr<DeviceEvent> done = DeviceEvent::create(device, error);
+  if (groupSpan >= 0 && !timeline->end(groupSpan, transferStream, error))
+    return error;
+  groupSpan = -1;
   if (!done || !device.recordEvent(done->get(), transferStream, error))
     return error;
   lastGroup = std::move(done);
@@ -213,7 +224,11 @@ bool NcclTransport::post(int64_t rank, std::vector<TransportOp> &group,
   };
   if (!device.makeCurrent(error))
     return failed(error);
-  std::string ordered = orderAfterRank();
+  std::string name;
+  for (const TransportOp &op : group)
+    name += (name.empty() ? "" : ", ") + op.description +
+            (op.send ? " to " : " from ") + std::to_string(op.peer);
+  std::string ordered = orderAfterRank(name);
   if (!ordered.empty())
     return failed(ordered);
   const NcclApi &api = nccl.api();
@@ -353,7 +368,7 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
   };
   if (!device.makeCurrent(error))
     return failed(error);
-  std::string ordered = orderAfterRank();
+  std::string ordered = orderAfterRank(op.description);
   if (!ordered.empty())
     return failed(ordered);
   const NcclApi &api = nccl.api();

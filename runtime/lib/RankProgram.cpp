@@ -672,7 +672,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
 
   // A transport over device memory orders its copies against the stream
   // the rank's kernels run on.
-  transport.setRankStream(rank, context.stream);
+  transport.setRankStream(rank, context.stream, timeline.get());
+  lastSpans.clear();
 
   // Where the fragments read the step inputs: the caller's buffers on the
   // host device, else copies on the device (allocated once).
@@ -942,8 +943,16 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         return fail(where + ": " + error);
       // A report names the run by its action.
       context.call = at;
+      std::string traceError;
+      int64_t span = timeline ? timeline->begin(context.stream, where, "device",
+                                                traceError)
+                              : 0;
+      if (span < 0)
+        return fail(where + ": " + traceError);
       int status =
           functions[fi](&context, args.data(), results.data(), scratchData[at]);
+      if (timeline && !timeline->end(span, context.stream, traceError))
+        return fail(where + ": " + traceError);
       // Host code has reported by now; on a GPU (the fake one of the
       // tests too) kernels report after the step's synchronization, read
       // below.
@@ -1086,6 +1095,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
       return fail(report);
     // The driver's count of the device's memory, for the summary.
     device->sampleDriverPeak();
+    if (timeline && !timeline->collect(context.stream, lastSpans, syncError))
+      return fail("the device trace: " + syncError);
   }
 
   // Updates are handed out in place (the next step overwrites them, after
@@ -1190,6 +1201,11 @@ bool RankProgram::findNonFiniteSum(const FragmentInfo &f,
     return true;
   }
   return true;
+}
+
+void RankProgram::traceDevice() {
+  if (!direct() && !timeline)
+    timeline = std::make_unique<DeviceTimeline>(*device);
 }
 
 bool RankProgram::applyUpdates(const StepResult &result, std::string &error) {

@@ -12,13 +12,16 @@
 #include "tandem/Runtime/CudaDriver.h"
 #include "tandem/Runtime/CudaLibraries.h"
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/DeviceTimeline.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 using namespace tandem::runtime;
@@ -323,7 +326,7 @@ TEST(CudaDevice, TheFakeRunsQueuedWorkWhenAsked) {
   ASSERT_TRUE(a && b && device->createStream(stream, error)) << error;
   ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
   void *event = nullptr;
-  ASSERT_TRUE(device->createEvent(event, error)) << error;
+  ASSERT_TRUE(device->createEvent(event, /*timing=*/false, error)) << error;
   bool done = false;
   ASSERT_TRUE(device->eventDone(event, done, error)) << error;
   EXPECT_TRUE(done) << "an event never recorded is done";
@@ -350,4 +353,57 @@ TEST(CudaDevice, TheFakeRunsQueuedWorkWhenAsked) {
   device->destroyStream(stream);
   device->release(a);
   device->release(b);
+}
+
+namespace {
+double monotonicMicroseconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 +
+         static_cast<double>(ts.tv_nsec) / 1e3;
+}
+} // namespace
+
+// A timeline's spans land on the host's clock where the device ran them:
+// a span of the default stream around 5 ms of the host's time (the fake's
+// blocking streams run with the host), in the order begun. A span never
+// ended, and timing on the host, are errors.
+TEST(DeviceTimeline, SpansLandOnTheHostClock) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  DeviceTimeline timeline(*device);
+  for (int step = 0; step < 2; ++step) {
+    double before = monotonicMicroseconds();
+    int64_t outer = timeline.begin(nullptr, "outer", "device", error);
+    ASSERT_GE(outer, 0) << error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    int64_t inner = timeline.begin(nullptr, "inner", "device", error);
+    ASSERT_GE(inner, 0) << error;
+    ASSERT_TRUE(timeline.end(inner, nullptr, error)) << error;
+    ASSERT_TRUE(timeline.end(outer, nullptr, error)) << error;
+    double after = monotonicMicroseconds();
+    std::vector<DeviceSpan> spans;
+    ASSERT_TRUE(timeline.collect(nullptr, spans, error)) << error;
+    ASSERT_EQ(spans.size(), 2u);
+    EXPECT_EQ(spans[0].name, "outer");
+    EXPECT_EQ(spans[1].name, "inner");
+    EXPECT_GE(spans[0].duration, 4900);
+    // Float milliseconds: a microsecond of rounding either way.
+    EXPECT_GE(spans[0].start, before - 1);
+    EXPECT_LE(spans[0].start + spans[0].duration, after + 1);
+    EXPECT_GE(spans[1].start, spans[0].start + 4900);
+    EXPECT_LE(spans[1].start + spans[1].duration,
+              spans[0].start + spans[0].duration + 1);
+  }
+  ASSERT_GE(timeline.begin(nullptr, "open", "device", error), 0) << error;
+  std::vector<DeviceSpan> spans;
+  EXPECT_FALSE(timeline.collect(nullptr, spans, error));
+  EXPECT_EQ(error, "device span 'open' was never ended");
+  std::unique_ptr<Device> host = makeHostDevice();
+  double us = 0;
+  EXPECT_FALSE(host->elapsedMicroseconds(nullptr, nullptr, us, error));
+  EXPECT_EQ(error, "the host times no events");
 }

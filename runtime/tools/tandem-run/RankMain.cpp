@@ -713,6 +713,10 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   };
   StepTimer timer(transport, program->manifest(),
                   program->transferWaitPoints(transport.postedOpsMoveAlone()));
+  // On a GPU the host's clock times the issue of work: the trace adds the
+  // device's own spans.
+  if (!o.trace.empty())
+    program->traceDevice();
   timer.beforeAbort = [&] { status.set(failureStatus()); };
   double stepSum = 0, waitSum = 0;
   std::map<int64_t, std::shared_ptr<Buffer>> lastOutputs;
@@ -742,6 +746,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     if (!program->runStep(stepInputs(step), timer, result, error))
       return abortJob(currentStep + ": " + error);
     timer.endStep();
+    timer.addDeviceSpans(program->deviceSpans());
     std::optional<double> lossValue =
         rank == lossRank ? lossOutput(program->manifest(), result.outputs)
                          : std::nullopt;
@@ -1023,6 +1028,10 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
         out << (firstEvent ? "" : ",\n")
             << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
             << ",\"args\":{\"name\":\"rank " << r << "\"}}";
+        for (int64_t track = 0; track < StepTimer::kTracks; ++track)
+          out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << r
+              << ",\"tid\":" << track << ",\"args\":{\"name\":\""
+              << StepTimer::trackName(track) << "\"}}";
         firstEvent = false;
         if (!events[r].empty())
           out << ",\n" << events[r];

@@ -148,6 +148,33 @@ static std::string quoted(const std::string &text) {
   return out + "\"";
 }
 
+void StepTimer::addDeviceSpans(const std::vector<runtime::DeviceSpan> &spans) {
+  for (const runtime::DeviceSpan &span : spans)
+    trace.push_back(
+        {span.name, span.category, span.start, span.duration, step});
+}
+
+namespace {
+
+/// The categories of the tracks, in track order.
+const char *const kTrackCategories[StepTimer::kTracks] = {
+    "compute", "transfer", "device", "device transfer"};
+const char *const kTrackNames[StepTimer::kTracks] = {
+    "host", "host: transfers posted", "device", "device: transfers"};
+
+int64_t trackOf(const std::string &category) {
+  for (int64_t track = 1; track < StepTimer::kTracks; ++track)
+    if (category == kTrackCategories[track])
+      return track;
+  return 0; // compute and wait
+}
+
+} // namespace
+
+const char *StepTimer::trackName(int64_t track) {
+  return track >= 0 && track < kTracks ? kTrackNames[track] : "";
+}
+
 std::string StepTimer::eventsJson(int64_t rank) const {
   std::string out;
   char number[64];
@@ -159,9 +186,10 @@ std::string StepTimer::eventsJson(int64_t rank) const {
     std::snprintf(number, sizeof number, ",\"ts\":%.3f,\"dur\":%.3f", e.start,
                   e.duration);
     out += number;
-    // Transfers overlap the rank's compute: a track of their own.
+    // Transfers overlap the rank's compute, and the device's work the
+    // host's: tracks of their own.
     out += ",\"pid\":" + std::to_string(rank) +
-           ",\"tid\":" + (e.category == "transfer" ? "1" : "0") +
+           ",\"tid\":" + std::to_string(trackOf(e.category)) +
            ",\"args\":{\"step\":" + std::to_string(e.step) + "}}";
   }
   return out;

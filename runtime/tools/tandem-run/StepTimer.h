@@ -16,6 +16,7 @@
 #ifndef TANDEM_TOOLS_TANDEM_RUN_STEPTIMER_H
 #define TANDEM_TOOLS_TANDEM_RUN_STEPTIMER_H
 
+#include "tandem/Runtime/DeviceTimeline.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/Transport.h"
 
@@ -45,8 +46,9 @@ public:
   const runtime::Device *payloadDevice() const override {
     return inner.payloadDevice();
   }
-  void setRankStream(int64_t rank, void *stream) override {
-    inner.setRankStream(rank, stream);
+  void setRankStream(int64_t rank, void *stream,
+                     runtime::DeviceTimeline *timeline) override {
+    inner.setRankStream(rank, stream, timeline);
   }
   bool post(int64_t rank, std::vector<runtime::TransportOp> &group,
             std::string &error) override;
@@ -73,6 +75,16 @@ public:
   double stepSeconds() const { return lastStep; }
   double waitSeconds() const { return lastWait; }
   double bubble() const { return lastStep > 0 ? lastWait / lastStep : 0; }
+
+  /// Adds the last step's device spans (RankProgram::deviceSpans), on
+  /// tracks of their own.
+  void addDeviceSpans(const std::vector<runtime::DeviceSpan> &spans);
+
+  /// The trace's tracks per rank: the host's compute and waits, the host's
+  /// view of transfers (post to seen complete), the device's runs and the
+  /// device's transfers.
+  static constexpr int64_t kTracks = 4;
+  static const char *trackName(int64_t track);
 
   const std::vector<TraceEvent> &events() const { return trace; }
   /// The events as JSON objects (no enclosing brackets), `pid` = rank.

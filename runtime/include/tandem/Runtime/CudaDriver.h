@@ -75,6 +75,8 @@ struct CudaDriverApi {
   Result (*eventRecord)(void *event, void *stream);
   Result (*eventQuery)(void *event);
   Result (*streamWaitEvent)(void *stream, void *event, unsigned flags);
+  /// Milliseconds between two done records of timing events.
+  Result (*eventElapsedTime)(float *milliseconds, void *start, void *end);
   Result (*memcpyDtoDAsync)(Pointer dst, Pointer src, size_t bytes,
                             void *stream);
 };

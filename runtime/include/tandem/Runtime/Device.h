@@ -97,7 +97,9 @@ public:
   }
   /// Destroys a stream; work issued on it still runs.
   virtual void destroyStream(void *stream) {}
-  virtual bool createEvent(void *&event, std::string &error) {
+  /// An event that only orders work, or with `timing` one whose records
+  /// are also timed (elapsedMicroseconds).
+  virtual bool createEvent(void *&event, bool timing, std::string &error) {
     event = nullptr;
     return true;
   }
@@ -117,6 +119,13 @@ public:
   virtual bool eventDone(void *event, bool &done, std::string &error) {
     done = true;
     return true;
+  }
+  /// The device time between two done records of timing events (start
+  /// before end). The host times no events.
+  virtual bool elapsedMicroseconds(void *start, void *end, double &us,
+                                   std::string &error) {
+    error = describe() + " times no events";
+    return false;
   }
   /// A copy between two of the device's buffers issued on `stream`: in
   /// place once the stream's work up to here has run. The host's is done
@@ -170,10 +179,10 @@ private:
 /// pending ops share one).
 class DeviceEvent {
 public:
-  /// A fresh event on `device` (which must outlive it); nullptr with
-  /// `error`.
-  static std::shared_ptr<DeviceEvent> create(Device &device,
-                                             std::string &error);
+  /// A fresh event on `device` (which must outlive it), timed with
+  /// `timing`; nullptr with `error`.
+  static std::shared_ptr<DeviceEvent> create(Device &device, std::string &error,
+                                             bool timing = false);
   DeviceEvent(const DeviceEvent &) = delete;
   DeviceEvent &operator=(const DeviceEvent &) = delete;
   ~DeviceEvent() { device.destroyEvent(handle); }

@@ -45,7 +45,8 @@ public:
   ~NcclTransport() override;
 
   const Device *payloadDevice() const override { return &device; }
-  void setRankStream(int64_t rank, void *stream) override;
+  void setRankStream(int64_t rank, void *stream,
+                     DeviceTimeline *timeline) override;
   /// One group on the transfer stream, enqueued before it returns.
   bool post(int64_t rank, std::vector<TransportOp> &group,
             std::string &error) override;
@@ -72,9 +73,9 @@ private:
   /// until its work is done, an error, or the timeout: "" when done, else
   /// what went wrong (the communicator is then aborted).
   std::string pollDone(bool groups);
-  /// Starts a group on the transfer stream after the rank's work so far;
-  /// "" or what failed.
-  std::string orderAfterRank();
+  /// Starts a group on the transfer stream after the rank's work so far
+  /// (and its span on the timeline, named `name`); "" or what failed.
+  std::string orderAfterRank(const std::string &name);
   /// Marks the end of the group just enqueued; "" or what failed.
   std::string markGroup();
   /// After the stream went idle: every op in flight has completed.
@@ -96,6 +97,9 @@ private:
   /// last group enqueued on it (the stream runs the groups in order).
   void *rankStream = nullptr;
   void *transferStream = nullptr;
+  DeviceTimeline *timeline = nullptr;
+  /// The group's span on the timeline, or -1.
+  int64_t groupSpan = -1;
   std::shared_ptr<DeviceEvent> lastGroup;
 };
 

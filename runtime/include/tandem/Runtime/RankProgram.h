@@ -19,6 +19,7 @@
 #define TANDEM_RUNTIME_RANKPROGRAM_H
 
 #include "tandem/Runtime/Device.h"
+#include "tandem/Runtime/DeviceTimeline.h"
 #include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Runtime/Manifest.h"
 #include "tandem/Runtime/Transport.h"
@@ -189,6 +190,14 @@ public:
   /// next runStep); false with `error` when a device copy fails.
   bool applyUpdates(const StepResult &result, std::string &error);
 
+  /// From the next step on, times the rank's device work with events
+  /// (DeviceTimeline.h): each run on the rank's stream and each transfer
+  /// the transport issues for the rank. Nothing on the host device, whose
+  /// work the host's own clock times.
+  void traceDevice();
+  /// The last step's device spans, in the order issued.
+  const std::vector<DeviceSpan> &deviceSpans() const { return lastSpans; }
+
 private:
   RankProgram() = default;
   using Fn = tandem_fragment_fn;
@@ -253,6 +262,9 @@ private:
   bool findNonFiniteSum(const FragmentInfo &f,
                         const std::vector<const void *> &args,
                         std::string &found, std::string &error);
+  /// traceDevice's timeline (null when not tracing) and last spans.
+  std::unique_ptr<DeviceTimeline> timeline;
+  std::vector<DeviceSpan> lastSpans;
   /// RankProgramOptions::dumpFragments, and the calls made so far.
   std::string dumpDirectory;
   uint64_t dumpedCalls = 0;

@@ -104,6 +104,7 @@ bool foldCollective(CollectiveOp::Reduction reduction, ElementType dtype,
 
 class Device;
 class DeviceEvent;
+class DeviceTimeline;
 
 /// The payload bytes one rank has moved to and from one peer.
 struct PeerBytes {
@@ -124,9 +125,12 @@ public:
   /// the default, is the device's default stream). A transport over device
   /// memory orders its work after the rank's work issued on it before a
   /// post, and the rank's work issued after a wait after the ops waited
-  /// for, by events, without the host waiting for either. Set before the
-  /// rank posts; the host transports ignore it.
-  virtual void setRankStream(int64_t rank, void *stream) {}
+  /// for, by events, without the host waiting for either; with a
+  /// `timeline`, it marks its device work for the rank there too (a
+  /// receive's copy, a group). Set before the rank posts; the host
+  /// transports ignore it.
+  virtual void setRankStream(int64_t rank, void *stream,
+                             DeviceTimeline *timeline) {}
   /// Posts `group` for `rank` and returns without waiting: the ops go on
   /// while the rank runs other actions. The ops must stay where they are
   /// (the vector unchanged) until each has been waited for. False with
@@ -183,7 +187,8 @@ public:
   explicit InProcessTransport(int64_t ranks, Device *device = nullptr);
   ~InProcessTransport() override;
   const Device *payloadDevice() const override { return device; }
-  void setRankStream(int64_t rank, void *stream) override;
+  void setRankStream(int64_t rank, void *stream,
+                     DeviceTimeline *timeline) override;
   bool post(int64_t rank, std::vector<TransportOp> &group,
             std::string &error) override;
   bool wait(int64_t rank, const std::vector<TransportOp *> &ops,
@@ -240,6 +245,7 @@ private:
   /// copy), and for each op paired but not yet waited for, the event after
   /// its copy.
   std::vector<void *> rankStreams;
+  std::vector<DeviceTimeline *> timelines;
   void *copyStream = nullptr;
   bool haveCopyStream = false;
   std::map<const TransportOp *, std::shared_ptr<DeviceEvent>> copied;
