@@ -285,14 +285,18 @@ chain() {
 
 # The same losses with every rank of S = 2 on the one GPU (ranks as threads
 # of one tandem-run, the rank main of MPI ranks): bitwise S = 1's; the
-# S = 2 run's summary.
+# S = 2 run's summary; its trace's device tracks (CUDA events) in the order
+# the transports' events impose (test/Runtime/device-trace.test's checker).
 across_stages() {
   local p=$1
   run_gpu "$CARRY/$p-s1" 10 | cut -d' ' -f1-4 >"$OUT/$p-s1.loss" &&
-    run_gpu "$CARRY/$p-s2" 10 | cut -d' ' -f1-4 >"$OUT/$p-s2.loss" &&
+    run_gpu "$CARRY/$p-s2" 10 --trace "$OUT/$p-s2-trace.json" |
+    cut -d' ' -f1-4 >"$OUT/$p-s2.loss" &&
     cat "$OUT/$p-s2.loss" && grep -A2 '^summary' "$WORK/run-gpu.log" &&
     diff "$OUT/$p-s1.loss" "$OUT/$p-s2.loss" &&
-    echo "S = 1 and S = 2 bitwise equal over 10 steps"
+    echo "S = 1 and S = 2 bitwise equal over 10 steps" &&
+    python3 "$ROOT/test/Runtime/Inputs/check_device_trace.py" \
+      "$OUT/$p-s2-trace.json" "$CARRY/$p-s2" 10
 }
 
 # Every fragment call of step 0 on the GPU against the emulation's dump.
