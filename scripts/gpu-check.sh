@@ -337,6 +337,28 @@ index_checks() {
   echo "the GPU's reports equal the emulation's"
 }
 
+# CUDA graphs (docs/runtime.md, "CUDA graphs"): the S = 1 libraries' steps
+# captured once (step 1) and replayed: the losses bitwise those without
+# graphs (across_stages's 10 steps), and the step times of both.
+graphs() {
+  local p
+  for p in f32 bf16; do
+    run_gpu "$CARRY/$p-s1" 10 --cuda-graphs >"$WORK/$p-graphs.steps" || return 1
+    cut -d' ' -f1-4 "$WORK/$p-graphs.steps" | diff "$OUT/$p-s1.loss" - || return 1
+    echo "$p: 10 steps with --cuda-graphs bitwise equal to those without"
+    run_gpu "$CARRY/$p-s1" 30 >"$WORK/$p-plain.steps" || return 1
+    run_gpu "$CARRY/$p-s1" 30 --cuda-graphs >"$WORK/$p-graphs.steps" || return 1
+    python3 - "$p" "$WORK/$p-plain.steps" "$WORK/$p-graphs.steps" <<'PY'
+import statistics, sys
+def median(path):
+    return statistics.median(float(l.split()[5]) for l in list(open(path))[2:])
+plain, graphs = median(sys.argv[2]), median(sys.argv[3])
+print(f"{sys.argv[1]} S=1 step median: {plain * 1e3:.2f} ms without graphs, "
+      f"{graphs * 1e3:.2f} ms with ({plain / graphs:.2f}x)")
+PY
+  done
+}
+
 # Step times of the tiny GPT on the GPU (a first figure, not the benchmark).
 timing() {
   local p
@@ -379,7 +401,7 @@ begin() {
     BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile \
-    nccl_one_rank index_checks
+    nccl_one_rank index_checks graphs
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -412,6 +434,7 @@ check_steps() {
   step "NCCL, one rank" 60 nccl_one_rank
   step "f32 kernels vs emulation" 60 kernels
   step "index checks" 30 index_checks
+  step "CUDA graphs" 60 graphs
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
 }

@@ -149,6 +149,41 @@ public:
                          },
                          error);
   }
+  bool beginCapture(void *stream, std::string &error) override {
+    return check(
+        "cuStreamBeginCapture",
+        [&] {
+          return driver.api().streamBeginCapture(stream,
+                                                 kCudaCaptureThreadLocal);
+        },
+        error);
+  }
+  bool endCapture(void *stream, void *&graph, std::string &error) override {
+    graph = nullptr;
+    void *captured = nullptr;
+    if (!check(
+            "cuStreamEndCapture",
+            [&] { return driver.api().streamEndCapture(stream, &captured); },
+            error))
+      return false;
+    bool ok = check(
+        "cuGraphInstantiate",
+        [&] { return driver.api().graphInstantiate(&graph, captured, 0); },
+        error);
+    driver.api().graphDestroy(captured);
+    if (!ok)
+      graph = nullptr;
+    return ok;
+  }
+  bool launchGraph(void *graph, void *stream, std::string &error) override {
+    return check(
+        "cuGraphLaunch",
+        [&] { return driver.api().graphLaunch(graph, stream); }, error);
+  }
+  void destroyGraph(void *graph) override {
+    if (graph && driver.api().ctxSetCurrent(context) == 0)
+      driver.api().graphExecDestroy(graph);
+  }
   bool makeCurrent(std::string &error) override {
     return check("cuCtxSetCurrent", [] { return 0; }, error);
   }

@@ -105,6 +105,16 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
                error) ||
       !resolve(handle, "cuEventElapsedTime_v2", c.eventElapsedTime, library,
                error) ||
+      !resolve(handle, "cuStreamBeginCapture_v2", c.streamBeginCapture, library,
+               error) ||
+      !resolve(handle, "cuStreamEndCapture", c.streamEndCapture, library,
+               error) ||
+      !resolve(handle, "cuGraphInstantiateWithFlags", c.graphInstantiate,
+               library, error) ||
+      !resolve(handle, "cuGraphLaunch", c.graphLaunch, library, error) ||
+      !resolve(handle, "cuGraphExecDestroy", c.graphExecDestroy, library,
+               error) ||
+      !resolve(handle, "cuGraphDestroy", c.graphDestroy, library, error) ||
       !resolve(handle, "cuMemcpyDtoDAsync_v2", c.memcpyDtoDAsync, library,
                error))
     return nullptr;

@@ -77,6 +77,9 @@ Buffer Buffer::view(void *data, uint64_t bytes) {
 }
 
 RankProgram::~RankProgram() {
+  // The graph launches the library's kernels: gone before the library.
+  if (graph)
+    device->destroyGraph(graph);
   if (handle)
     dlclose(handle);
 }
@@ -270,6 +273,29 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
       static_cast<tandem_fragment_status *>(program->statusWord.data());
   if (!program->bindBuffers(options, error))
     return nullptr;
+  if (options.cudaGraphs) {
+    std::string why;
+    if (std::any_of(
+            m.actions.begin(), m.actions.end(),
+            [](const ActionInfo &a) { return a.op != ActionKind::Run; }))
+      why = "the rank's program has transfers or collectives, which a "
+            "graph does not capture yet (only S = 1)";
+    else if (options.separateBuffers || !options.dumpFragments.empty() ||
+             options.checkGradients)
+      why = "the step does host work between its launches "
+            "(TANDEM_SEPARATE_BUFFERS, TANDEM_DUMP_FRAGMENTS or "
+            "--check-finite all)";
+    else if (hostCode)
+      why = std::string("the rank's library is host code (target '") +
+            targetKindName(m.target.kind) + "'" +
+            (m.target.kind == TargetKind::Cuda ? ", emulated" : "") +
+            "), which launches nothing to capture";
+    if (!why.empty()) {
+      error = m.path + ": --cuda-graphs: " + why;
+      return nullptr;
+    }
+    program->cudaGraphs = true;
+  }
   // The runtime's own sums add on the host.
   if (!program->sums.empty() && !device.hostAddressable()) {
     error = m.path + ": the rank's microbatch sums are the runtime's " +
@@ -695,6 +721,37 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     inputData[in.index] = static_cast<const uint8_t *>(copy.data());
   }
 
+  // A CUDA graph (RankProgramOptions::cudaGraphs): the second step is
+  // captured, and the steps after it launch its graph instead of calling
+  // the fragments, unless an address the launches take has moved.
+  bool replay = false, capture = false;
+  if (cudaGraphs) {
+    std::vector<const void *> addresses = graphAddresses(inputData);
+    if (graph && addresses != graphCapturedWith) {
+      device->destroyGraph(graph);
+      graph = nullptr;
+    }
+    replay = graph != nullptr;
+    capture = !graph && stepsRun >= 1;
+    std::string captureError;
+    if (capture && !device->beginCapture(context.stream, captureError))
+      return fail("cannot capture the step as a CUDA graph: " + captureError);
+    if (capture)
+      graphCapturedWith = std::move(addresses);
+  }
+  // A step that fails while capturing leaves the stream usable.
+  struct CaptureGuard {
+    Device &device;
+    void *stream;
+    bool active;
+    ~CaptureGuard() {
+      void *failed = nullptr;
+      std::string ignored;
+      if (active && device.endCapture(stream, failed, ignored))
+        device.destroyGraph(failed);
+    }
+  } captureGuard{*device, context.stream, capture};
+
   const int64_t end = static_cast<int64_t>(m.actions.size());
   // The last step's update and output results (read by the caller until
   // now), or what a failed step left.
@@ -943,15 +1000,19 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         return fail(where + ": " + error);
       // A report names the run by its action.
       context.call = at;
+      // A run of a graph's step is one span for the whole graph (below).
+      DeviceTimeline *runTimeline =
+          capture || replay ? nullptr : timeline.get();
       std::string traceError;
-      int64_t span = timeline ? timeline->begin(context.stream, where, "device",
-                                                traceError)
-                              : 0;
+      int64_t span = runTimeline ? runTimeline->begin(context.stream, where,
+                                                      "device", traceError)
+                                 : 0;
       if (span < 0)
         return fail(where + ": " + traceError);
-      int status =
-          functions[fi](&context, args.data(), results.data(), scratchData[at]);
-      if (timeline && !timeline->end(span, context.stream, traceError))
+      int status = replay ? 0
+                          : functions[fi](&context, args.data(), results.data(),
+                                          scratchData[at]);
+      if (runTimeline && !runTimeline->end(span, context.stream, traceError))
         return fail(where + ": " + traceError);
       // Host code has reported by now; on a GPU (the fake one of the
       // tests too) kernels report after the step's synchronization, read
@@ -1083,6 +1144,22 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   }
   if (!inFlight.empty())
     return fail("transfers still in flight at the end of the step");
+  if (capture) {
+    captureGuard.active = false;
+    std::string captureError;
+    if (!device->endCapture(context.stream, graph, captureError))
+      return fail("cannot capture the step as a CUDA graph: " + captureError);
+  }
+  if (capture || replay) {
+    std::string launchError;
+    int64_t span = timeline ? timeline->begin(context.stream,
+                                              "CUDA graph of the step's runs",
+                                              "device", launchError)
+                            : 0;
+    if (span < 0 || !device->launchGraph(graph, context.stream, launchError) ||
+        (timeline && !timeline->end(span, context.stream, launchError)))
+      return fail("the step's CUDA graph: " + launchError);
+  }
 
   // A GPU's work is asynchronous: its failures surface here, in the step
   // that caused them.
@@ -1131,6 +1208,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   transport.finish(rank);
   step.nonFinite = std::move(result.nonFinite);
   result = std::move(step);
+  ++stepsRun;
   return true;
 }
 
@@ -1201,6 +1279,19 @@ bool RankProgram::findNonFiniteSum(const FragmentInfo &f,
     return true;
   }
   return true;
+}
+
+std::vector<const void *> RankProgram::graphAddresses(
+    const std::map<int64_t, const uint8_t *> &inputData) const {
+  std::vector<const void *> addresses(bufferData.begin(), bufferData.end());
+  addresses.insert(addresses.end(), scratchData.begin(), scratchData.end());
+  for (const auto &[index, data] : inputData)
+    addresses.push_back(data);
+  for (const auto &[name, value] : parameters)
+    addresses.push_back(value.data());
+  addresses.push_back(statusWord.data());
+  addresses.push_back(context.workspace);
+  return addresses;
 }
 
 void RankProgram::traceDevice() {

@@ -178,6 +178,50 @@ TEST_P(DeviceConformance, EventsOrderWorkAcrossStreams) {
     device->release(p);
 }
 
+// A graph runs the work captured on a stream each time it is launched,
+// with the captured arguments: a copy and an event record, launched twice
+// with new bytes in the source between. Capturing runs nothing (the fake
+// shows it); the host captures no graphs.
+TEST_P(DeviceConformance, AGraphReplaysItsCapture) {
+  std::string error;
+  void *stream = nullptr;
+  ASSERT_TRUE(device->createStream(stream, error)) << error;
+  if (GetParam() == Which::Host) {
+    EXPECT_FALSE(device->beginCapture(stream, error));
+    EXPECT_EQ(error, "the host captures no graphs");
+    return;
+  }
+  const int32_t zero = 0;
+  void *a = device->allocate(4, 4, error);
+  void *b = device->allocate(4, 4, error);
+  ASSERT_TRUE(a && b) << error;
+  std::shared_ptr<DeviceEvent> done = DeviceEvent::create(*device, error);
+  ASSERT_TRUE(done) << error;
+  ASSERT_TRUE(device->beginCapture(stream, error)) << error;
+  ASSERT_TRUE(device->copyOnDeviceAsync(b, a, 4, stream, error)) << error;
+  ASSERT_TRUE(device->recordEvent(done->get(), stream, error)) << error;
+  void *graph = nullptr;
+  ASSERT_TRUE(device->endCapture(stream, graph, error)) << error;
+  ASSERT_NE(graph, nullptr);
+  for (int32_t value : {3, 4}) {
+    ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
+    int32_t back = -1;
+    if (GetParam() == Which::FakeCuda) {
+      ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
+      EXPECT_EQ(back, value == 3 ? zero : 3) << "the capture ran its copy";
+    }
+    ASSERT_TRUE(device->launchGraph(graph, stream, error)) << error;
+    ASSERT_TRUE(device->waitForEvent(nullptr, done->get(), error)) << error;
+    ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
+    EXPECT_EQ(back, value);
+  }
+  device->destroyGraph(graph);
+  done.reset();
+  device->destroyStream(stream);
+  device->release(a);
+  device->release(b);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
                          ::testing::Values(Which::Host, Which::FakeCuda,
                                            Which::RealCuda),
@@ -406,4 +450,32 @@ TEST(DeviceTimeline, SpansLandOnTheHostClock) {
   double us = 0;
   EXPECT_FALSE(host->elapsedMicroseconds(nullptr, nullptr, us, error));
   EXPECT_EQ(error, "the host times no events");
+}
+
+// As on a GPU, the fake refuses the legacy stream while a stream captures,
+// and the capture then fails whole.
+TEST(CudaDevice, TheLegacyStreamBreaksACapture) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  void *stream = nullptr;
+  void *a = device->allocate(4, 4, error);
+  ASSERT_TRUE(a && device->createStream(stream, error)) << error;
+  ASSERT_TRUE(device->beginCapture(stream, error)) << error;
+  const int32_t value = 1;
+  EXPECT_FALSE(device->copyToDevice(a, &value, 4, error));
+  EXPECT_EQ(error, "GPU 0 (Fake GPU, compute capability 9.0, 1.0 GiB): "
+                   "cuMemcpyHtoD: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (906)");
+  void *graph = nullptr;
+  EXPECT_FALSE(device->endCapture(stream, graph, error));
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_EQ(error, "GPU 0 (Fake GPU, compute capability 9.0, 1.0 GiB): "
+                   "cuStreamEndCapture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED "
+                   "(901)");
+  // The stream is usable again.
+  ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
+  device->destroyStream(stream);
+  device->release(a);
 }

@@ -24,6 +24,12 @@
 // not wait for a transport's copy reads the old bytes here, and a producer
 // that overwrites a payload before the copy ran sends the new ones.
 //
+// Graphs: a capturing stream records its copies, event records and waits
+// (the fake's only stream work) instead of issuing them, and a launch
+// issues them in order on the stream it names. As on a GPU, the legacy
+// stream's calls and synchronizations break a capture, and a capture may
+// wait only for events it recorded itself.
+//
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
@@ -36,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace {
 
@@ -46,6 +53,11 @@ constexpr int kInvalidContext = 201;
 constexpr int kInvalidHandle = 400;
 constexpr int kInvalidDevice = 101;
 constexpr int kNotReady = 600;
+constexpr int kNotSupported = 801;
+constexpr int kCaptureUnsupported = 900;
+constexpr int kCaptureInvalidated = 901;
+constexpr int kCaptureIsolation = 904;
+constexpr int kCaptureImplicit = 906;
 constexpr unsigned kNonBlocking = 0x1;
 constexpr unsigned kDisableTiming = 0x2;
 
@@ -61,6 +73,8 @@ struct Event {
   /// record ran, in microseconds of CLOCK_MONOTONIC.
   bool timing = false;
   double stamp = 0;
+  /// The capturing stream that recorded it last, while that capture lasts.
+  const void *capturedBy = nullptr;
 };
 
 double monotonicMicroseconds() {
@@ -82,6 +96,16 @@ struct Work {
 struct Stream {
   bool blocking = true;
   std::deque<Work> queue;
+  /// Between cuStreamBeginCapture and cuStreamEndCapture: the work issued,
+  /// recorded instead of run, and whether something broke the capture.
+  bool capturing = false, invalidated = false;
+  std::vector<Work> captured;
+};
+
+/// A captured graph or its instantiation: the work, issued in order on
+/// the stream it is launched on.
+struct Graph {
+  std::vector<Work> work;
 };
 
 /// Guards everything below: ranks on threads share the fake GPU.
@@ -89,6 +113,7 @@ std::mutex mutex;
 std::map<uintptr_t, size_t> allocations;
 std::map<void *, std::unique_ptr<Stream>> streams;
 std::map<void *, std::shared_ptr<Event>> events;
+std::map<void *, std::unique_ptr<Graph>> graphs, execs;
 int contextToken = 0;
 thread_local void *current = nullptr;
 
@@ -173,10 +198,41 @@ void runBlocking() {
       runUntil(*stream, nullptr);
 }
 
+/// Issued to run: a record takes the event's next number, a wait the
+/// number of its latest record.
+void numberRecord(Work &work) {
+  if (work.kind == Work::Record)
+    work.record = ++work.event->recorded;
+  else if (work.kind == Work::Wait)
+    work.record = work.event->recorded;
+}
+
+/// A capture a call broke: what a GPU answers, and the capture fails.
+int breakCapture(int status) {
+  for (auto &[handle, stream] : streams)
+    if (stream->capturing)
+      stream->invalidated = true;
+  return status;
+}
+
+bool anyCapture() {
+  for (auto &[handle, stream] : streams)
+    if (stream->capturing)
+      return true;
+  return false;
+}
+
 /// Issues `work` on `stream` (nullptr: the default stream), lock held: a
-/// blocking or default stream runs it at once, after the work it waits for.
+/// blocking or default stream runs it at once, after the work it waits for;
+/// a capturing stream records it. A record's number and a wait's are
+/// taken when issued to run.
 int issue(void *stream, Work work) {
   if (!stream) {
+    // The legacy stream synchronizes with the blocking streams, which a
+    // capture refuses.
+    if (anyCapture())
+      return breakCapture(kCaptureImplicit);
+    numberRecord(work);
     runBlocking();
     Stream legacy;
     legacy.queue.push_back(std::move(work));
@@ -187,6 +243,19 @@ int issue(void *stream, Work work) {
   if (found == streams.end())
     return kInvalidHandle;
   Stream &s = *found->second;
+  if (s.capturing) {
+    // An event from outside the capture would need a cross-graph
+    // dependency, which the fake does not model.
+    if (work.kind == Work::Wait && work.event->capturedBy != &s) {
+      s.invalidated = true;
+      return kCaptureIsolation;
+    }
+    if (work.kind == Work::Record)
+      work.event->capturedBy = &s;
+    s.captured.push_back(std::move(work));
+    return kSuccess;
+  }
+  numberRecord(work);
   s.queue.push_back(std::move(work));
   if (s.blocking)
     runUntil(s, nullptr);
@@ -252,6 +321,21 @@ int cuGetErrorName(int status, const char **name) {
   case kNotReady:
     *name = "CUDA_ERROR_NOT_READY";
     return kSuccess;
+  case kNotSupported:
+    *name = "CUDA_ERROR_NOT_SUPPORTED";
+    return kSuccess;
+  case kCaptureUnsupported:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return kSuccess;
+  case kCaptureInvalidated:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    return kSuccess;
+  case kCaptureIsolation:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_ISOLATION";
+    return kSuccess;
+  case kCaptureImplicit:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    return kSuccess;
   default:
     *name = nullptr;
     return kInvalidValue;
@@ -313,6 +397,8 @@ int cuCtxSynchronize() {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
+  if (anyCapture())
+    return breakCapture(kCaptureUnsupported);
   runAll();
   return kSuccess;
 }
@@ -387,6 +473,8 @@ int cuStreamSynchronize(void *stream) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
+  if (anyCapture())
+    return breakCapture(kCaptureUnsupported);
   if (!stream) {
     runBlocking();
     return kSuccess;
@@ -425,7 +513,6 @@ int cuEventRecord(void *event, void *stream) {
   Work work;
   work.kind = Work::Record;
   work.event = found->second;
-  work.record = ++found->second->recorded;
   return issue(stream, std::move(work));
 }
 
@@ -471,7 +558,6 @@ int cuStreamWaitEvent(void *stream, void *event, unsigned) {
   Work work;
   work.kind = Work::Wait;
   work.event = found->second;
-  work.record = found->second->recorded;
   return issue(stream, std::move(work));
 }
 
@@ -487,6 +573,81 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
   work.src = src;
   work.bytes = bytes;
   return issue(stream, std::move(work));
+}
+
+// Capture on one stream at a time, in the capturing thread's mode (the
+// fake keeps no per-thread state: any legacy-stream call breaks it).
+int cuStreamBeginCapture_v2(void *stream, int) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = streams.find(stream);
+  if (found == streams.end())
+    return stream ? kInvalidHandle : kCaptureUnsupported;
+  if (found->second->capturing || anyCapture())
+    return kNotSupported;
+  found->second->capturing = true;
+  found->second->invalidated = false;
+  found->second->captured.clear();
+  return kSuccess;
+}
+
+int cuStreamEndCapture(void *stream, void **graph) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = streams.find(stream);
+  if (found == streams.end() || !found->second->capturing)
+    return kInvalidValue;
+  Stream &s = *found->second;
+  s.capturing = false;
+  for (auto &[handle, event] : events)
+    if (event->capturedBy == &s)
+      event->capturedBy = nullptr;
+  *graph = nullptr;
+  if (s.invalidated)
+    return kCaptureInvalidated;
+  auto made = std::make_unique<Graph>();
+  made->work = std::move(s.captured);
+  *graph = made.get();
+  graphs[made.get()] = std::move(made);
+  return kSuccess;
+}
+
+int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = graphs.find(graph);
+  if (found == graphs.end())
+    return kInvalidValue;
+  auto made = std::make_unique<Graph>(*found->second);
+  *exec = made.get();
+  execs[made.get()] = std::move(made);
+  return kSuccess;
+}
+
+int cuGraphLaunch(void *exec, void *stream) {
+  if (!current)
+    return kInvalidContext;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = execs.find(exec);
+  if (found == execs.end())
+    return kInvalidValue;
+  for (const Work &work : found->second->work)
+    if (int status = issue(stream, work))
+      return status;
+  return kSuccess;
+}
+
+int cuGraphExecDestroy(void *exec) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return execs.erase(exec) ? kSuccess : kInvalidValue;
+}
+
+int cuGraphDestroy(void *graph) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return graphs.erase(graph) ? kSuccess : kInvalidValue;
 }
 
 // The fake GPU's 1 GiB less its allocations (rounded as allocated) and a
@@ -511,6 +672,8 @@ int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!onDevice(dst, bytes))
     return kInvalidValue;
+  if (anyCapture())
+    return breakCapture(kCaptureImplicit);
   runBlocking();
   std::memset(reinterpret_cast<void *>(dst), value, bytes);
   return kSuccess;

@@ -63,6 +63,9 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          milliseconds (at most 3600000)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
+  --cuda-graphs          capture a GPU library's step once as a CUDA graph
+                         and launch it for every later step (one rank, no
+                         transfers: S = 1)
   --device cpu|cuda      where each rank's memory lives (default cpu, also
                          called host; cuda: the GPU of its local rank on its
                          host; ranks as threads: cuda[:N], GPU N for every
@@ -191,6 +194,8 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
     } else if (arg == "--trace") {
       if (!value(o.trace))
         return false;
+    } else if (arg == "--cuda-graphs") {
+      o.cudaGraphs = true;
     } else if (arg == "--launcher") {
       if (!value(o.launcher))
         return false;

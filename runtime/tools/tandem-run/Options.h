@@ -31,6 +31,8 @@ struct Options {
   /// the receiver holds each message until its send time plus the delay.
   double linkDelayMs = 0.0;
   bool printCommand = false;
+  /// Capture a GPU library's step as a CUDA graph (RankProgramOptions).
+  bool cudaGraphs = false;
   /// What a non-finite value stops: "all" (the loss and every gradient
   /// sum), "loss", or "off"; empty: "all" where the host can read the
   /// device's memory, else "loss" (docs/runtime.md, "Non-finite values").

@@ -592,6 +592,7 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
   loadOptions.device = device;
   loadOptions.checkGradients = !scaled && checkFinite == "all";
+  loadOptions.cudaGraphs = o.cudaGraphs;
   std::unique_ptr<RankProgram> program =
       RankProgram::load(std::move(*manifest), loadOptions, error);
   if (!program)

@@ -77,6 +77,15 @@ struct CudaDriverApi {
   Result (*streamWaitEvent)(void *stream, void *event, unsigned flags);
   /// Milliseconds between two done records of timing events.
   Result (*eventElapsedTime)(float *milliseconds, void *start, void *end);
+  /// CUDA graphs: a stream's work captured instead of run, instantiated,
+  /// and launched as one unit.
+  Result (*streamBeginCapture)(void *stream, int mode);
+  Result (*streamEndCapture)(void *stream, void **graph);
+  Result (*graphInstantiate)(void **exec, void *graph,
+                             unsigned long long flags);
+  Result (*graphLaunch)(void *exec, void *stream);
+  Result (*graphExecDestroy)(void *exec);
+  Result (*graphDestroy)(void *graph);
   Result (*memcpyDtoDAsync)(Pointer dst, Pointer src, size_t bytes,
                             void *stream);
 };
@@ -88,6 +97,9 @@ constexpr unsigned kCudaStreamNonBlocking = 0x1;
 /// cuEventCreate's flag for an event that only orders work and records no
 /// time, the cheaper kind (CU_EVENT_DISABLE_TIMING).
 constexpr unsigned kCudaEventDisableTiming = 0x2;
+/// cuStreamBeginCapture's mode that refuses, on the capturing thread only,
+/// calls that could not be captured (CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).
+constexpr int kCudaCaptureThreadLocal = 1;
 
 /// cuEventQuery's answer while the work it marks still runs
 /// (CUDA_ERROR_NOT_READY).

@@ -127,6 +127,26 @@ public:
     error = describe() + " times no events";
     return false;
   }
+  /// CUDA graphs: from beginCapture on, the work issued on `stream` is
+  /// recorded instead of run, until endCapture makes it `graph`, a unit
+  /// that launchGraph runs on a stream, as often as asked, with the same
+  /// arguments (pointers included). The host captures nothing.
+  virtual bool beginCapture(void *stream, std::string &error) {
+    error = describe() + " captures no graphs";
+    return false;
+  }
+  /// Ends the capture; `graph` is null with `error` when it failed (the
+  /// stream is usable again either way).
+  virtual bool endCapture(void *stream, void *&graph, std::string &error) {
+    graph = nullptr;
+    error = describe() + " captures no graphs";
+    return false;
+  }
+  virtual bool launchGraph(void *graph, void *stream, std::string &error) {
+    error = describe() + " captures no graphs";
+    return false;
+  }
+  virtual void destroyGraph(void *graph) {}
   /// A copy between two of the device's buffers issued on `stream`: in
   /// place once the stream's work up to here has run. The host's is done
   /// when issued.

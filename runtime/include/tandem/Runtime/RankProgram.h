@@ -118,6 +118,17 @@ struct RankProgramOptions {
   /// posting buys. Same results; the memory plan holds either way.
   bool waitAtGroupEnd = false;
 
+  /// A GPU library's step is captured once as a CUDA graph (the second
+  /// step's launches, once the first has cached its GEMM plans) and that
+  /// graph is launched for every later step, so the host issues one launch
+  /// per step instead of hundreds. Its arguments are fixed at capture: a
+  /// step whose buffers moved (a step input reallocated, a parameter
+  /// shared) captures again. Only for a GPU library whose program has no
+  /// transfers or collectives (one rank: S = 1), and not with the debug
+  /// modes above or checkGradients, whose host work sits inside the step;
+  /// load refuses any other.
+  bool cudaGraphs = false;
+
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from
   /// TANDEM_DUMP_FRAGMENTS, waitAtGroupEnd from TANDEM_WAIT_AT_GROUP_END=1.
   static RankProgramOptions fromEnvironment();
@@ -262,6 +273,17 @@ private:
   bool findNonFiniteSum(const FragmentInfo &f,
                         const std::vector<const void *> &args,
                         std::string &found, std::string &error);
+  /// RankProgramOptions::cudaGraphs: the steps run so far, the graph of a
+  /// step (null before its capture) and the addresses it was captured
+  /// with (graphAddresses()).
+  bool cudaGraphs = false;
+  uint64_t stepsRun = 0;
+  void *graph = nullptr;
+  std::vector<const void *> graphCapturedWith;
+  /// Every address a step's launches take as an argument, through which
+  /// buffer, scratch, parameter and step input they go.
+  std::vector<const void *>
+  graphAddresses(const std::map<int64_t, const uint8_t *> &inputData) const;
   /// traceDevice's timeline (null when not tracing) and last spans.
   std::unique_ptr<DeviceTimeline> timeline;
   std::vector<DeviceSpan> lastSpans;
