@@ -40,6 +40,12 @@ DUMPS="dump dump-small dump-gqa"
 # The benchmark's model and step (bench/torch_gpt.py takes the same
 # numbers): GPT-2 124M, 4 microbatches of 8 sequences of 1024 tokens.
 BENCH_CONFIG=gpt2-124m BENCH_BATCH=8 BENCH_SEQ=1024 BENCH_MICROBATCHES=4
+# Its layers and width, for the MFU (bench/gpt_configs.py).
+BENCH_LAYERS=12 BENCH_WIDTH=768
+# The pipeline machinery's cost with compute shared: the small GPT with 4
+# stages on the one GPU against 1 stage, bf16, 1F1B, 8 microbatches of 8
+# sequences of 256 tokens.
+PIPE_BATCH=8 PIPE_SEQ=256 PIPE_MICROBATCHES=8
 
 # gpu_build DIR MODEL ARGS...: MODEL compiled by tandemc for the GPU into
 # DIR, its log beside it, keeping only what the GPU run reads (manifests,
@@ -120,6 +126,12 @@ prepare() {
   for p in f32-s1 bf16-s1 bf16-s2; do
     gpu_build "$CARRY/bench-$p" "$CARRY/bench.mlir" --stages "${p#*-s}" \
       --microbatches "$BENCH_MICROBATCHES" --precision "${p%-s*}"
+  done
+  "$bin/tandemc" models gpt --config small --batch "$PIPE_BATCH" \
+    --seq "$PIPE_SEQ" --stage-every 1 -o "$CARRY/pipe.mlir"
+  for p in small-s1 small-s4; do
+    gpu_build "$CARRY/bench-$p" "$CARRY/pipe.mlir" --stages "${p#*-s}" \
+      --microbatches "$PIPE_MICROBATCHES" --precision bf16
   done
   du -sh "$CARRY"
   echo "gpu-check --prepare: carry build/gpu-carry (64 MiB at most travel)"
@@ -398,10 +410,11 @@ begin() {
   [[ -d "$CARRY/f32-s1" ]] ||
     { echo "gpu-check: no build/gpu-carry (run --prepare here and carry it)" | tee -a "$OUT/summary"; return 1; }
   export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
-    BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES
+    BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES BENCH_LAYERS BENCH_WIDTH \
+    PIPE_BATCH PIPE_SEQ PIPE_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile \
-    nccl_one_rank index_checks graphs
+    nccl_one_rank index_checks graphs device_peaks result_of mfu pipeline_cost
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -443,10 +456,10 @@ check_steps() {
 
 # Tandem's step time: the median of the steps after the first two (the
 # first loads the libraries and plans the GEMMs).
-tandem_bench() { # NAME
-  local name=$1
+tandem_bench() { # NAME [TOKENS PER STEP]
+  local name=$1 tokens=${2:-$((BENCH_MICROBATCHES * BENCH_BATCH * BENCH_SEQ))}
   run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
-  python3 - "$name" "$((BENCH_MICROBATCHES * BENCH_BATCH * BENCH_SEQ))" "$WORK/tandem-$name.log" <<'PY' |
+  python3 - "$name" "$tokens" "$WORK/tandem-$name.log" <<'PY' |
 import statistics, sys
 name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
@@ -463,14 +476,53 @@ torch_bench() { # PRECISION [--compile]
     tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
 }
 
-# Where a Tandem step's GPU time goes: its kernels by total time, measured
-# by Nsight Compute (durations only) over one step.
+# The GPU's own ceilings in this run (bench/device_peaks.py): a bf16 GEMM of
+# 8192^3 and a 256 MiB device copy.
+device_peaks() {
+  python3 "$ROOT/bench/device_peaks.py" | tee -a "$OUT/results"
+}
+
+# A figure of $OUT/results: the value after KEY on the line starting with
+# PREFIX, or nothing.
+result_of() { # PREFIX KEY
+  awk -v prefix="$1" -v key="$2" 'index($0, prefix) == 1 {
+    for (i = 1; i < NF; ++i) if ($i == key) value = $(i + 1) } END { print value }' "$OUT/results"
+}
+
+# Tandem bf16's model FLOPs utilization (bench/mfu.py, llm.c's formula)
+# against the datasheet's 989 TFLOP/s and the GEMM measured above.
+mfu() {
+  local rate gemm
+  rate=$(result_of "tandem bf16-s1 " tokens/s)
+  gemm=$(result_of "peak gemm_bf16_8192" gemm_bf16_8192)
+  [[ -n $rate ]] || { echo "no tandem bf16-s1 figure"; return 1; }
+  python3 "$ROOT/bench/mfu.py" --manifest "$CARRY/bench-bf16-s1"/rank*.json \
+    --layers "$BENCH_LAYERS" --width "$BENCH_WIDTH" --seq "$BENCH_SEQ" \
+    --tokens-per-s "$rate" ${gemm:+--gemm-tflops "$gemm"} | tee -a "$OUT/results"
+}
+
+# The small GPT on 4 stages on the one GPU against 1 stage: what the
+# pipeline machinery (in-process transport, schedule, smaller kernels)
+# costs when the stages share the GPU's compute.
+pipeline_cost() {
+  local tokens=$((PIPE_MICROBATCHES * PIPE_BATCH * PIPE_SEQ)) one four
+  tandem_bench small-s1 "$tokens" >/dev/null && tandem_bench small-s4 "$tokens" >/dev/null || return 1
+  one=$(result_of "tandem small-s1 " step_median)
+  four=$(result_of "tandem small-s4 " step_median)
+  python3 -c "import sys; one, four = map(float, sys.argv[1:]); print('pipeline small S=4 vs S=1 on one GPU: %.2fx the step time (%.2f ms vs %.2f ms)' % (four / one, four * 1e3, one * 1e3))" "$one" "$four" |
+    tee -a "$OUT/results"
+}
+
+# Where a Tandem step's GPU time goes: its kernels by total time and DRAM
+# traffic, measured by Nsight Compute over one step: each kernel's
+# bandwidth against the device copy measured above, and the GEMMs' share.
 profile() { # NAME
   if ! command -v ncu >/dev/null; then
     echo "skipped: no ncu"
     return 0
   fi
-  ncu --metrics gpu__time_duration.sum --csv --page raw \
+  ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    --csv --page raw \
     --log-file "$WORK/ncu-$1.csv" "$WORK/runtime/bin/tandem-run" \
     "$CARRY/bench-$1" --data "$DATA" --steps 1 --transport inproc --device cuda \
     >"$WORK/ncu-$1.log" 2>&1
@@ -480,17 +532,23 @@ profile() { # NAME
     echo "skipped: the machine refused the profiler"
     return 0
   fi
+  local copy
+  copy=$(result_of "peak copy_gbps" copy_gbps)
   ((rc == 0)) &&
-    python3 "$ROOT/bench/kernel_times.py" "$WORK/ncu-$1.csv" "$CARRY/bench-$1"/rank*.cu |
+    python3 "$ROOT/bench/kernel_times.py" "$WORK/ncu-$1.csv" "$CARRY/bench-$1"/rank*.cu \
+      ${copy:+--copy-gbps "$copy"} |
     tee "$OUT/profile-$1.txt"
 }
 
 bench_steps() {
   : >"$OUT/results"
+  step "device peaks" 60 device_peaks
   step "tandem f32" 60 tandem_bench f32-s1
   step "tandem bf16" 60 tandem_bench bf16-s1
+  step "tandem bf16 MFU" 10 mfu
   step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
-  step "tandem bf16 kernel times" 90 profile bf16-s1
+  step "small GPT, 4 stages vs 1 on one GPU" 60 pipeline_cost
+  step "tandem bf16 kernel times" 150 profile bf16-s1
   [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] && step "torch eager f32" 60 torch_bench f32
   step "torch eager bf16" 60 torch_bench bf16
   step "torch compile bf16" 120 torch_bench bf16 --compile
@@ -502,7 +560,7 @@ profile_steps() {
   : >"$OUT/results"
   step "kernels vs emulation" 60 kernels
   step "tandem bf16" 60 tandem_bench bf16-s1
-  step "tandem bf16 kernel times" 90 profile bf16-s1
+  step "tandem bf16 kernel times" 150 profile bf16-s1
 }
 
 case "${1:-}" in
