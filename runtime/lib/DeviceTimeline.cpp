@@ -6,16 +6,12 @@
 
 using namespace tandem::runtime;
 
-namespace {
-
-double monotonicMicroseconds() {
+double tandem::runtime::monotonicMicroseconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) * 1e6 +
          static_cast<double>(ts.tv_nsec) / 1e3;
 }
-
-} // namespace
 
 void *DeviceTimeline::take(std::string &error) {
   if (used == pool.size()) {

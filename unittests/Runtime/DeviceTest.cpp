@@ -18,7 +18,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <numeric>
 #include <thread>
@@ -398,15 +397,6 @@ TEST(CudaDevice, TheFakeRunsQueuedWorkWhenAsked) {
   device->release(a);
   device->release(b);
 }
-
-namespace {
-double monotonicMicroseconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 +
-         static_cast<double>(ts.tv_nsec) / 1e3;
-}
-} // namespace
 
 // A timeline's spans land on the host's clock where the device ran them:
 // a span of the default stream around 5 ms of the host's time (the fake's

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 
 using namespace tandem;
 using namespace tandem::run;
@@ -44,11 +43,7 @@ StepTimer::StepTimer(Transport &inner, const Manifest &manifest,
   gapNames.push_back(names);
 }
 
-double StepTimer::now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
+double StepTimer::now() { return runtime::monotonicMicroseconds(); }
 
 void StepTimer::compute(double since, double until) {
   std::string name = gap < gapNames.size() ? gapNames[gap] : std::string();

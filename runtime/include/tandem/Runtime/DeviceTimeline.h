@@ -24,6 +24,10 @@
 
 namespace tandem::runtime {
 
+/// Microseconds on CLOCK_MONOTONIC: the clock of every span in a trace,
+/// which all processes of a machine share.
+double monotonicMicroseconds();
+
 /// A span of device work on the host's clock.
 struct DeviceSpan {
   std::string name, category;
