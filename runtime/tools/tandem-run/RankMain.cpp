@@ -745,7 +745,12 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
       env.beginStep();
     timer.beginStep(step);
     if (!program->runStep(stepInputs(step), timer, result, error))
-      return abortJob(currentStep + ": " + error);
+      // The program's errors name this rank first, as abortJob does: once
+      // is enough ("rank 0: step 3: run s0.fwd ..."). Another rank's
+      // failure seen here keeps its name.
+      return abortJob(
+          currentStep + ": " +
+          (error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error));
     timer.endStep();
     timer.addDeviceSpans(program->deviceSpans());
     std::optional<double> lossValue =

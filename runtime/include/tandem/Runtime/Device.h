@@ -30,15 +30,15 @@ class CudaDriver;
 /// context points to nothing.
 class FragmentResources {
 public:
-  FragmentResources() = default;
+  FragmentResources() { ctx.abi_version = TANDEM_FRAGMENT_ABI_VERSION; }
   FragmentResources(const FragmentResources &) = delete;
   FragmentResources &operator=(const FragmentResources &) = delete;
   virtual ~FragmentResources();
   const tandem_fragment_context &context() const { return ctx; }
 
 protected:
-  tandem_fragment_context ctx = {
-      TANDEM_FRAGMENT_ABI_VERSION, 0, nullptr, nullptr, nullptr, 0, nullptr};
+  /// Every field zero or null but the ABI version (the constructor's).
+  tandem_fragment_context ctx = {};
 };
 
 enum class DeviceKind { Host, Cuda };
