@@ -400,6 +400,18 @@ bool checkTransferOrders(const Options &o, int64_t size, std::string &error) {
   return true;
 }
 
+/// TANDEM_NCCL_SHARE_GPU=1: the experiment of ranks in processes of their
+/// own sharing a GPU over NCCL (docs/runtime.md, "NCCL"), which NCCL does
+/// not support: ranks past the host's GPU count wrap around, and each
+/// process presents a host of its own to NCCL (NCCL_HOSTID), so that NCCL
+/// treats the ranks as remote peers (over sockets, NCCL_SOCKET_IFNAME=lo)
+/// instead of refusing two ranks on one device.
+bool ncclSharesGpus(const Options &o, bool ownProcess) {
+  const char *value = std::getenv("TANDEM_NCCL_SHARE_GPU");
+  return ownProcess && o.transport == "nccl" && value &&
+         std::string(value) == "1";
+}
+
 /// The NCCL communicator of the job's ranks: rank 0 makes the unique id
 /// and the control plane hands it to every rank, then each joins on its
 /// GPU (ranks as threads: each on its own thread, on the GPU they share);
@@ -425,6 +437,18 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
                  nccl->library().c_str());
   }
   control.broadcast(id.internal, sizeof id.internal, 0);
+  if (ncclSharesGpus(o, control.ranksAreProcesses())) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string hostId =
+        std::string(host) + "-tandem-rank" + std::to_string(rank);
+    setenv("NCCL_HOSTID", hostId.c_str(), 1);
+    std::fprintf(
+        stderr,
+        "tandem-run: rank %lld: NCCL_HOSTID=%s (TANDEM_NCCL_SHARE_GPU: "
+        "an experiment NCCL does not support)\n",
+        static_cast<long long>(rank), hostId.c_str());
+  }
   return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error);
 }
 
@@ -564,13 +588,16 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     const CudaDriver *driver = CudaDriver::open(error);
     if (!driver)
       return abortJob("--device cuda: " + error);
-    if (env.localRank >= driver->deviceCount())
+    const bool share = ncclSharesGpus(o, ownProcess) && driver->deviceCount();
+    if (env.localRank >= driver->deviceCount() && !share)
       return abortJob(
           "--device cuda: the rank is number " + std::to_string(env.localRank) +
           " on its host, which has " + std::to_string(driver->deviceCount()) +
           (driver->deviceCount() == 1 ? " GPU" : " GPUs") +
           ": place at most one rank per GPU (--ranks-per-host)");
-    ownDevice = openCudaDevice(*driver, env.localRank, error);
+    ownDevice = openCudaDevice(
+        *driver, share ? env.localRank % driver->deviceCount() : env.localRank,
+        error);
     if (!ownDevice)
       return abortJob("--device cuda: " + error);
     device = ownDevice.get();
