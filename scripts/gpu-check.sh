@@ -335,6 +335,21 @@ across_stages() {
       "$OUT/$p-s2-trace.json" "$CARRY/$p-s2" 10
 }
 
+# Resume on the GPU: S = 2 checkpointed after 3 steps and resumed for 3
+# more gives the uninterrupted 6 steps' last 3 losses and its parameters,
+# bitwise (checkpoints are written from and read into device memory).
+resume() {
+  rm -rf "$WORK/ckpt"
+  run_gpu "$CARRY/f32-s2" 6 --save-params "$WORK/straight.st" | cut -d' ' -f1-4 >"$WORK/straight.loss" &&
+    run_gpu "$CARRY/f32-s2" 3 --ckpt-dir "$WORK/ckpt" --ckpt-every 3 >/dev/null &&
+    run_gpu "$CARRY/f32-s2" 3 --resume "$WORK/ckpt" --save-params "$WORK/resumed.st" |
+    cut -d' ' -f1-4 >"$WORK/resumed.loss" &&
+    tail -3 "$WORK/straight.loss" | diff - "$WORK/resumed.loss" &&
+    cmp "$WORK/straight.st" "$WORK/resumed.st" &&
+    cat "$WORK/resumed.loss" &&
+    echo "resumed from step 3: the last 3 losses and the parameters bitwise the uninterrupted run's"
+}
+
 # Every fragment call of step 0 on the GPU against the emulation's dump.
 kernels() {
   local name
@@ -438,7 +453,7 @@ begin() {
     PIPE_BATCH PIPE_SEQ PIPE_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     across_stages kernels timing sanitizer tandem_bench torch_bench profile \
-    nccl_one_rank nccl_shared_gpu index_checks graphs device_peaks result_of mfu pipeline_cost
+    nccl_one_rank nccl_shared_gpu index_checks graphs resume device_peaks result_of mfu pipeline_cost
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -472,6 +487,7 @@ check_steps() {
   step "NCCL, two processes on one GPU (experiment)" 60 nccl_shared_gpu
   step "f32 kernels vs emulation" 60 kernels
   step "index checks" 30 index_checks
+  step "resume" 60 resume
   step "CUDA graphs" 60 graphs
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
