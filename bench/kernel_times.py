@@ -36,12 +36,13 @@ GEMM = re.compile(r"gemm|xmma|cutlass|nvjet", re.IGNORECASE)
 
 
 def kernel_titles(sources):
-    """tk_k<hash> -> the title comment on the line after its definition."""
+    """tk_k<hash> -> the title comment on the line after its definition
+    (TK_KERNEL, or TK_ATTENTION_KERNEL for the attention kernels)."""
     titles = {}
     for path in sources:
         lines = open(path).read().splitlines()
         for at, line in enumerate(lines[:-1]):
-            found = re.match(r"TK_KERNEL (tk_k[0-9a-f]+)\(", line)
+            found = re.match(r"TK_[A-Z_]*KERNEL (tk_k[0-9a-f]+)\(", line)
             following = lines[at + 1].strip()
             if found and following.startswith("//"):
                 titles[found.group(1)] = following[2:].strip()

@@ -38,6 +38,19 @@ def test_kernel_times_bandwidth_and_gemm_share(tmp_path):
     assert lines[-1] == "GEMMs: 60.0% of the kernel time (0.120 ms, 2 launches)"
 
 
+def test_kernel_titles_of_attention_kernels(tmp_path):
+    """The attention kernels are declared with TK_ATTENTION_KERNEL
+    (AttentionPrelude.h), the others with TK_KERNEL."""
+    sys.path.insert(0, str(BENCH))
+    import kernel_times
+
+    source = tmp_path / "rank0.cu"
+    source.write_text("TK_KERNEL tk_k01(int n) {\n  // nn.gelu: a thread per element\n}\n"
+                      "TK_ATTENTION_KERNEL tk_k89ab(int n) {\n  // nn.attention: a query row per thread\n}\n")
+    assert kernel_times.kernel_titles([source]) == {"tk_k01": "nn.gelu: a thread per element",
+                                                    "tk_k89ab": "nn.attention: a query row per thread"}
+
+
 def test_kernel_times_without_traffic(tmp_path):
     csv = "\n".join(line.replace(',"dram__bytes_read.sum","dram__bytes_write.sum"', "")
                     for line in NCU_CSV.splitlines())

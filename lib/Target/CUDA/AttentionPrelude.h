@@ -39,6 +39,16 @@
 //===----------------------------------------------------------------------===//
 
 #ifdef __CUDACC__
+// The kernels' declaration (CudaEmitter.cpp's attention launches): blocks
+// of at most 64 threads (R = 64 or 32), and registers for one block on a
+// multiprocessor. Under TK_KERNEL's bound alone (256 threads, no minimum
+// of blocks) ptxas held these kernels at a register count that keeps more
+// 256-thread blocks resident (48 or 64: five or four blocks) and spilled
+// what did not fit, values the block loop carries and reads outside its
+// hot loop (the loop's index, the grid's size, the block's batch and
+// head): 4 to 32 bytes in dq, dk or dv at heads of 8 and 16, f32 and bf16,
+// 12 bytes in the tiny GPT's dq.
+#define TK_ATTENTION_KERNEL static __global__ void __launch_bounds__(64, 1)
 // Block functions: called by every thread of a block, between barriers.
 #define TK_BLOCK_FN __device__ __forceinline__
 #define TK_LAUNCH_ARG
@@ -46,6 +56,7 @@
 #define TK_LOCAL_ROW(type, name, n) type name[n]
 #define TK_ROW(name) name
 #else
+#define TK_ATTENTION_KERNEL static void
 #define TK_BLOCK_FN inline
 #define TK_LAUNCH_ARG tk_l,
 #define TK_LOCAL_ROW(type, name, n) type name[256][n]
@@ -83,9 +94,26 @@ struct tk_attention_shape {
   tk_attention_layout layout[TK_ATTENTION_TENSORS];
 };
 
+// Block and head indices divide in 32 bits. A division of 64-bit values
+// known only at run time is a called subroutine on the GPU
+// (__cuda_sm20_div_s64): several calls in every iteration of the block
+// loop, whose fixed registers held the values the loop carries (ptxas
+// spilled those around the calls in the tiny GPT's dq kernel; 32-bit
+// divisions are inline and the kernels take fewer registers). Every
+// operand fits: the emitter refuses attention with 2^31 query rows B·H·Tq
+// or key rows B·KV·Tk or more, so a block index, a count of blocks or
+// heads, and a head's rows plus a block's threads (at most 64) are below
+// 2^32.
+TK_HD int64_t tk_attention_div(int64_t a, int64_t b) {
+  return (uint32_t)a / (uint32_t)b;
+}
+TK_HD int64_t tk_attention_mod(int64_t a, int64_t b) {
+  return (uint32_t)a % (uint32_t)b;
+}
+
 // Query heads a key and value head serves.
 TK_HD int64_t tk_attention_group(const tk_attention_shape &s) {
-  return s.heads / s.kv_heads;
+  return tk_attention_div(s.heads, s.kv_heads);
 }
 
 // The first element of row `t` of head `h` in batch `b` of a tensor laid
@@ -141,14 +169,16 @@ struct tk_attention_rows {
 // Blocks of R of `rows` rows a head, over every one of `heads` heads.
 TK_HD int64_t tk_attention_blocks(const tk_attention_shape &s, int64_t heads,
                                   int64_t rows, int64_t r) {
-  return s.batch * heads * ((rows + r - 1) / r);
+  return s.batch * heads * tk_attention_div(rows + r - 1, r);
 }
 TK_HD tk_attention_rows tk_attention_rows_of(const tk_attention_shape &s,
                                              int64_t heads, int64_t g,
                                              int64_t rows, int64_t r) {
-  int64_t blocks = (rows + r - 1) / r, first = g % blocks * r;
+  int64_t blocks = tk_attention_div(rows + r - 1, r);
+  int64_t first = tk_attention_mod(g, blocks) * r,
+          bh = tk_attention_div(g, blocks);
   int64_t end = first + r < rows ? first + r : rows;
-  return {g / blocks / heads, g / blocks % heads, first,
+  return {tk_attention_div(bh, heads), tk_attention_mod(bh, heads), first,
           s.causal && end < s.tk ? end : s.tk};
 }
 
@@ -189,7 +219,7 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
     tk_attention_rows at =
         tk_attention_rows_of(s, s.heads, g, s.tq, TK_BLOCK_DIM);
-    int64_t kvh = at.h / tk_attention_group(s);
+    int64_t kvh = tk_attention_div(at.h, tk_attention_group(s));
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
@@ -266,7 +296,7 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
     tk_attention_rows at =
         tk_attention_rows_of(s, s.heads, g, s.tq, TK_BLOCK_DIM);
-    int64_t kvh = at.h / tk_attention_group(s);
+    int64_t kvh = tk_attention_div(at.h, tk_attention_group(s));
     // The thread's rows: q (slot 0) and dy (slot 1), from the row cache or
     // memory.
     auto own = [&](int slot, int64_t thread, bool fill) {

@@ -796,8 +796,11 @@ private:
   /// The steps adding this call's results to their sums
   /// (TK_OP_ACCUMULATE).
   void emitSums(llvm::ArrayRef<Sum> sums);
-  /// Adds `text` (a kernel without its name) to the unit once; its name.
-  std::string addKernel(const std::string &text);
+  /// Adds `text` (a kernel without its name) to the unit once, declared
+  /// with `qualifier` (TK_KERNEL, or AttentionPrelude.h's
+  /// TK_ATTENTION_KERNEL); its name.
+  std::string addKernel(const std::string &text,
+                        llvm::StringRef qualifier = "TK_KERNEL");
   /// The buffer `value` is computed into: its result slot, else scratch.
   std::string outputBuffer(Value value);
   /// The program operand naming `op`'s index check (IndexChecks.h).
@@ -887,6 +890,21 @@ LogicalResult FunctionEmitter::check(Operation *op) {
       return op->emitError("the cuda target's attention takes heads of at "
                            "most ")
              << kMaxAttentionHeadDim << " elements, found " << headDim;
+    // The kernels divide block and head indices in 32 bits
+    // (AttentionPrelude.h, tk_attention_div).
+    auto forward = dyn_cast<nn::AttentionOp>(op);
+    int64_t kvHeads = forward
+                          ? forward.getKeyValueHeads()
+                          : cast<nn::AttentionGradOp>(op).getKeyValueHeads();
+    int64_t batch = query.getShape()[0];
+    int64_t queryRows = batch * heads * query.getShape()[1];
+    int64_t keyRows =
+        batch * kvHeads * tensorOf(op->getOperand(1)).getShape()[1];
+    if (std::max(queryRows, keyRows) > INT32_MAX)
+      return op->emitError("the cuda target's attention takes fewer than "
+                           "2^31 query and key rows (batch x heads x "
+                           "sequence), found ")
+             << queryRows << " and " << keyRows;
   }
   if (!op->hasTrait<nn::ElementwiseKernel>())
     return success();
@@ -1189,11 +1207,15 @@ void FunctionEmitter::addStep(const std::string &line) {
   ++steps;
 }
 
-std::string FunctionEmitter::addKernel(const std::string &text) {
-  auto [it, inserted] = unit.kernelByBody.try_emplace(text, "");
+std::string FunctionEmitter::addKernel(const std::string &text,
+                                       llvm::StringRef qualifier) {
+  // Named by its text, and by its qualifier where that is not the default.
+  std::string key =
+      qualifier == "TK_KERNEL" ? text : qualifier.str() + " " + text;
+  auto [it, inserted] = unit.kernelByBody.try_emplace(key, "");
   if (inserted) {
-    it->second = "tk_k" + llvm::utohexstr(llvm::xxh3_64bits(text), true);
-    unit.kernels += "TK_KERNEL " + it->second + text + "\n";
+    it->second = "tk_k" + llvm::utohexstr(llvm::xxh3_64bits(key), true);
+    unit.kernels += qualifier.str() + " " + it->second + text + "\n";
     unit.kernelNames.push_back(it->second);
   }
   return it->second;
@@ -1697,7 +1719,10 @@ void FunctionEmitter::emitAttention(Operation *op) {
     if (rows == 0)
       return;
     int64_t blocks = batch * rowHeads * ((rows + block.rows - 1) / block.rows);
-    launch(addKernel(text), std::min(blocks, kMaxBlocks), operands, block.rows);
+    // TK_ATTENTION_KERNEL: blocks of at most 64 threads, registers enough
+    // for one block a multiprocessor (AttentionPrelude.h).
+    launch(addKernel(text, "TK_ATTENTION_KERNEL"), std::min(blocks, kMaxBlocks),
+           operands, block.rows);
   };
   if (isa<nn::AttentionOp>(op)) {
     args.push_back(resultBuffer(op->getResult(0)));

@@ -12,34 +12,36 @@
 // the head dimension and the tile rows are template arguments.
 // Everything shared fits CUDA's 48 KiB of static shared memory: blocks of
 // 64 threads (else 32), tiles of 64 rows (down to 8), and no row cache
-// when not even 32 threads' rows fit.
+// when not even 32 threads' rows fit. The kernels are TK_ATTENTION_KERNELs
+// (launch bounds of 64 threads and one block: ptxas does not trade spills
+// for occupancy; the copies stay TK_KERNELs).
 //
 // RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
 // RUN: FileCheck %s --input-file=%t.cu
 // RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 
 // f32, heads of 8: two tiles of 64 rows, 4 KiB.
-// CHECK: TK_KERNEL [[$FWD:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const float *__restrict__ i0, const float *__restrict__ i1, const float *__restrict__ i2, float *__restrict__ o0) {
+// CHECK: TK_ATTENTION_KERNEL [[$FWD:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const float *__restrict__ i0, const float *__restrict__ i1, const float *__restrict__ i2, float *__restrict__ o0) {
 // CHECK-NEXT: // nn.attention: a query row per thread, tiles of 64
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 512);
 // CHECK-NEXT: TK_SHARED(float, tk_tile1, 512);
 // CHECK-NEXT: tk_attention_forward<8, 64>(TK_LAUNCH_ARG s, i0, i1, i2, o0, tk_tile0, tk_tile1);
 
 // bf16, heads of 16: everything fits the largest shape.
-// CHECK: TK_KERNEL [[$ROWS:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, float *__restrict__ st) {
+// CHECK: TK_ATTENTION_KERNEL [[$ROWS:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, float *__restrict__ st) {
 // CHECK-NEXT: // nn.attention_grad: dq, a query row per thread, tiles of 64
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_rows, 2048);
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_tile0, 1024);
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_tile1, 1024);
 // CHECK-NEXT: tk_attention_grad_rows<16, 64>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, tk_rows, tk_tile0, tk_tile1);
-// CHECK: TK_KERNEL [[$DK:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
+// CHECK: TK_ATTENTION_KERNEL [[$DK:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
 // CHECK-NEXT: // nn.attention_grad: dk, a key row per thread, tiles of 64
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_rows, 2048);
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_tile0, 1024);
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_tile1, 1024);
 // CHECK-NEXT: TK_SHARED(float, tk_tile_stats, 192);
 // CHECK-NEXT: tk_attention_grad_keys<16, 64, true>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, tk_rows, tk_tile0, tk_tile1, tk_tile_stats);
-// CHECK: TK_KERNEL [[$DV:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
+// CHECK: TK_ATTENTION_KERNEL [[$DV:tk_k[0-9a-f]+]](TK_KERNEL_ARGS tk_attention_shape s, const tk_bf16 *__restrict__ i0, const tk_bf16 *__restrict__ i1, const tk_bf16 *__restrict__ i2, const tk_bf16 *__restrict__ i3, tk_bf16 *__restrict__ o0, const float *__restrict__ st) {
 // CHECK-NEXT: // nn.attention_grad: dv, a key row per thread, tiles of 64
 // CHECK-NEXT: TK_SHARED(tk_bf16, tk_rows, 1024);
 // CHECK: tk_attention_grad_keys<16, 64, false>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, tk_rows, tk_tile0, tk_tile1, tk_tile_stats);
@@ -47,32 +49,32 @@
 // f32, heads of 64: dq's two cached rows (32 KiB) leave room for tiles of
 // 32 (16 KiB); dk's tiles' statistics push it to tiles of 16; dv caches
 // one row and takes tiles of 32.
-// CHECK: TK_KERNEL [[$ROWS64:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$ROWS64:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dq, a query row per thread, tiles of 32
 // CHECK-NEXT: TK_SHARED(float, tk_rows, 8192);
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 2048);
-// CHECK: TK_KERNEL [[$DK64:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$DK64:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dk, a key row per thread, tiles of 16
 // CHECK-NEXT: TK_SHARED(float, tk_rows, 8192);
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 1024);
 // CHECK-NEXT: TK_SHARED(float, tk_tile1, 1024);
 // CHECK-NEXT: TK_SHARED(float, tk_tile_stats, 48);
-// CHECK: TK_KERNEL [[$DV64:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$DV64:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dv, a key row per thread, tiles of 32
 // CHECK-NEXT: TK_SHARED(float, tk_rows, 4096);
 
 // f32, heads of 256: not even 32 threads' rows fit, so every kernel reads
 // its own rows from memory (nullptr) and takes tiles of 16 (32 KiB).
-// CHECK: TK_KERNEL [[$ROWS256:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$ROWS256:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dq, a query row per thread, tiles of 16
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 4096);
 // CHECK-NEXT: TK_SHARED(float, tk_tile1, 4096);
 // CHECK-NEXT: tk_attention_grad_rows<256, 16>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, (float *)nullptr, tk_tile0, tk_tile1);
-// CHECK: TK_KERNEL [[$DK256:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$DK256:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dk, a key row per thread, tiles of 16
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 4096);
 // CHECK: tk_attention_grad_keys<256, 16, true>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, (float *)nullptr,
-// CHECK: TK_KERNEL [[$DV256:tk_k[0-9a-f]+]](
+// CHECK: TK_ATTENTION_KERNEL [[$DV256:tk_k[0-9a-f]+]](
 // CHECK-NEXT: // nn.attention_grad: dv, a key row per thread, tiles of 16
 // CHECK-NEXT: TK_SHARED(float, tk_tile0, 4096);
 // CHECK: tk_attention_grad_keys<256, 16, false>(TK_LAUNCH_ARG s, i0, i1, i2, i3, o0, st, (float *)nullptr,

@@ -43,3 +43,13 @@ func.func @attention_wide_heads(%q: tensor<1x4x512xf32>) -> tensor<1x4x512xf32> 
   %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<1x4x512xf32>, tensor<1x4x512xf32>, tensor<1x4x512xf32> -> tensor<1x4x512xf32>
   return %y : tensor<1x4x512xf32>
 }
+
+// -----
+
+// The attention kernels divide block and head indices in 32 bits: 2^31
+// query rows (batch 4 x one head x 2^29 queries) are refused.
+func.func @attention_too_many_rows(%q: tensor<4x536870912x8xf32>) -> tensor<4x536870912x8xf32> {
+  // expected-error @below {{the cuda target's attention takes fewer than 2^31 query and key rows (batch x heads x sequence), found 2147483648 and 2147483648}}
+  %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<4x536870912x8xf32>, tensor<4x536870912x8xf32>, tensor<4x536870912x8xf32> -> tensor<4x536870912x8xf32>
+  return %y : tensor<4x536870912x8xf32>
+}
