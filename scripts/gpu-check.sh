@@ -14,8 +14,8 @@
 #                                    the same run (5 minutes)
 #   scripts/gpu-check.sh --all       there: both, sharing one runtime build
 #                                    (with TANDEM_GPU_CHECK_SHORT=1: no
-#                                    racecheck and no PyTorch f32, to fit
-#                                    4 minutes)
+#                                    racecheck and no PyTorch f32; about
+#                                    6 minutes)
 #   scripts/gpu-check.sh --profile   there: the kernel screen, then bf16
 #                                    GPT-2's step time and its kernels by
 #                                    time (ncu), for a short call
@@ -24,7 +24,9 @@
 # they go, every step under its own timeout, and keep bulky outputs (the
 # runtime's build, fragment dumps) in $WORK, since only a few files come
 # back from $OUT; without a GPU they stop before the first step that needs
-# one and say so. Exit status: 0 when every step that ran passed.
+# one and say so. Exit status: 0 when every step passed, else the number
+# of failed steps; 3 when no GPU step could run (no carry, the runtime did
+# not build, or no GPU).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -468,7 +470,8 @@ begin() {
 # run_profile STEPS...: the shared start, then each function of steps; the
 # number of failed steps.
 run_profile() {
-  begin || return "$failures"
+  # No GPU step ran (no carry, no runtime, no GPU): not a pass.
+  begin || return 3
   local steps
   for steps in "$@"; do
     "$steps"
