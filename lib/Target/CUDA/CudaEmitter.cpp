@@ -838,6 +838,11 @@ private:
   /// values among them a plain GEMM adds into its result itself.
   llvm::DenseSet<unsigned> accumulatedResults;
   llvm::DenseSet<Value> gemmAccumulated;
+  /// Summed results the kernel computing them writes into their sums
+  /// itself (a tk_sum parameter: the value on the first microbatch, the sum
+  /// plus the value after it), each element once: an elementwise kernel's
+  /// output or a column reduction's.
+  llvm::DenseSet<Value> summedInPlace;
   /// Flat elementwise kernels not launched yet: consecutive independent
   /// ones with the same text share a multi-tensor launch (flushPending).
   std::vector<PendingLaunch> pending;
@@ -1053,16 +1058,35 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
       << ";\n";
     local[result] = name;
   }
+  // A summed output (f32) is its sum: the value on a step's first
+  // microbatch, else the sum plus the value (tk_summed).
+  bool sums = llvm::any_of(
+      outputs, [&](Value output) { return summedInPlace.count(output); });
   if (width > 1) {
     for (auto [i, output] : llvm::enumerate(outputs))
       b << "    tk_store(tk_o" << i << ", tk_e, " << local[output] << ");\n";
     b << "    }\n";
-    for (auto [i, output] : llvm::enumerate(outputs))
-      b << "    tk_store_vec<" << w << ">(o" << i << " + tk_v * " << w
+    for (auto [i, output] : llvm::enumerate(outputs)) {
+      std::string o = "o" + std::to_string(i);
+      if (summedInPlace.count(output))
+        b << "    if (tk_s.on) {\n      alignas(16) float tk_s" << i << "[" << w
+          << "];\n      tk_load_vec<" << w << ">(" << o << " + tk_v * " << w
+          << ", tk_s" << i << ");\n      TK_UNROLL(" << w
+          << ")\n      for (int64_t tk_e = 0; tk_e < " << w
+          << "; ++tk_e)\n        tk_o" << i << "[tk_e] = tk_s" << i
+          << "[tk_e] + tk_o" << i << "[tk_e];\n    }\n";
+      b << "    tk_store_vec<" << w << ">(" << o << " + tk_v * " << w
         << ", tk_o" << i << ");\n";
+    }
   } else {
-    for (auto [i, output] : llvm::enumerate(outputs))
-      b << "    tk_store(o" << i << ", i, " << local[output] << ");\n";
+    for (auto [i, output] : llvm::enumerate(outputs)) {
+      std::string o = "o" + std::to_string(i);
+      if (summedInPlace.count(output))
+        b << "    tk_store(" << o << ", i, tk_summed(tk_s, " << o << " + i, "
+          << local[output] << "));\n";
+      else
+        b << "    tk_store(" << o << ", i, " << local[output] << ");\n";
+    }
   }
 
   // The buffers: (storage type, pointer name, argument) of the outputs,
@@ -1087,6 +1111,8 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
   std::string single = "(TK_KERNEL_ARGS ";
   for (auto [k, buffer] : llvm::enumerate(buffers))
     single += (k ? ", " : "") + buffer[0] + " *__restrict__ " + buffer[1];
+  if (sums)
+    single += ", const tk_sum tk_s";
   single += ") {\n" + title + "\n  TK_PHASE\n" +
             gridStrideLoop(var, std::to_string(count / width)) + loopBody +
             "  }\n  TK_END_PHASE\n}\n";
@@ -1098,7 +1124,11 @@ void FunctionEmitter::emitKernel(const tandem::lowering::Kernel &kernel) {
     launch.args.push_back(buffer[2]);
   for (size_t k = 0; k < outputs.size(); ++k)
     launch.outputs.push_back(buffers[k][2]);
-  if (!flat || buffers.size() > kMaxTablePointers) {
+  // A kernel writing a sum launches alone: a table's kernels take buffers
+  // only.
+  if (sums)
+    launch.args.push_back("TK_SUM");
+  if (!flat || sums || buffers.size() > kMaxTablePointers) {
     flushPending();
     launchElements(addKernel(single), launch.steps, launch.args);
     return;
@@ -1230,6 +1260,20 @@ std::string FunctionEmitter::outputBuffer(Value value) {
   return pointers.lookup(value);
 }
 
+/// Whether reduction `op` reduces trailing axes (each output's inputs are
+/// one contiguous row: a row kernel, or two passes over few long rows),
+/// rather than columns (a thread per output, perhaps over partials).
+static bool reducesRows(Operation *op) {
+  int64_t rank = tensorOf(op->getOperand(0)).getRank();
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  llvm::SmallVector<int64_t> reducedDims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (llvm::is_contained(axes, d))
+      reducedDims.push_back(d);
+  return llvm::equal(reducedDims,
+                     llvm::seq<int64_t>(rank - reducedDims.size(), rank));
+}
+
 void FunctionEmitter::emitReduction(Operation *op) {
   Value input = op->getOperand(0), result = op->getResult(0);
   llvm::ArrayRef<int64_t> shape = tensorOf(input).getShape();
@@ -1248,9 +1292,7 @@ void FunctionEmitter::emitReduction(Operation *op) {
       outputs *= shape[d];
     }
   }
-  // Trailing axes: each output's inputs are one contiguous row.
-  bool rows = llvm::equal(reducedDims,
-                          llvm::seq<int64_t>(rank - reducedDims.size(), rank));
+  bool rows = reducesRows(op);
   std::string finish =
       mean ? "tk_acc / " + floatLiteral(static_cast<float>(reduced)) : "tk_acc";
   if (rows && !(outputs < kSplitRowsBelow && reduced >= kSplitRowLength)) {
@@ -1304,29 +1346,48 @@ void FunctionEmitter::emitReduction(Operation *op) {
   b << "      tk_acc = " << combine
     << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
     << "    }\n";
+  // A summed result is its sum: the value on a step's first microbatch,
+  // else the sum plus the value (each output written once, by the pass
+  // that finishes it).
+  bool sums = summedInPlace.count(result);
+  auto store = [&](const std::string &o) {
+    return sums ? "tk_store(o0, " + o + ", tk_summed(tk_s, o0 + " + o + ", " +
+                      finish + "));\n"
+                : "tk_store(o0, " + o + ", " + finish + ");\n";
+  };
+  std::string sumParameter = sums ? ", const tk_sum tk_s" : "";
   if (split)
     b << "    o0[tk_g] = tk_acc;\n";
   else
-    b << "    tk_store(o0, tk_g, " << finish << ");\n";
+    b << "    " << store("tk_g");
   b << "  }\n  TK_END_PHASE\n}\n";
-  launchElements(
-      addKernel(text), outputs * chunks,
-      {split ? partials : outputBuffer(result), pointers.lookup(input)});
+  if (!split && sums)
+    text.insert(text.find(") {\n"), sumParameter);
+  llvm::SmallVector<std::string, 3> args = {
+      split ? partials : outputBuffer(result), pointers.lookup(input)};
+  if (!split && sums)
+    args.push_back("TK_SUM");
+  launchElements(addKernel(text), outputs * chunks, args);
   if (!split)
     return;
   // Each output's partials, chunk by chunk.
   std::string sum;
   llvm::raw_string_ostream c(sum);
   c << "(TK_KERNEL_ARGS " << storageOf(result)
-    << " *__restrict__ o0, const float *__restrict__ i0) {\n"
+    << " *__restrict__ o0, const float *__restrict__ i0" << sumParameter
+    << ") {\n"
     << "  // " << op->getName() << ": " << outputs << " outputs of " << chunks
     << " partials\n  TK_PHASE\n"
     << gridStrideLoop("o", outputs) << "    float tk_acc = " << init << ";\n"
     << "    for (int64_t p = 0; p < " << chunks << "; ++p)\n"
     << "      tk_acc = " << combine << "::apply(tk_acc, i0[p * " << outputs
     << " + o]);\n"
-    << "    tk_store(o0, o, " << finish << ");\n  }\n  TK_END_PHASE\n}\n";
-  launchElements(addKernel(sum), outputs, {outputBuffer(result), partials});
+    << "    " << store("o") << "  }\n  TK_END_PHASE\n}\n";
+  llvm::SmallVector<std::string, 3> finalArgs = {outputBuffer(result),
+                                                 partials};
+  if (sums)
+    finalArgs.push_back("TK_SUM");
+  launchElements(addKernel(sum), outputs, finalArgs);
 }
 
 void FunctionEmitter::emitSplitRows(Operation *op, int64_t rows, int64_t n,
@@ -2253,11 +2314,15 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
                                                 tandem::cuda::fusionPolicy());
   // The kernel each op launches with: at its kernel's last member.
   llvm::DenseMap<Operation *, int> lastOf;
+  // The kernel of the plan each op is a member of.
+  llvm::DenseMap<Operation *, int> kernelOf;
   // Matmuls whose epilogue cuBLASLt runs: emitted with their kernel.
   llvm::DenseMap<Operation *, GemmEpilogue> epilogues;
   for (auto [index, kernel] : llvm::enumerate(plan.kernels)) {
     if (kernel.members.empty())
       continue;
+    for (Operation *member : kernel.members)
+      kernelOf[member] = index;
     if (kernel.reduction && kernel.members.size() > 1)
       return kernel.reduction->emitError(
           "the cuda target does not fuse reductions yet "
@@ -2311,7 +2376,26 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   // A result accumulated across microbatches: a GEMM whose output is the
   // result, read nowhere else, and holds the product alone (widened to f32
   // or not) adds into it itself (beta = 1); anything else is
-  // computed into scratch and added at the end (TK_OP_ACCUMULATE).
+  // computed into scratch and added at the end (TK_OP_ACCUMULATE), unless
+  // its kernel writes each of its elements once and can add it to the sum
+  // itself (summedInPlace): an output of an elementwise kernel, or of a
+  // reduction over columns (a thread per output, or the pass over the
+  // partials that finishes each output).
+  auto writesOnce = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    auto member = def ? kernelOf.find(def) : kernelOf.end();
+    if (member == kernelOf.end())
+      return false;
+    const tandem::lowering::Kernel &kernel = plan.kernels[member->second];
+    if (kernel.gemm || kernel.row)
+      return false;
+    if (kernel.reduction)
+      return kernel.reduction == def && kernel.members.size() == 1 &&
+             !reducesRows(def);
+    return def->hasTrait<nn::ElementwiseKernel>() &&
+           loweringOf(def) == Lowering::Kernel && !attentionViews.count(value);
+  };
+  attentionViews = planAttentionViews(*body);
   FailureOr<llvm::SmallVector<int64_t>> accumulated =
       tandem::lowering::readAccumulated(function);
   if (failed(accumulated))
@@ -2327,10 +2411,11 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     bool owned = slot != resultSlot.end() && slot->second == k;
     if (owned && value.hasOneUse() && isPlainGemmResult(value, epilogues))
       gemmAccumulated.insert(value);
+    else if (owned && value.hasOneUse() && writesOnce(value))
+      summedInPlace.insert(value);
     else if (owned)
       resultSlot.erase(slot);
   }
-  attentionViews = planAttentionViews(*body);
 
   for (Operation &op : body->getOperations()) {
     if (auto constant = dyn_cast<nn::ConstantOp>(op)) {

@@ -227,6 +227,21 @@ TK_HD int32_t tk_tensor_of(const tk_tensors<P, K> &m, int64_t block) {
   return t;
 }
 
+// Whether a kernel that writes a summed result (one the fragment
+// accumulates over microbatches) adds its values to the sum (on) or, on a
+// step's first microbatch, writes them over it: the call's
+// TANDEM_FRAGMENT_ACCUMULATE flag. A kernel parameter.
+struct tk_sum {
+  int32_t on;
+};
+// The new sum of a summed result's element: the value (already rounded to the
+// result's f32) added to the sum in f32 as the accumulate kernel adds it,
+// or on the first microbatch the value itself (a copy keeps a -0 that
+// 0 + x would not).
+TK_HD float tk_summed(const tk_sum &s, const float *sum, float value) {
+  return s.on ? *sum + value : value;
+}
+
 // Where a kernel reports an index outside its range (FragmentABI.h): the
 // rank's status word, the check's entry in the library's table and the
 // run's number. A kernel parameter.

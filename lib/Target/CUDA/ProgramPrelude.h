@@ -46,6 +46,9 @@
 #define TK_TABLE(tensors) ((int64_t)(tensors))
 // An index check: its entry in the library's tandem_index_checks.
 #define TK_CHECK(index) ((int64_t)(index))
+// Whether the call adds to its summed results (a tk_sum: the context's
+// TANDEM_FRAGMENT_ACCUMULATE flag, read when the step launches).
+#define TK_SUM ((int64_t)0)
 // A GEMM's epilogue: none, + bias (and a residual), + bias then GELU,
 // times GELU's derivative at aux (GemmPrelude.h).
 #define TK_EPILOGUE_NONE ((int64_t)-1)
@@ -103,6 +106,12 @@ template <> struct tk_operand<tk_attention_shape> {
 template <> struct tk_operand<tk_check> {
   static tk_check read(const tk_env &e, const int64_t *&pc) {
     return tk_check{e.context->status, (uint32_t)*pc++, e.context->call};
+  }
+};
+template <> struct tk_operand<tk_sum> {
+  static tk_sum read(const tk_env &e, const int64_t *&pc) {
+    ++pc; // TK_SUM
+    return tk_sum{(e.context->flags & TANDEM_FRAGMENT_ACCUMULATE) ? 1 : 0};
   }
 };
 template <int P, int K> struct tk_operand<tk_tensors<P, K>> {

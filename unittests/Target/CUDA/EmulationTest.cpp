@@ -1432,8 +1432,9 @@ static std::string expectSecondCallAdds(
 // Results accumulated across microbatches (nn.accumulated): a call with
 // TANDEM_FRAGMENT_ACCUMULATE adds to what the result buffers hold, a call
 // without it writes over them. The weight gradient's plain GEMM adds with
-// beta = 1, the bias gradient (a reduction) through the add at the end,
-// the returned argument (a copy) likewise; the second microbatch's call
+// beta = 1, the bias gradient (a column reduction) in its kernel, the
+// returned argument (a copy) through the add at the end; the second
+// microbatch's call
 // gives bitwise the f32 sum of the two calls made alone, as the runtime's
 // own sum would. Result 3 is not accumulated.
 TEST(EmulationAccumulation, ASecondCallAddsToTheFirst) {
@@ -1453,6 +1454,67 @@ TEST(EmulationAccumulation, ASecondCallAddsToTheFirst) {
                            /*accumulated=*/3, 20261204);
   EXPECT_NE(source.find("TK_OP_GEMM_ACCUMULATE, "), std::string::npos);
   EXPECT_NE(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
+}
+
+// A summed result that its kernel writes each element of once is written
+// into its sum by that kernel (a tk_sum parameter, TK_SUM in the program):
+// no scratch and no add at the end. An elementwise kernel in 16-byte
+// vectors (8x16) and one element at a time (3x5), and a column reduction
+// in two passes (300 terms per output: partials, then the pass that
+// finishes each output adds it to the sum). The first call writes over
+// what the buffers hold (zeros here: adding to them would turn the -0 of
+// 0 x -1 into +0, and the 0x7f garbage of expectSecondCallAdds into
+// ~3e38); the second adds in f32, bitwise the sum of the two calls alone.
+TEST(EmulationAccumulation, KernelsWriteTheirSumsInPlace) {
+  const char *text =
+      "func.func @grads(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>, "
+      "%a: tensor<3x5xf32>, %b: tensor<3x5xf32>, %c: tensor<300x4xf32>) -> "
+      "(tensor<8x16xf32>, tensor<3x5xf32>, tensor<4xf32>) "
+      "attributes {nn.accumulated = array<i64: 0, 1, 2>} {\n"
+      "  %p = nn.mul %x, %y : tensor<8x16xf32>, tensor<8x16xf32> -> "
+      "tensor<8x16xf32>\n"
+      "  %q = nn.mul %a, %b : tensor<3x5xf32>, tensor<3x5xf32> -> "
+      "tensor<3x5xf32>\n"
+      "  %r = nn.reduce_sum %c [0] : tensor<300x4xf32> -> tensor<4xf32>\n"
+      "  return %p, %q, %r : tensor<8x16xf32>, tensor<3x5xf32>, "
+      "tensor<4xf32>\n}\n";
+  std::string source = expectSecondCallAdds(
+      text, {{128, 4}, {128, 4}, {15, 4}, {15, 4}, {1200, 4}},
+      {128 * 4, 15 * 4, 4 * 4}, /*accumulated=*/3, 20261207);
+  EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
+  EXPECT_NE(source.find(", TK_RESULT(0), TK_ARG(0), TK_ARG(1), TK_SUM,"),
+            std::string::npos);
+  EXPECT_NE(source.find(", TK_RESULT(1), TK_ARG(2), TK_ARG(3), TK_SUM,"),
+            std::string::npos);
+  EXPECT_NE(source.find("partials"), std::string::npos);
+
+  // The -0 of the first microbatch survives its store.
+  auto context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto emulation = cuda::testing::buildEmulation(**module);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  std::mt19937 rng(20261208);
+  std::vector<std::vector<char>> inputs = {
+      randomElements(rng, 128, 4), randomElements(rng, 128, 4),
+      randomElements(rng, 15, 4), randomElements(rng, 15, 4),
+      randomElements(rng, 1200, 4)};
+  const float zero = 0.0f, minusOne = -1.0f;
+  for (int k : {0, 2}) { // x[0] = 0, y[0] = -1; a[0] = 0, b[0] = -1
+    std::memcpy(inputs[k].data(), &zero, 4);
+    std::memcpy(inputs[k + 1].data(), &minusOne, 4);
+  }
+  std::vector<std::vector<char>> results = {std::vector<char>(128 * 4),
+                                            std::vector<char>(15 * 4),
+                                            std::vector<char>(4 * 4)};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "grads", inputs, results), 0);
+  for (int r : {0, 1}) {
+    float first;
+    std::memcpy(&first, results[r].data(), 4);
+    EXPECT_EQ(first, 0.0f) << "result " << r;
+    EXPECT_TRUE(std::signbit(first)) << "result " << r << " lost its -0";
+  }
 }
 
 // Under mixed precision the weight gradient is a bf16 GEMM widened to f32
