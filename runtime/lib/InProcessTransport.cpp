@@ -20,7 +20,7 @@ InProcessTransport::InProcessTransport(int64_t ranks, Device *device)
 
 InProcessTransport::~InProcessTransport() {
   copied.clear();
-  if (haveCopyStream)
+  if (copyStream)
     device->destroyStream(copyStream);
 }
 
@@ -66,11 +66,10 @@ bool InProcessTransport::complete(Pending send, Pending recv,
 
 bool InProcessTransport::copyOnStream(const Pending &send, const Pending &recv,
                                       std::string &error) {
-  if (!haveCopyStream) {
-    if (!device->createStream(copyStream, error))
-      return false;
-    haveCopyStream = true;
-  }
+  // A device without streams (the host's kind) gives null: its copies are
+  // done when issued.
+  if (!copyStream && !device->createStream(copyStream, error))
+    return false;
   // After what both ranks issued before posting: the sender's producer of
   // the payload, the receiver's last reader of the buffer it lands in.
   std::shared_ptr<DeviceEvent> done = DeviceEvent::create(*device, error);

@@ -49,7 +49,13 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
   }
   std::unique_ptr<NcclTransport> transport(
       new NcclTransport(nccl, device, rank, ranks, timeoutSeconds));
-  if (!device.createStream(transport->transferStream, error)) {
+  // Made once: recording an event again moves it to the new point, which
+  // is all a group needs (the waits already issued keep the old one).
+  transport->posted = DeviceEvent::create(device, error);
+  if (transport->posted)
+    transport->lastGroup = DeviceEvent::create(device, error);
+  if (!transport->lastGroup ||
+      !device.createStream(transport->transferStream, error)) {
     error = where + error;
     return nullptr;
   }
@@ -89,6 +95,7 @@ NcclTransport::~NcclTransport() {
     else if (!aborted)
       abortCommunicator();
   }
+  posted.reset();
   lastGroup.reset();
   device.destroyStream(transferStream);
 }
@@ -103,8 +110,7 @@ void NcclTransport::setRankStream(int64_t rank, void *stream,
 
 std::string NcclTransport::orderAfterRank(const std::string &name) {
   std::string error;
-  std::shared_ptr<DeviceEvent> posted = DeviceEvent::create(device, error);
-  if (!posted || !device.recordEvent(posted->get(), rankStream, error) ||
+  if (!device.recordEvent(posted->get(), rankStream, error) ||
       !device.waitForEvent(transferStream, posted->get(), error))
     return error;
   groupSpan = -1;
@@ -116,13 +122,11 @@ std::string NcclTransport::orderAfterRank(const std::string &name) {
 
 std::string NcclTransport::markGroup() {
   std::string error;
-  std::shared_ptr<DeviceEvent> done = DeviceEvent::create(device, error);
   if (groupSpan >= 0 && !timeline->end(groupSpan, transferStream, error))
     return error;
   groupSpan = -1;
-  if (!done || !device.recordEvent(done->get(), transferStream, error))
+  if (!device.recordEvent(lastGroup->get(), transferStream, error))
     return error;
-  lastGroup = std::move(done);
   return "";
 }
 
@@ -148,7 +152,8 @@ std::string NcclTransport::pollDone(bool groups) {
       return failure;
     }
     bool idle = state == kNcclSuccess;
-    if (idle && groups && lastGroup) {
+    // An event not recorded yet is done: no group was posted.
+    if (idle && groups) {
       std::string deviceError;
       if (!device.eventDone(lastGroup->get(), idle, deviceError)) {
         abortCommunicator();
@@ -280,10 +285,8 @@ bool NcclTransport::wait(int64_t rank, const std::vector<TransportOp *> &ops,
   // The stream runs the groups in order: once the last is done, every
   // posted op is; the rank's later work waits for them too.
   std::string failure = pollDone(/*groups=*/true);
-  if (failure.empty() && lastGroup &&
-      !device.waitForEvent(rankStream, lastGroup->get(), failure) &&
-      failure.empty())
-    failure = "cannot order the rank's stream after its transfers";
+  if (failure.empty())
+    device.waitForEvent(rankStream, lastGroup->get(), failure);
   if (!failure.empty()) {
     error = "rank " + std::to_string(rank) + ": " + failure + "; waiting for:";
     for (const TransportOp *op : inFlight)

@@ -1283,14 +1283,13 @@ bool RankProgram::findNonFiniteSum(const FragmentInfo &f,
 
 std::vector<const void *> RankProgram::graphAddresses(
     const std::map<int64_t, const uint8_t *> &inputData) const {
-  std::vector<const void *> addresses(bufferData.begin(), bufferData.end());
-  addresses.insert(addresses.end(), scratchData.begin(), scratchData.end());
+  // The arena, scratch, status word and workspace are fixed at load (the
+  // separate-buffers mode, whose buffers come and go, is refused).
+  std::vector<const void *> addresses;
   for (const auto &[index, data] : inputData)
     addresses.push_back(data);
   for (const auto &[name, value] : parameters)
     addresses.push_back(value.data());
-  addresses.push_back(statusWord.data());
-  addresses.push_back(context.workspace);
   return addresses;
 }
 

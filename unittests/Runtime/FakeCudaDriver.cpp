@@ -117,6 +117,17 @@ std::map<void *, std::unique_ptr<Graph>> graphs, execs;
 int contextToken = 0;
 thread_local void *current = nullptr;
 
+/// The stream or event a handle names, or null (lock held).
+Stream *streamOf(void *handle) {
+  auto found = streams.find(handle);
+  return found == streams.end() ? nullptr : found->second.get();
+}
+
+std::shared_ptr<Event> eventOf(void *handle) {
+  auto found = events.find(handle);
+  return found == events.end() ? nullptr : found->second;
+}
+
 /// [pointer, pointer + bytes) inside one live allocation (lock held).
 bool onDevice(uintptr_t pointer, size_t bytes) {
   auto next = allocations.upper_bound(pointer);
@@ -239,10 +250,10 @@ int issue(void *stream, Work work) {
     runUntil(legacy, nullptr);
     return kSuccess;
   }
-  auto found = streams.find(stream);
-  if (found == streams.end())
+  Stream *found = streamOf(stream);
+  if (!found)
     return kInvalidHandle;
-  Stream &s = *found->second;
+  Stream &s = *found;
   if (s.capturing) {
     // An event from outside the capture would need a cross-graph
     // dependency, which the fake does not model.
@@ -479,10 +490,10 @@ int cuStreamSynchronize(void *stream) {
     runBlocking();
     return kSuccess;
   }
-  auto found = streams.find(stream);
-  if (found == streams.end())
+  Stream *found = streamOf(stream);
+  if (!found)
     return kInvalidHandle;
-  runUntil(*found->second, nullptr);
+  runUntil(*found, nullptr);
   return kSuccess;
 }
 
@@ -503,27 +514,39 @@ int cuEventDestroy_v2(void *event) {
   return events.erase(event) ? kSuccess : kInvalidHandle;
 }
 
-int cuEventRecord(void *event, void *stream) {
+} // extern "C"
+
+namespace {
+
+/// A record of `event` or a wait for it, issued on `stream`.
+int issueOnEvent(Work::Kind kind, void *event, void *stream) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = events.find(event);
-  if (found == events.end())
-    return kInvalidHandle;
   Work work;
-  work.kind = Work::Record;
-  work.event = found->second;
+  work.kind = kind;
+  work.event = eventOf(event);
+  if (!work.event)
+    return kInvalidHandle;
   return issue(stream, std::move(work));
+}
+
+} // namespace
+
+extern "C" {
+
+int cuEventRecord(void *event, void *stream) {
+  return issueOnEvent(Work::Record, event, stream);
 }
 
 int cuEventQuery(void *event) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = events.find(event);
-  if (found == events.end())
+  std::shared_ptr<Event> found = eventOf(event);
+  if (!found)
     return kInvalidHandle;
-  Event &e = *found->second;
+  Event &e = *found;
   if (e.done >= e.recorded)
     return kSuccess;
   runToRecord(e, e.recorded);
@@ -535,11 +558,10 @@ int cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
-  auto first = events.find(start), last = events.find(end);
-  if (first == events.end() || last == events.end() || !first->second->timing ||
-      !last->second->timing)
+  std::shared_ptr<Event> first = eventOf(start), last = eventOf(end);
+  if (!first || !last || !first->timing || !last->timing)
     return kInvalidHandle;
-  const Event &a = *first->second, &b = *last->second;
+  const Event &a = *first, &b = *last;
   if (!a.recorded || !b.recorded)
     return kInvalidValue;
   if (a.done < a.recorded || b.done < b.recorded)
@@ -549,16 +571,7 @@ int cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
 }
 
 int cuStreamWaitEvent(void *stream, void *event, unsigned) {
-  if (!current)
-    return kInvalidContext;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = events.find(event);
-  if (found == events.end())
-    return kInvalidHandle;
-  Work work;
-  work.kind = Work::Wait;
-  work.event = found->second;
-  return issue(stream, std::move(work));
+  return issueOnEvent(Work::Wait, event, stream);
 }
 
 int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
@@ -581,14 +594,14 @@ int cuStreamBeginCapture_v2(void *stream, int) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = streams.find(stream);
-  if (found == streams.end())
+  Stream *found = streamOf(stream);
+  if (!found)
     return stream ? kInvalidHandle : kCaptureUnsupported;
-  if (found->second->capturing || anyCapture())
+  if (anyCapture())
     return kNotSupported;
-  found->second->capturing = true;
-  found->second->invalidated = false;
-  found->second->captured.clear();
+  found->capturing = true;
+  found->invalidated = false;
+  found->captured.clear();
   return kSuccess;
 }
 
@@ -596,10 +609,10 @@ int cuStreamEndCapture(void *stream, void **graph) {
   if (!current)
     return kInvalidContext;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = streams.find(stream);
-  if (found == streams.end() || !found->second->capturing)
+  Stream *found = streamOf(stream);
+  if (!found || !found->capturing)
     return kInvalidValue;
-  Stream &s = *found->second;
+  Stream &s = *found;
   s.capturing = false;
   for (auto &[handle, event] : events)
     if (event->capturedBy == &s)

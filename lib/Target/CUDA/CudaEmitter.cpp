@@ -1313,12 +1313,17 @@ void FunctionEmitter::emitReduction(Operation *op) {
       split ? allocateTemporary(4 * static_cast<uint64_t>(outputs * chunks))
             : "";
   llvm::SmallVector<int64_t> strides = tandem::lowering::rowMajorStrides(shape);
+  // A summed result is its sum: the value on a step's first microbatch,
+  // else the sum plus the value (each output written once, by the pass
+  // that finishes it).
+  bool sums = summedInPlace.count(result);
+  std::string sumParameter = sums ? ", const tk_sum tk_s" : "";
   std::string text;
   llvm::raw_string_ostream b(text);
   b << "(TK_KERNEL_ARGS "
     << (split ? std::string("float") : storageOf(result).str())
-    << " *__restrict__ o0, const " << storageOf(input)
-    << " *__restrict__ i0) {\n";
+    << " *__restrict__ o0, const " << storageOf(input) << " *__restrict__ i0"
+    << (split ? "" : sumParameter) << ") {\n";
   b << "  // " << op->getName() << ": " << outputs << " outputs of " << reduced
     << " strided inputs";
   if (split)
@@ -1346,23 +1351,16 @@ void FunctionEmitter::emitReduction(Operation *op) {
   b << "      tk_acc = " << combine
     << "::apply(tk_acc, tk_load(i0, tk_offset));\n"
     << "    }\n";
-  // A summed result is its sum: the value on a step's first microbatch,
-  // else the sum plus the value (each output written once, by the pass
-  // that finishes it).
-  bool sums = summedInPlace.count(result);
   auto store = [&](const std::string &o) {
     return sums ? "tk_store(o0, " + o + ", tk_summed(tk_s, o0 + " + o + ", " +
                       finish + "));\n"
                 : "tk_store(o0, " + o + ", " + finish + ");\n";
   };
-  std::string sumParameter = sums ? ", const tk_sum tk_s" : "";
   if (split)
     b << "    o0[tk_g] = tk_acc;\n";
   else
     b << "    " << store("tk_g");
   b << "  }\n  TK_END_PHASE\n}\n";
-  if (!split && sums)
-    text.insert(text.find(") {\n"), sumParameter);
   llvm::SmallVector<std::string, 3> args = {
       split ? partials : outputBuffer(result), pointers.lookup(input)};
   if (!split && sums)

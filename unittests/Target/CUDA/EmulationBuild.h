@@ -22,6 +22,9 @@ namespace tandem::cuda::testing {
 /// The emitted source and the loaded emulation library of a module's
 /// functions; the cache directory goes with it.
 struct Emulation {
+  /// With buildEmulation(text): the parsed module and its context.
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
   lowering::EmittedSource source;
   std::unique_ptr<cpu::testing::Library> library;
   llvm::SmallString<128> cacheDir;
@@ -56,6 +59,22 @@ buildEmulation(mlir::ModuleOp module) {
     return loaded.takeError();
   emulation->library = std::move(*loaded);
   return std::move(emulation);
+}
+
+/// The emulation of the functions of module `text`, parsed in a context of
+/// its own; fails with the parser's diagnostics or the build's error.
+inline llvm::Expected<std::unique_ptr<Emulation>>
+buildEmulation(llvm::StringRef text) {
+  std::unique_ptr<mlir::MLIRContext> context = cpu::testing::makeContext();
+  auto module = cpu::testing::parseModule(*context, text);
+  if (!module)
+    return module.takeError();
+  auto emulation = buildEmulation(**module);
+  if (!emulation)
+    return emulation.takeError();
+  (*emulation)->context = std::move(context);
+  (*emulation)->module = std::move(*module);
+  return emulation;
 }
 
 } // namespace tandem::cuda::testing

@@ -1056,10 +1056,7 @@ class CodecEmulationTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(CodecEmulationTest, EncodesAndDecodesToTheEvaluatorsBits) {
   const std::string t = GetParam();
   std::string text = codecFunctions(t);
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   cpu::testing::Library &loaded = *(*emulation)->library;
@@ -1068,12 +1065,12 @@ TEST_P(CodecEmulationTest, EncodesAndDecodesToTheEvaluatorsBits) {
   EXPECT_NE(source.find("tandem_codec::blockScale("), std::string::npos);
 
   std::mt19937 rng(20261206);
-  eval::Interpreter interpreter(**module);
+  eval::Interpreter interpreter(*(*emulation)->module);
   for (const char *payload : kPayloads)
     for (int64_t block : kCodecBlocks) {
       std::string name = codecName(t, payload, block);
       SCOPED_TRACE(name);
-      auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(name);
+      auto fn = (*emulation)->module->lookupSymbol<mlir::func::FuncOp>(name);
       ASSERT_TRUE(fn);
       std::vector<eval::Tensor> args = {codecInput(
           mlir::cast<mlir::RankedTensorType>(fn.getArgumentTypes()[0]), rng)};
@@ -1162,10 +1159,7 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
       text += "nn.parameter @" + name + " : " + type + " = zeros\n";
     text += functionText(c, t);
   }
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   cpu::testing::Library &loaded = *(*emulation)->library;
@@ -1175,10 +1169,10 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
   EXPECT_STREQ(emulated, "yes");
 
   std::mt19937 rng(20261202);
-  eval::Interpreter interpreter(**module);
+  eval::Interpreter interpreter(*(*emulation)->module);
   for (const Case &c : all) {
     SCOPED_TRACE(c.name + " (" + t + ")");
-    auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(c.name);
+    auto fn = (*emulation)->module->lookupSymbol<mlir::func::FuncOp>(c.name);
     std::vector<eval::Tensor> args;
     for (mlir::Type type : fn.getArgumentTypes())
       args.push_back(cpu::testing::randomTensor(
@@ -1187,7 +1181,9 @@ TEST_P(EmulationTest, EveryElementWithinItsBound) {
     for (const auto &[name, type] : c.parameters)
       parameters[name] = cpu::testing::randomTensor(
           mlir::cast<mlir::RankedTensorType>(
-              (*module)->lookupSymbol<nn::ParameterOp>(name).getType()),
+              (*emulation)
+                  ->module->lookupSymbol<nn::ParameterOp>(name)
+                  .getType()),
           rng, c.range);
     interpreter.setParameters(parameters);
     auto expected = interpreter.run(c.name, args);
@@ -1260,10 +1256,7 @@ TEST(EmulationPadding, IdsInThePaddingReachNoRow) {
       "tensor<5x2xf32> {\n"
       "  %y = nn.embedding_grad %x, %t {rows = 3 : i64} : tensor<4x2xf32>, "
       "tensor<4xi32> -> tensor<5x2xf32>\n  return %y : tensor<5x2xf32>\n}\n";
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   auto bytesOf = [](auto values) {
@@ -1315,10 +1308,7 @@ TEST(EmulationOneHot, IdsOutsideTheClassesGiveNaNRows) {
       "func.func @hot(%t: tensor<4xi32>) -> tensor<4x3xf32> {\n"
       "  %y = nn.one_hot %t {classes = 3 : i64} : tensor<4xi32> -> "
       "tensor<4x3xf32>\n  return %y : tensor<4x3xf32>\n}\n";
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   std::array<int32_t, 4> ids = {2, 3, 0, -1};
@@ -1381,12 +1371,7 @@ static std::vector<char> randomElements(std::mt19937 &rng, size_t count,
 static std::string expectSecondCallAdds(
     const char *text, const std::vector<std::pair<size_t, size_t>> &inputs,
     const std::vector<size_t> &resultBytes, size_t accumulated, uint32_t seed) {
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  if (!module)
-    return "";
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(llvm::StringRef(text));
   EXPECT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   if (!emulation)
@@ -1489,10 +1474,7 @@ TEST(EmulationAccumulation, KernelsWriteTheirSumsInPlace) {
   EXPECT_NE(source.find("partials"), std::string::npos);
 
   // The -0 of the first microbatch survives its store.
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError());
   std::mt19937 rng(20261208);
@@ -1577,11 +1559,7 @@ TEST(EmulationAttentionInPlace, GivesTheCopiesBits) {
           "  return %y, %d, %q, %k, %v, %dq, %dk, %dv : {1}, {0}, {1}, {2}, "
           "{2}, {1}, {2}, {2}\n}\n",
           whole, qt, kt, body);
-      auto context = cpu::testing::makeContext();
-      auto module = cpu::testing::parseModule(*context, text);
-      ASSERT_TRUE(static_cast<bool>(module))
-          << llvm::toString(module.takeError());
-      auto emulation = cuda::testing::buildEmulation(**module);
+      auto emulation = cuda::testing::buildEmulation(text);
       ASSERT_TRUE(static_cast<bool>(emulation))
           << llvm::toString(emulation.takeError());
       // In place: the forward and the backward's three kernels, no copy;

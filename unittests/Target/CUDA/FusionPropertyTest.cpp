@@ -260,24 +260,21 @@ TEST(CUDAFusionProperty, RandomElementwiseDagsAreOneKernelWithinTheirBound) {
     text += dags.back().text;
   }
   text += "}\n";
-  auto context = cpu::testing::makeContext();
-  auto module = cpu::testing::parseModule(*context, text);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  auto emulation = cuda::testing::buildEmulation(**module);
+  auto emulation = cuda::testing::buildEmulation(text);
   ASSERT_TRUE(static_cast<bool>(emulation))
       << llvm::toString(emulation.takeError()) << "\n"
       << text;
   const std::string &source = (*emulation)->source.text;
   cpu::testing::Library &loaded = *(*emulation)->library;
 
-  eval::Interpreter interpreter(**module);
+  eval::Interpreter interpreter(*(*emulation)->module);
   double worstShare = 0;
   for (unsigned i = 0; i < kDags; ++i) {
     std::string name = "dag" + std::to_string(i);
     SCOPED_TRACE(name + "\n" + dags[i].text);
     std::string symbol = lowering::entrySymbol(name);
     EXPECT_EQ(launchesOf(source, symbol), 1u);
-    auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(name);
+    auto fn = (*emulation)->module->lookupSymbol<mlir::func::FuncOp>(name);
     std::vector<eval::Tensor> args;
     for (mlir::Type type : fn.getArgumentTypes())
       args.push_back(cpu::testing::randomTensor(

@@ -93,14 +93,15 @@ private:
   std::string abortReason;
   /// Posted ops not yet seen complete, in posting order.
   std::vector<TransportOp *> inFlight;
-  /// The rank's stream, the transfers' stream, and the event after the
-  /// last group enqueued on it (the stream runs the groups in order).
+  /// The rank's stream, the transfers' stream, the event a group waits for
+  /// on the rank's stream, and the event after the last group enqueued on
+  /// the transfer stream (which runs the groups in order).
   void *rankStream = nullptr;
   void *transferStream = nullptr;
   DeviceTimeline *timeline = nullptr;
   /// The group's span on the timeline, or -1.
   int64_t groupSpan = -1;
-  std::shared_ptr<DeviceEvent> lastGroup;
+  std::shared_ptr<DeviceEvent> posted, lastGroup;
 };
 
 } // namespace tandem::runtime

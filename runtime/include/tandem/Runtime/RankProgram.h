@@ -280,8 +280,8 @@ private:
   uint64_t stepsRun = 0;
   void *graph = nullptr;
   std::vector<const void *> graphCapturedWith;
-  /// Every address a step's launches take as an argument, through which
-  /// buffer, scratch, parameter and step input they go.
+  /// The addresses a step's launches take that may move between steps:
+  /// the step inputs' copies and the parameters (shareParameter).
   std::vector<const void *>
   graphAddresses(const std::map<int64_t, const uint8_t *> &inputData) const;
   /// traceDevice's timeline (null when not tracing) and last spans.

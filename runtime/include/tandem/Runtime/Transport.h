@@ -247,7 +247,6 @@ private:
   std::vector<void *> rankStreams;
   std::vector<DeviceTimeline *> timelines;
   void *copyStream = nullptr;
-  bool haveCopyStream = false;
   std::map<const TransportOp *, std::shared_ptr<DeviceEvent>> copied;
   /// Called with the lock held: fails the transport with `error` (a post
   /// that cannot go on) and returns false.
