@@ -5,7 +5,8 @@
 #
 #   scripts/gpu-check.sh --prepare   here: compiles the tiny GPT's GPU
 #                                    libraries and its emulated references
-#                                    into build/gpu-carry (carry that path)
+#                                    into build/gpu-carry and packs it into
+#                                    build/gpu-carry.tar.xz (carry that)
 #   scripts/gpu-check.sh --check     there: builds the runtime alone, runs
 #                                    the libraries on GPU 0 and compares
 #                                    them with the emulation (4 minutes)
@@ -30,12 +31,26 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CARRY="$ROOT/build/gpu-carry"
+# The main build (scripts/test.sh's TANDEM_BUILD_DIR), here and on the GPU
+# machine, where it holds only the carried archive.
+BUILD="${TANDEM_BUILD_DIR:-$ROOT/build}"
+CARRY="$BUILD/gpu-carry"
+# TANDEM_GPU_CHECK_EMULATE=1: a rehearsal here, without a GPU. --prepare
+# builds every library with --cuda-emulate into build/gpu-carry-emulated,
+# and --check runs them on the fake CUDA driver and the fake NCCL of the
+# main build (the steps that need the real GPU, its tools or the real
+# libraries are skipped and say so): the script's plumbing, paths and
+# comparisons run before a GPU call spends minutes on them.
+EMULATE="${TANDEM_GPU_CHECK_EMULATE:-}"
+[[ -n $EMULATE ]] && CARRY="$BUILD/gpu-carry-emulated"
 DATA="$ROOT/data/corpus.txt"
 MODEL="$ROOT/examples/tiny-gpt.mlir"
 # Steps of the chained comparison (each runs once from the emulation's
 # parameters after the step before it).
 CHAIN=5
+# The tiny GPT's pipelines besides S = 1, each bitwise S = 1's on the one
+# GPU (across_stages): sN is 1F1B on N stages, zbN ZB-H1 on N stages.
+PIPELINES="s1 s2 s4 zb2 zb4"
 # The models whose every fragment call of one step is compared kernel by
 # kernel with the emulation's (prepare, kernels).
 DUMPS="dump dump-small dump-gqa"
@@ -47,7 +62,15 @@ BENCH_LAYERS=12 BENCH_WIDTH=768
 # The pipeline machinery's cost with compute shared: the small GPT with 4
 # stages on the one GPU against 1 stage, bf16, 1F1B, 8 microbatches of 8
 # sequences of 256 tokens.
-PIPE_BATCH=8 PIPE_SEQ=256 PIPE_MICROBATCHES=8
+PIPE_CONFIG=small PIPE_BATCH=8 PIPE_SEQ=256 PIPE_MICROBATCHES=8
+# The rehearsal's benchmark programs are the tiny GPT's (8 layers of 32, 2
+# stages of 4; 4 of its layers on 4 stages), which the host runs in
+# seconds: their steps, the MFU and the pipeline's cost run end to end,
+# their figures meaning nothing.
+if [[ -n $EMULATE ]]; then
+  BENCH_CONFIG=tiny BENCH_BATCH=2 BENCH_SEQ=64 BENCH_LAYERS=8 BENCH_WIDTH=32
+  PIPE_CONFIG=tiny PIPE_BATCH=2 PIPE_SEQ=64
+fi
 
 # gpu_build DIR MODEL ARGS...: MODEL compiled by tandemc for the GPU into
 # DIR, its log beside it, keeping only what the GPU run reads (manifests,
@@ -55,13 +78,21 @@ PIPE_BATCH=8 PIPE_SEQ=256 PIPE_MICROBATCHES=8
 gpu_build() {
   local dir=$1 model=$2
   shift 2
-  "$ROOT/build/bin/tandemc" "$model" -o "$dir" --target cuda "$@" 2>"$dir.tandemc.log" || return
+  "$BUILD/bin/tandemc" "$model" -o "$dir" --target cuda ${EMULATE:+--cuda-emulate} "$@" \
+    2>"$dir.tandemc.log" || return
   rm -rf "$dir"/*.mlir "$dir/eval"
+}
+
+# pipeline_args NAME: tandemc's stages and schedule for a PIPELINES name.
+pipeline_args() {
+  local schedule=1f1b
+  [[ $1 == zb* ]] && schedule=zb-h1
+  echo "--stages ${1//[!0-9]/} --schedule $schedule"
 }
 
 prepare() {
   set -e
-  local bin="$ROOT/build/bin"
+  local bin="$BUILD/bin"
   [[ -x "$bin/tandemc" && -x "$bin/tandem-run" ]] ||
     { echo "gpu-check --prepare: build first (scripts/setup.sh)"; exit 1; }
   rm -rf "$CARRY"
@@ -73,14 +104,16 @@ prepare() {
   cp /usr/src/googletest/CMakeLists.txt "$CARRY/googletest/"
   cp -r /usr/src/googletest/googletest/{CMakeLists.txt,cmake,include,src} \
     "$CARRY/googletest/googletest/"
-  export TANDEM_CUDA_CACHE="$ROOT/build/gpu-carry-cache"
-  local p s
+  export TANDEM_CUDA_CACHE="$BUILD/gpu-carry-cache"
+  local p c
   for p in f32 bf16; do
-    for s in 1 2; do
-      gpu_build "$CARRY/$p-s$s" "$MODEL" --stages "$s" --microbatches 8 --precision "$p"
-      "$bin/tandemc" "$MODEL" -o "$CARRY/$p-s$s-emu" --stages "$s" --microbatches 8 \
-        --precision "$p" --target cuda --cuda-emulate 2>/dev/null
+    # The tiny GPT on 1, 2 and 4 stages under 1F1B and on 2 and 4 under
+    # ZB-H1, 8 microbatches (across_stages), and the emulated S = 1.
+    for c in $PIPELINES; do
+      gpu_build "$CARRY/$p-$c" "$MODEL" $(pipeline_args "$c") --microbatches 8 --precision "$p"
     done
+    "$bin/tandemc" "$MODEL" -o "$CARRY/$p-s1-emu" --stages 1 --microbatches 8 \
+      --precision "$p" --target cuda --cuda-emulate 2>/dev/null
     # The emulation's chain: the parameters before each step, and each
     # step's loss from them.
     local k from
@@ -94,7 +127,7 @@ prepare() {
         >>"$CARRY/$p-chain/emu.log"
     done
     [[ $p == f32 ]] && index_inputs "$CARRY/f32-s1-emu"
-    rm -rf "$CARRY"/$p-s?-emu
+    rm -rf "$CARRY/$p-s1-emu"
   done
   # Every fragment call of one f32 step (2 microbatches, to travel light),
   # for the kernel-by-kernel screen: the tiny GPT, one layer of the
@@ -121,22 +154,59 @@ prepare() {
   # tiny one's screen covers already: only its forward and backward travel.
   rm -f "$CARRY"/dump-small-calls/*.step*.safetensors
   rm -f "$CARRY"/*/step"$CHAIN".st
-  # The benchmark's programs: S = 1 in both precisions, and bf16 with two
-  # stages on the one GPU.
+  prepare_bench
+  pack_carry
+}
+
+# The benchmark's programs: S = 1 in both precisions, and bf16 with two
+# stages on the one GPU; the pipeline's cost at S = 1 and 4.
+prepare_bench() {
   "$bin/tandemc" models gpt --config "$BENCH_CONFIG" --batch "$BENCH_BATCH" \
-    --seq "$BENCH_SEQ" --stage-every 6 -o "$CARRY/bench.mlir"
+    --seq "$BENCH_SEQ" --stage-every $((BENCH_LAYERS / 2)) -o "$CARRY/bench.mlir"
   for p in f32-s1 bf16-s1 bf16-s2; do
     gpu_build "$CARRY/bench-$p" "$CARRY/bench.mlir" --stages "${p#*-s}" \
       --microbatches "$BENCH_MICROBATCHES" --precision "${p%-s*}"
   done
-  "$bin/tandemc" models gpt --config small --batch "$PIPE_BATCH" \
+  "$bin/tandemc" models gpt --config "$PIPE_CONFIG" --layers 4 --batch "$PIPE_BATCH" \
     --seq "$PIPE_SEQ" --stage-every 1 -o "$CARRY/pipe.mlir"
   for p in small-s1 small-s4; do
     gpu_build "$CARRY/bench-$p" "$CARRY/pipe.mlir" --stages "${p#*-s}" \
       --microbatches "$PIPE_MICROBATCHES" --precision bf16
   done
-  du -sh "$CARRY"
-  echo "gpu-check --prepare: carry build/gpu-carry (64 MiB at most travel)"
+}
+
+pack_carry() {
+  # One archive travels: xz takes the folder from about 70 MiB to about
+  # 35 (the manifests, sources and libraries shrink; the dumps' floats
+  # hardly do), under the 64 MiB a call carries.
+  rm -f "$CARRY.tar.xz"
+  XZ_OPT="-T0" tar -C "$(dirname "$CARRY")" -cJf "$CARRY.tar.xz" "$(basename "$CARRY")"
+  du -sh "$CARRY" "$CARRY.tar.xz"
+  local bytes
+  bytes=$(stat -c %s "$CARRY.tar.xz")
+  ((bytes < 62 * 1024 * 1024)) ||
+    { echo "gpu-check --prepare: $CARRY.tar.xz is over 62 MiB: it will not travel"; exit 1; }
+  echo "gpu-check --prepare: carry ${CARRY#"$ROOT"/}.tar.xz (64 MiB at most travel)"
+}
+
+# The carried archive unpacked into $WORK, where the folder itself did not
+# travel; CARRY then names the unpacked folder.
+unpack_carry() {
+  [[ -d "$CARRY" || ! -f "$CARRY.tar.xz" ]] && return 0
+  mkdir -p "$WORK"
+  rm -rf "${WORK:?}/$(basename "$CARRY")"
+  # Python's lzma, since the GPU machine may have no xz.
+  python3 - "$CARRY.tar.xz" "$WORK" <<'PY' || return 1
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as archive:
+    try:
+        archive.extractall(sys.argv[2], filter="data")
+    except TypeError:  # a Python without extraction filters
+        archive.extractall(sys.argv[2])
+PY
+  CARRY="$WORK/$(basename "$CARRY")"
+  echo "unpacked $(du -sh "$CARRY" | cut -f1) of $(basename "$CARRY").tar.xz into $CARRY" |
+    tee -a "$OUT/log"
 }
 
 # index_inputs EMU: step inputs with a token and a target outside their
@@ -144,7 +214,7 @@ prepare() {
 # build EMU gives for each, which the GPU's must equal (index_checks).
 index_inputs() {
   local emu=$1 f
-  "$ROOT/build/bin/tandem-eval" "$emu/pipeline.mlir" --program pipeline \
+  "$BUILD/bin/tandem-eval" "$emu/pipeline.mlir" --program pipeline \
     --seed 7 --save-inputs "$CARRY/index-in.st" >/dev/null
   python3 "$ROOT/test/Target/CUDA/Inputs/set_ids.py" "$CARRY/index-in.st" \
     "$CARRY/index-token.st" input.0:9:3=300
@@ -152,7 +222,7 @@ index_inputs() {
     "$CARRY/index-target.st" input.1:12:5=-2
   rm "$CARRY/index-in.st"
   for f in token target; do
-    ! "$ROOT/build/bin/tandem-run" "$emu" --transport inproc \
+    ! "$BUILD/bin/tandem-run" "$emu" --transport inproc \
       --inputs "$CARRY/index-$f.st" 2>&1 | grep -o "run s0.*" >"$CARRY/index-$f.expected"
     [[ -s "$CARRY/index-$f.expected" ]]
   done
@@ -160,7 +230,7 @@ index_inputs() {
 
 # --check ----------------------------------------------------------------
 
-OUT="${OUT:-$ROOT/build/gpu-check}"
+OUT="${OUT:-$BUILD/gpu-check}"
 WORK="${TMPDIR:-/tmp}/tandem-gpu-check"
 failures=0
 
@@ -273,6 +343,17 @@ nccl_one_rank() {
     diff "$WORK/nccl-inproc.loss" "$WORK/nccl-$run.loss" || return 1
   done
   echo "NCCL (${runs[*]:1}) bitwise equal to the in-process run over 3 steps"
+  # A rank killed during step 1 while it holds the GPU and a communicator
+  # (TANDEM_RUN_KILL, as test/Runtime/nccl-fake.test does on the fakes):
+  # the launcher names it and the job fails instead of hanging.
+  if TANDEM_RUN_KILL=0:1 timeout 60 "$WORK/runtime/bin/tandem-run" "$CARRY/f32-s1" \
+    --data "$DATA" --steps 3 --seed 3 --device cuda --transport nccl \
+    --launcher local >"$WORK/nccl-killed.log" 2>&1; then
+    echo "a rank killed during step 1 did not fail the job"
+    return 1
+  fi
+  grep "rank 0 died during step 1 (killed by signal 9" "$WORK/nccl-killed.log" ||
+    { tail -5 "$WORK/nccl-killed.log"; return 1; }
 }
 
 # The experiment issue 16 asks for, reported and never failing: two
@@ -321,20 +402,29 @@ chain() {
   fi
 }
 
-# The same losses with every rank of S = 2 on the one GPU (ranks as threads
-# of one tandem-run, the rank main of MPI ranks): bitwise S = 1's; the
-# S = 2 run's summary; its trace's device tracks (CUDA events) in the order
-# the transports' events impose (test/Runtime/device-trace.test's checker).
+# The same losses with every rank of each pipeline on the one GPU (ranks as
+# threads of one tandem-run, the rank main of MPI ranks): S = 2 and 4 under
+# 1F1B, 2 and 4 under ZB-H1, each bitwise S = 1's over 10 steps; the S = 2
+# run's summary; the S = 2 and ZB-H1 S = 4 runs' traces' device tracks
+# (CUDA events) in the order the transports' events impose
+# (test/Runtime/device-trace.test's checker).
 across_stages() {
-  local p=$1
-  run_gpu "$CARRY/$p-s1" 10 | cut -d' ' -f1-4 >"$OUT/$p-s1.loss" &&
-    run_gpu "$CARRY/$p-s2" 10 --trace "$OUT/$p-s2-trace.json" |
-    cut -d' ' -f1-4 >"$OUT/$p-s2.loss" &&
-    cat "$OUT/$p-s2.loss" && grep -A2 '^summary' "$WORK/run-gpu.log" &&
-    diff "$OUT/$p-s1.loss" "$OUT/$p-s2.loss" &&
-    echo "S = 1 and S = 2 bitwise equal over 10 steps" &&
-    python3 "$ROOT/test/Runtime/Inputs/check_device_trace.py" \
-      "$OUT/$p-s2-trace.json" "$CARRY/$p-s2" 10
+  local p=$1 c trace
+  [[ ${PIPELINES:-} == "s1 "?* ]] || { echo "no pipelines to compare (PIPELINES)"; return 1; }
+  run_gpu "$CARRY/$p-s1" 10 | cut -d' ' -f1-4 >"$OUT/$p-s1.loss" || return 1
+  cat "$OUT/$p-s1.loss"
+  for c in ${PIPELINES#s1 }; do
+    trace=()
+    [[ $c == s2 || $c == zb4 ]] && trace=(--trace "$WORK/$p-$c-trace.json")
+    run_gpu "$CARRY/$p-$c" 10 "${trace[@]}" | cut -d' ' -f1-4 >"$OUT/$p-$c.loss" || return 1
+    [[ $c == s2 ]] && grep -A2 '^summary' "$WORK/run-gpu.log"
+    diff "$OUT/$p-s1.loss" "$OUT/$p-$c.loss" || return 1
+    echo "$p $c ($(pipeline_args "$c")): bitwise S = 1's over 10 steps"
+    if ((${#trace[@]})); then
+      python3 "$ROOT/test/Runtime/Inputs/check_device_trace.py" \
+        "$WORK/$p-$c-trace.json" "$CARRY/$p-$c" 10 || return 1
+    fi
+  done
 }
 
 # Resume on the GPU: S = 2 checkpointed after 3 steps and resumed for 3
@@ -355,6 +445,9 @@ resume() {
 # Every fragment call of step 0 on the GPU against the emulation's dump.
 kernels() {
   local name
+  # (A step runs in a child shell: a variable begin() does not export
+  # would leave nothing to compare, and an empty screen passes nothing.)
+  [[ -n ${DUMPS:-} ]] || { echo "no models to screen (DUMPS)"; return 1; }
   for name in $DUMPS; do
     rm -rf "$WORK/$name-calls"
     echo "$name:"
@@ -448,23 +541,47 @@ begin() {
   mkdir -p "$OUT" "$WORK"
   : >"$OUT/log"
   : >"$OUT/summary"
+  unpack_carry
   [[ -d "$CARRY/f32-s1" ]] ||
-    { echo "gpu-check: no build/gpu-carry (run --prepare here and carry it)" | tee -a "$OUT/summary"; return 1; }
-  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK \
+    { echo "gpu-check: no ${CARRY#"$ROOT"/} (run --prepare here and carry ${CARRY#"$ROOT"/}.tar.xz)" | tee -a "$OUT/summary"; return 1; }
+  [[ -n $EMULATE ]] && { use_fakes || return 1; }
+  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK PIPELINES DUMPS \
     BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES BENCH_LAYERS BENCH_WIDTH \
-    PIPE_BATCH PIPE_SEQ PIPE_MICROBATCHES
+    PIPE_CONFIG PIPE_BATCH PIPE_SEQ PIPE_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
-    across_stages kernels timing sanitizer tandem_bench torch_bench profile \
-    nccl_one_rank nccl_shared_gpu index_checks graphs resume device_peaks result_of mfu pipeline_cost
+    pipeline_args across_stages kernels timing sanitizer tandem_bench torch_bench profile \
+    nccl_one_rank nccl_shared_gpu index_checks use_fakes skipped graphs resume device_peaks result_of mfu pipeline_cost
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
   step versions 30 versions
-  step "runtime alone" 120 build_runtime || return 1
+  # (The rehearsal builds on 2 cores, not 16.)
+  step "runtime alone" "$([[ -n $EMULATE ]] && echo 600 || echo 120)" build_runtime || return 1
+  [[ -n $EMULATE ]] && return 0
   if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "no GPU: stopped before the first step that needs one" | tee -a "$OUT/summary"
     return 1
   fi
+}
+
+# The rehearsal's GPU (TANDEM_GPU_CHECK_EMULATE): the main build's fake
+# CUDA driver, which runs the emulated libraries' kernels on the host, and
+# its fake NCCL.
+use_fakes() {
+  local driver nccl
+  driver=$(find "$BUILD/unittests" -name libTandemFakeCudaDriver.so -print -quit 2>/dev/null)
+  nccl=$(find "$BUILD/unittests" -name libTandemFakeNccl.so -print -quit 2>/dev/null)
+  [[ -n $driver && -n $nccl ]] ||
+    { echo "gpu-check: the rehearsal needs the main build's fakes (scripts/setup.sh)" | tee -a "$OUT/summary"; return 1; }
+  mkdir -p "$WORK/fake-nccl"
+  export TANDEM_CUDA_DRIVER=$driver TANDEM_NCCL_LIBRARY=$nccl \
+    TANDEM_FAKE_NCCL_DIR="$WORK/fake-nccl" TANDEM_FAKE_NCCL_DEVICE_ONLY=1
+  echo "rehearsal: the fake CUDA driver and NCCL, emulated libraries" | tee -a "$OUT/summary"
+}
+
+# skipped NAME WHY: a step the rehearsal cannot run, said in the summary.
+skipped() {
+  echo "$1: skipped in the rehearsal ($2)" | tee -a "$OUT/summary"
 }
 
 # run_profile STEPS...: the shared start, then each function of steps; the
@@ -481,17 +598,25 @@ run_profile() {
 }
 
 check_steps() {
-  step "runtime unit tests" 120 unit_tests
+  if [[ -n $EMULATE ]]; then
+    skipped "runtime unit tests" "scripts/check-runtime-alone.sh runs them here"
+  else
+    step "runtime unit tests" 120 unit_tests
+  fi
   step "f32 chain vs emulation" 60 chain f32
   step "bf16 chain vs emulation" 60 chain bf16
-  step "f32 S=1 vs S=2" 60 across_stages f32
-  step "bf16 S=1 vs S=2" 60 across_stages bf16
+  step "f32 pipelines vs S=1" 90 across_stages f32
+  step "bf16 pipelines vs S=1" 90 across_stages bf16
   step "NCCL, one rank" 60 nccl_one_rank
   step "NCCL, two processes on one GPU (experiment)" 60 nccl_shared_gpu
   step "f32 kernels vs emulation" 60 kernels
   step "index checks" 30 index_checks
   step "resume" 60 resume
-  step "CUDA graphs" 60 graphs
+  if [[ -n $EMULATE ]]; then
+    skipped "CUDA graphs" "emulated libraries launch nothing to capture"
+  else
+    step "CUDA graphs" 60 graphs
+  fi
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
 }
@@ -586,16 +711,24 @@ profile() { # NAME
 
 bench_steps() {
   : >"$OUT/results"
-  step "device peaks" 60 device_peaks
+  if [[ -n $EMULATE ]]; then
+    skipped "device peaks" "PyTorch on a GPU"
+  else
+    step "device peaks" 60 device_peaks
+  fi
   step "tandem f32" 60 tandem_bench f32-s1
   step "tandem bf16" 60 tandem_bench bf16-s1
   step "tandem bf16 MFU" 10 mfu
   step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
   step "small GPT, 4 stages vs 1 on one GPU" 60 pipeline_cost
   step "tandem bf16 kernel times" 150 profile bf16-s1
-  [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] && step "torch eager f32" 60 torch_bench f32
-  step "torch eager bf16" 60 torch_bench bf16
-  step "torch compile bf16" 120 torch_bench bf16 --compile
+  if [[ -n $EMULATE ]]; then
+    skipped "torch" "PyTorch on a GPU"
+  else
+    [[ -z "${TANDEM_GPU_CHECK_SHORT:-}" ]] && step "torch eager f32" 60 torch_bench f32
+    step "torch eager bf16" 60 torch_bench bf16
+    step "torch compile bf16" 120 torch_bench bf16 --compile
+  fi
   cat "$OUT/results"
 }
 

@@ -161,6 +161,28 @@ else
   status=1
 fi
 
+# The GPU check's rehearsal (docs/runtime.md, "The GPU check"): its
+# --prepare with emulated libraries, then --all from the packed archive on
+# the fake CUDA driver and fake NCCL, so the script a GPU call runs has run
+# here first, paths, comparisons and all.
+echo "== GPU check rehearsal (scripts/gpu-check.sh, TANDEM_GPU_CHECK_EMULATE=1)"
+rehearsal="$BUILD_DIR/gpu-rehearsal"
+rm -rf "$rehearsal" && mkdir -p "$rehearsal"
+if TANDEM_BUILD_DIR="$BUILD_DIR" TANDEM_GPU_CHECK_EMULATE=1 \
+    bash "$ROOT/scripts/gpu-check.sh" --prepare >"$rehearsal/prepare.log" 2>&1 &&
+  rm -rf "$BUILD_DIR/gpu-carry-emulated" &&
+  TANDEM_BUILD_DIR="$BUILD_DIR" TANDEM_GPU_CHECK_EMULATE=1 TMPDIR="$rehearsal" \
+    OUT="$rehearsal/out" bash "$ROOT/scripts/gpu-check.sh" --all >"$rehearsal/check.log" 2>&1; then
+  cat "$rehearsal/out/summary"
+  passed=$((passed + 1))
+else
+  tail -30 "$rehearsal/prepare.log" "$rehearsal/check.log" 2>/dev/null
+  [[ -f "$rehearsal/out/summary" ]] && cat "$rehearsal/out/summary"
+  echo "GPU check rehearsal: failed (logs in $rehearsal)"
+  failed=$((failed + 1))
+  status=1
+fi
+
 echo "== clang-format"
 mapfile -t sources < <(git ls-files '*.cpp' '*.h' '*.cc' '*.cu' ':!:*.inc')
 if clang-format-22 --dry-run --Werror "${sources[@]}"; then

@@ -235,12 +235,19 @@ private:
   /// are used as they are, with no copies.
   bool direct() const { return device->kind() == DeviceKind::Host; }
   void *handle = nullptr;
+  /// Every field zero but the ABI version (spelled out: a partial brace
+  /// list warns under -Wextra).
+  static tandem_fragment_context initialContext() {
+    tandem_fragment_context context{};
+    context.abi_version = TANDEM_FRAGMENT_ABI_VERSION;
+    return context;
+  }
   /// What every entry point is called with (fragment ABI v3), from the
   /// device's resources: for host code no stream, BLAS handle, workspace
   /// or plan cache; for a GPU library the rank's own. Its status word is
   /// `statusWord`'s.
   std::unique_ptr<FragmentResources> resources;
-  tandem_fragment_context context = {TANDEM_FRAGMENT_ABI_VERSION};
+  tandem_fragment_context context = initialContext();
   /// The status word (a tandem_fragment_status in the device's memory);
   /// the manifest's index_checks describe what it reports.
   DeviceAllocation statusWord;
