@@ -127,8 +127,15 @@ prepare() {
         >>"$CARRY/$p-chain/emu.log"
     done
     [[ $p == f32 ]] && index_inputs "$CARRY/f32-s1-emu"
+    # The parameters step 0 starts from (tandem-run's seed), for the bf16
+    # bound, which bounds each step's logits from its parameters.
+    "$bin/tandem-eval" "$CARRY/$p-s1-emu/pipeline.mlir" --seed 3 \
+      --save-params "$CARRY/$p-chain/step0.st" >/dev/null
     rm -rf "$CARRY/$p-s1-emu"
   done
+  # The bf16 @forward (after nn-mixed-precision), whose narrow roundings
+  # the bf16 chain's bound counts.
+  "$bin/tandemc" "$MODEL" --precision bf16 --emit=precision -o "$CARRY/bf16-forward.mlir"
   # Every fragment call of one f32 step (2 microbatches, to travel light),
   # for the kernel-by-kernel screen: the tiny GPT, one layer of the
   # small one (1 microbatch) at sequence 150, whose heads of 64 give the
@@ -391,14 +398,18 @@ chain() {
     run_gpu "$CARRY/$p-s1" 1 --first-step "$k" "${from[@]}" >>"$OUT/$p-chain-gpu.log" || return 1
   done
   cat "$OUT/$p-chain-gpu.log"
+  paste -d' ' <(cut -d' ' -f4 "$OUT/$p-chain-gpu.log") <(cut -d' ' -f4 "$CARRY/$p-chain/emu.log") |
+    awk '{printf "step %d gpu %s emulation %s relative difference %.2e\n", NR - 1, $1, $2, ($1 - $2) / $2}'
   if [[ $p == f32 ]]; then
     python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$OUT/$p-chain-gpu.log" \
       "$CARRY/$p-chain/emu.log" "cuda+cuda:$MODEL:forward"
   else
-    # bf16's derived bound is vacuous (docs/cuda-backend.md): shown, not
-    # asserted.
-    paste -d' ' <(cut -d' ' -f4 "$OUT/$p-chain-gpu.log") <(cut -d' ' -f4 "$CARRY/$p-chain/emu.log") |
-      awk '{printf "step %d gpu %s emulation %s relative difference %.2e\n", NR - 1, $1, $2, ($1 - $2) / $2}'
+    # The f32 arithmetic's bound on the bf16 @forward plus the narrow
+    # roundings' (docs/testing.md, "Tolerances": 64 sequences a step, 8
+    # microbatches of 8), each step's logits bounded from its parameters.
+    python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$OUT/$p-chain-gpu.log" \
+      "$CARRY/$p-chain/emu.log" "cuda+cuda:$CARRY/bf16-forward.mlir:forward" \
+      --narrow 64 "$CARRY/$p-chain/step{}.st"
   fi
 }
 
