@@ -72,7 +72,7 @@ uint32_t tk_alignment(const void *p, int64_t strideBytes, int64_t batches) {
 }
 
 // The plan cache's key: the call's shape and its operands' alignments.
-void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
+void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[4],
                  const tk_gemm_epilogue *e,
                  uint64_t key[TANDEM_PLAN_KEY_WORDS]) {
   // The heuristic reads the epilogue and its pointers' alignments.
@@ -100,7 +100,8 @@ void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[3],
       (uint64_t)s.strideB,
       (uint64_t)s.strideC,
       (uint64_t)(s.beta != 0.0f),
-      (uint64_t)align[0] | (uint64_t)align[1] << 16 | (uint64_t)align[2] << 32,
+      (uint64_t)align[0] | (uint64_t)align[1] << 16 | (uint64_t)align[2] << 32 |
+          (uint64_t)align[3] << 48,
       epilogue,
       epilogueAlign,
       0};
@@ -123,6 +124,14 @@ tandem_plan_entry *tk_plan_slot(tandem_plan_cache *cache,
   }
   return nullptr;
 }
+
+// Why a GEMM could not run: the failing call and its status, and how many
+// algorithms the heuristic offered.
+struct tk_gemm_failure {
+  const char *stage = "";
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  int algorithms = -1;
+};
 
 struct tk_lt_layouts {
   cublasLtMatmulDesc_t op = nullptr;
@@ -157,52 +166,61 @@ bool tk_layout(cublasLtMatrixLayout_t *layout, int32_t type, int64_t rows,
 
 // Picks an algorithm without a split-K reduction (so every run sums in the
 // same order) for the call, or says there is none.
+// `align`: A's, B's, C's (the matrix passed as cuBLASLt's C: the residual
+// when there is one) and D's. On failure `why` says which call.
 bool tk_pick_algo(cublasLtHandle_t handle, const tk_lt_layouts &d,
-                  const tandem_fragment_context *ctx, const uint32_t align[3],
-                  cublasLtMatmulAlgo_t *algo) {
+                  const tandem_fragment_context *ctx, const uint32_t align[4],
+                  cublasLtMatmulAlgo_t *algo, tk_gemm_failure *why) {
   cublasLtMatmulPreference_t pref = nullptr;
-  if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS)
+  why->status = cublasLtMatmulPreferenceCreate(&pref);
+  why->stage = "cublasLtMatmulPreferenceCreate";
+  if (why->status != CUBLAS_STATUS_SUCCESS)
     return false;
   uint64_t workspace = ctx->workspace ? ctx->workspace_bytes : 0;
   uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
-  bool ok = cublasLtMatmulPreferenceSetAttribute(
-                pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                sizeof workspace) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulPreferenceSetAttribute(
-                pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none,
-                sizeof none) == CUBLAS_STATUS_SUCCESS;
+  why->stage = "cublasLtMatmulPreferenceSetAttribute";
+  why->status = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+      sizeof workspace);
+  if (why->status == CUBLAS_STATUS_SUCCESS)
+    why->status = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none, sizeof none);
   // cuBLASLt's A is our B and its B our A (see the top of the file).
   const cublasLtMatmulPreferenceAttributes_t alignments[4] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  const uint32_t values[4] = {align[1], align[0], align[2], align[2]};
-  for (int i = 0; ok && i < 4; ++i)
-    ok = cublasLtMatmulPreferenceSetAttribute(pref, alignments[i], &values[i],
-                                              sizeof values[i]) ==
-         CUBLAS_STATUS_SUCCESS;
+  const uint32_t values[4] = {align[1], align[0], align[2], align[3]};
+  for (int i = 0; why->status == CUBLAS_STATUS_SUCCESS && i < 4; ++i)
+    why->status = cublasLtMatmulPreferenceSetAttribute(
+        pref, alignments[i], &values[i], sizeof values[i]);
   cublasLtMatmulHeuristicResult_t results[8];
   int found = 0;
-  if (ok)
-    ok = cublasLtMatmulAlgoGetHeuristic(handle, d.op, d.a, d.b, d.c, d.c, pref,
-                                        8, results,
-                                        &found) == CUBLAS_STATUS_SUCCESS;
+  if (why->status == CUBLAS_STATUS_SUCCESS) {
+    why->stage = "cublasLtMatmulAlgoGetHeuristic";
+    why->status = cublasLtMatmulAlgoGetHeuristic(
+        handle, d.op, d.a, d.b, d.c, d.c, pref, 8, results, &found);
+  }
   cublasLtMatmulPreferenceDestroy(pref);
+  if (why->status != CUBLAS_STATUS_SUCCESS)
+    return false;
+  why->algorithms = found;
   // The mask filters the heuristic's list; the check below makes sure.
-  for (int i = 0; ok && i < found; ++i) {
+  for (int i = 0; i < found; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS)
       continue;
     int32_t splits = 1;
     size_t written = 0;
-    cublasLtMatmulAlgoConfigGetAttribute(&results[i].algo,
-                                         CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
-                                         &splits, sizeof splits, &written);
-    if (splits > 1)
+    if (cublasLtMatmulAlgoConfigGetAttribute(
+            &results[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
+            sizeof splits, &written) != CUBLAS_STATUS_SUCCESS ||
+        splits > 1)
       continue;
     *algo = results[i].algo;
     return true;
   }
+  why->stage = "cublasLtMatmulAlgoGetHeuristic (no algorithm without split-K)";
   return false;
 }
 
@@ -218,54 +236,103 @@ bool tk_set_epilogue(cublasLtMatmulDesc_t op, const tk_gemm_shape &s,
   bool ok =
       cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
                                      sizeof kind) == CUBLAS_STATUS_SUCCESS;
+  // The bias and the auxiliary matrix have the result's type (the
+  // emitter's rule), said explicitly rather than left to the default, which
+  // would misread them silently if the two ever differed.
+  int32_t type = (int32_t)tk_cuda_type(s.cType);
   // DGELU has no bias.
   if (ok && e->kind != TK_GEMM_DGELU)
     ok = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                         &e->bias, sizeof e->bias) ==
-         CUBLAS_STATUS_SUCCESS;
+             CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                        &type,
+                                        sizeof type) == CUBLAS_STATUS_SUCCESS;
   if (ok && e->aux) {
-    // Column-major, the auxiliary matrix is n×m like the result.
+    // Column-major, the auxiliary matrix is n×m like the result; cuBLASLt
+    // wants its leading dimension a multiple of 8 (the emitter checks it).
     int64_t ld = s.ldc;
     ok =
+        ld % 8 == 0 &&
         cublasLtMatmulDescSetAttribute(
             op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &e->aux,
             sizeof e->aux) == CUBLAS_STATUS_SUCCESS &&
         cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
-                                       &ld, sizeof ld) == CUBLAS_STATUS_SUCCESS;
+                                       &ld, sizeof ld) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulDescSetAttribute(
+            op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &type,
+            sizeof type) == CUBLAS_STATUS_SUCCESS;
   }
   return ok;
+}
+
+// A GEMM that cannot run, said on stderr with the call's shape (the
+// fragment's status only says "the BLAS library could not run a GEMM"):
+// which call failed and why, and what the heuristic was asked and found.
+int tk_gemm_failed(const tk_gemm_shape &s, const tk_gemm_epilogue *e,
+                   const uint32_t align[4], const tk_gemm_failure &why) {
+  static const char *const types[] = {"f32", "bf16", "f16"};
+  static const char *const epilogues[] = {"bias", "gelu", "dgelu"};
+  fprintf(stderr,
+          "tandem: cuBLASLt GEMM failed in %s: %s; m %lld n %lld k %lld "
+          "lda %lld ldb %lld ldc %lld batches %lld%s%s, %s x %s -> %s, "
+          "beta %g, epilogue %s%s%s, alignments A %u B %u C %u D %u, %d "
+          "algorithms found\n",
+          why.stage,
+          why.status == CUBLAS_STATUS_SUCCESS
+              ? "no usable result"
+              : cublasLtGetStatusString(why.status),
+          (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.lda,
+          (long long)s.ldb, (long long)s.ldc, (long long)s.batches,
+          s.transA ? ", A transposed" : "", s.transB ? ", B transposed" : "",
+          types[s.abType % 3], types[s.abType % 3], types[s.cType % 3],
+          (double)s.beta, e ? epilogues[e->kind % 3] : "none",
+          e && e->aux ? " with aux" : "", e && e->residual ? " + residual" : "",
+          align[0], align[1], align[2], align[3], why.algorithms);
+  return TK_GEMM_FAILED;
 }
 
 int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
             const void *A, const void *B, void *C,
             const tk_gemm_epilogue *epilogue = nullptr) {
+  // A residual is cuBLASLt's C (beta = 1 in the shape); the result is D.
+  const void *input = epilogue && epilogue->residual ? epilogue->residual : C;
+  int64_t cBytes = s.strideC * tk_type_bytes(s.cType);
+  const uint32_t align[4] = {
+      tk_alignment(A, s.strideA * tk_type_bytes(s.abType), s.batches),
+      tk_alignment(B, s.strideB * tk_type_bytes(s.abType), s.batches),
+      tk_alignment(input, cBytes, s.batches),
+      tk_alignment(C, cBytes, s.batches)};
+  tk_gemm_failure why;
   cublasLtHandle_t handle = (cublasLtHandle_t)ctx->blas;
-  if (!handle)
-    return TK_GEMM_FAILED;
+  if (!handle) {
+    why.stage = "the fragment context (no cuBLASLt handle)";
+    return tk_gemm_failed(s, epilogue, align, why);
+  }
   tk_lt_layouts d;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cublasOperation_t opA = s.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F) !=
-          CUBLAS_STATUS_SUCCESS ||
-      cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+  why.stage = "cublasLtMatmulDescCreate";
+  why.status = cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F);
+  if (why.status != CUBLAS_STATUS_SUCCESS)
+    return tk_gemm_failed(s, epilogue, align, why);
+  why.stage = "cublasLtMatmulDescSetAttribute (transposes or epilogue)";
+  if (cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
                                      sizeof opA) != CUBLAS_STATUS_SUCCESS ||
       cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
                                      sizeof opB) != CUBLAS_STATUS_SUCCESS ||
       !tk_set_epilogue(d.op, s, epilogue))
-    return TK_GEMM_FAILED;
+    return tk_gemm_failed(s, epilogue, align, why);
   // Column-major: cuBLASLt's A is B as stored (n×k, or k×n transposed),
   // its B is A as stored (k×m, or m×k), its C is C (n×m).
+  why.stage = "cublasLtMatrixLayoutCreate or its batch attributes";
   if (!tk_layout(&d.a, s.abType, s.transB ? s.k : s.n, s.transB ? s.n : s.k,
                  s.ldb, s.batches, s.strideB) ||
       !tk_layout(&d.b, s.abType, s.transA ? s.m : s.k, s.transA ? s.k : s.m,
                  s.lda, s.batches, s.strideA) ||
       !tk_layout(&d.c, s.cType, s.n, s.m, s.ldc, s.batches, s.strideC))
-    return TK_GEMM_FAILED;
-  const uint32_t align[3] = {
-      tk_alignment(A, s.strideA * tk_type_bytes(s.abType), s.batches),
-      tk_alignment(B, s.strideB * tk_type_bytes(s.abType), s.batches),
-      tk_alignment(C, s.strideC * tk_type_bytes(s.cType), s.batches)};
+    return tk_gemm_failed(s, epilogue, align, why);
   uint64_t key[TANDEM_PLAN_KEY_WORDS];
   tk_plan_key(s, align, epilogue, key);
   tandem_plan_entry *entry =
@@ -275,8 +342,8 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
   if (entry && entry->valid) {
     memcpy(&algo, entry->algo, sizeof algo);
   } else {
-    if (!tk_pick_algo(handle, d, ctx, align, &algo))
-      return TK_GEMM_FAILED;
+    if (!tk_pick_algo(handle, d, ctx, align, &algo, &why))
+      return tk_gemm_failed(s, epilogue, align, why);
     if (entry) {
       memcpy(entry->key, key, sizeof entry->key);
       memcpy(entry->algo, &algo, sizeof algo);
@@ -284,12 +351,13 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
     }
   }
   uint64_t workspace = ctx->workspace ? ctx->workspace_bytes : 0;
-  // A residual is cuBLASLt's C (beta = 1 in the shape); the result is D.
-  const void *input = epilogue && epilogue->residual ? epilogue->residual : C;
-  cublasStatus_t status = cublasLtMatmul(
-      handle, d.op, &s.alpha, B, d.a, A, d.b, &s.beta, input, d.c, C, d.c,
-      &algo, ctx->workspace, workspace, (cudaStream_t)ctx->stream);
-  return status == CUBLAS_STATUS_SUCCESS ? 0 : TK_GEMM_FAILED;
+  why.stage = "cublasLtMatmul";
+  why.status = cublasLtMatmul(handle, d.op, &s.alpha, B, d.a, A, d.b, &s.beta,
+                              input, d.c, C, d.c, &algo, ctx->workspace,
+                              workspace, (cudaStream_t)ctx->stream);
+  return why.status == CUBLAS_STATUS_SUCCESS
+             ? 0
+             : tk_gemm_failed(s, epilogue, align, why);
 }
 
 } // namespace

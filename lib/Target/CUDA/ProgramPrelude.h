@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstdio>
 #include <tuple>
 
 #define TK_NONE ((int64_t)0)
@@ -145,7 +146,15 @@ int tk_launch_kernel(void (*kernel)(P...), const tk_env &e,
         cudaError_t status =
             cudaLaunchKernel((const void *)kernel, dim3(grid), dim3(block),
                              params, 0, (cudaStream_t)e.context->stream);
-        return status == cudaSuccess ? 0 : 2;
+        if (status == cudaSuccess)
+          return 0;
+        // The fragment's status says only "CUDA failed": the why goes to
+        // stderr, and cudaGetLastError clears it so later calls are not
+        // blamed for it.
+        (void)cudaGetLastError();
+        fprintf(stderr, "tandem: kernel launch (grid %u, block %u) failed: %s\n",
+                grid, block, cudaGetErrorString(status));
+        return 2;
       },
       values);
 }
@@ -217,7 +226,16 @@ int tk_run(const tk_unit &unit, const int64_t *program,
     switch (*pc++) {
     case TK_OP_END:
 #ifdef __CUDACC__
-      return cudaPeekAtLastError() == cudaSuccess ? 0 : 2;
+    {
+      // An error of the fragment's asynchronous work so far (its launches'
+      // own were checked one by one), cleared once reported.
+      cudaError_t last = cudaGetLastError();
+      if (last == cudaSuccess)
+        return 0;
+      fprintf(stderr, "tandem: the fragment's CUDA work failed: %s\n",
+              cudaGetErrorString(last));
+      return 2;
+    }
 #else
       return 0;
 #endif
