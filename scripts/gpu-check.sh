@@ -562,6 +562,11 @@ begin() {
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \
     pipeline_args across_stages kernels timing sanitizer tandem_bench torch_bench profile \
     nccl_one_rank nccl_shared_gpu index_checks use_fakes skipped graphs resume device_peaks result_of mfu pipeline_cost
+  # cuBLASLt's own error log (level 1: errors only), one file per process,
+  # shown at the end: why a GEMM failed, next to the call the generated
+  # code prints.
+  export CUBLASLT_LOG_LEVEL="${CUBLASLT_LOG_LEVEL:-1}" CUBLASLT_LOG_FILE="$WORK/cublaslt-%i.log"
+  rm -f "$WORK"/cublaslt-*.log
   local found
   found=$(find_cuda_libraries)
   export TANDEM_CUDA_LIBRARY_PATH="${found:+$found${TANDEM_CUDA_LIBRARY_PATH:+:}}${TANDEM_CUDA_LIBRARY_PATH:-}"
@@ -604,6 +609,10 @@ run_profile() {
   for steps in "$@"; do
     "$steps"
   done
+  if cat "$WORK"/cublaslt-*.log 2>/dev/null | grep -q .; then
+    echo "== cuBLASLt's log (errors)" | tee -a "$OUT/log"
+    cat "$WORK"/cublaslt-*.log | head -40 | tee -a "$OUT/log"
+  fi
   echo "failures: $failures" | tee -a "$OUT/summary"
   return "$failures"
 }

@@ -52,9 +52,12 @@ bool DeviceTimeline::collect(void *stream, std::vector<DeviceSpan> &out,
   std::lock_guard<std::mutex> lock(mutex);
   out.clear();
   void *anchor = take(error);
+  const double recorded = monotonicMicroseconds();
   if (!anchor || !device.recordEvent(anchor, stream, error))
     return false;
   // The device is idle: the anchor is done as soon as the host asks again.
+  // It ran between `recorded` and `now`; the spans are placed as if at
+  // `now`, so they may be late by the difference (not early).
   bool done = false;
   for (int k = 0; k < 1000000 && !done; ++k)
     if (!device.eventDone(anchor, done, error))
@@ -73,7 +76,8 @@ bool DeviceTimeline::collect(void *stream, std::vector<DeviceSpan> &out,
     if (!device.elapsedMicroseconds(span.begin, anchor, before, error) ||
         !device.elapsedMicroseconds(span.begin, span.end, duration, error))
       return false;
-    out.push_back({span.name, span.category, now - before, duration});
+    out.push_back(
+        {span.name, span.category, now - before, duration, now - recorded});
   }
   spans.clear();
   used = 0;

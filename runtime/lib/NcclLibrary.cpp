@@ -59,6 +59,12 @@ int tandem::runtime::ncclDataTypeOf(ElementType type, size_t &elementBytes) {
 }
 
 std::string NcclLibrary::versionName(int version) {
+  // NCCL before 2.9 coded its version as major * 1000 + minor * 100 +
+  // patch (2.8.4 is 2804); since, as major * 10000 + minor * 100 + patch.
+  if (version < 20900)
+    return std::to_string(version / 1000) + "." +
+           std::to_string(version % 1000 / 100) + "." +
+           std::to_string(version % 100);
   return std::to_string(version / 10000) + "." +
          std::to_string(version % 10000 / 100) + "." +
          std::to_string(version % 100);

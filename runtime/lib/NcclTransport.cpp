@@ -371,6 +371,10 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
   };
   if (!device.makeCurrent(error))
     return failed(error);
+  // The header's upload and the new buffers' zeroing went on the legacy
+  // stream; the rank's stream is a blocking one, whose later work the
+  // legacy stream's precedes, so the event the transfer stream waits for
+  // (recorded on the rank's stream) comes after them too.
   std::string ordered = orderAfterRank(op.description);
   if (!ordered.empty())
     return failed(ordered);

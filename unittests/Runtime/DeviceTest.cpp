@@ -178,9 +178,13 @@ TEST_P(DeviceConformance, EventsOrderWorkAcrossStreams) {
 }
 
 // A graph runs the work captured on a stream each time it is launched,
-// with the captured arguments: a copy and an event record, launched twice
-// with new bytes in the source between. Capturing runs nothing (the fake
-// shows it); the host captures no graphs.
+// with the captured arguments: a copy, launched twice with new bytes in the
+// source between, each launch followed by an event recorded outside the
+// capture that the reader waits for. A plain record inside the capture is
+// no node of the graph (CUDA's CU_EVENT_RECORD_EXTERNAL would make one):
+// the fake, as the driver documents, then refuses waits for that event
+// until it is recorded again outside (CUDA_ERROR_CAPTURED_EVENT).
+// Capturing runs nothing (the fake shows it); the host captures no graphs.
 TEST_P(DeviceConformance, AGraphReplaysItsCapture) {
   std::string error;
   void *stream = nullptr;
@@ -202,6 +206,11 @@ TEST_P(DeviceConformance, AGraphReplaysItsCapture) {
   void *graph = nullptr;
   ASSERT_TRUE(device->endCapture(stream, graph, error)) << error;
   ASSERT_NE(graph, nullptr);
+  if (GetParam() == Which::FakeCuda) {
+    EXPECT_FALSE(device->waitForEvent(nullptr, done->get(), error));
+    EXPECT_NE(error.find("CUDA_ERROR_CAPTURED_EVENT"), std::string::npos)
+        << error;
+  }
   for (int32_t value : {3, 4}) {
     ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
     int32_t back = -1;
@@ -210,6 +219,7 @@ TEST_P(DeviceConformance, AGraphReplaysItsCapture) {
       EXPECT_EQ(back, value == 3 ? zero : 3) << "the capture ran its copy";
     }
     ASSERT_TRUE(device->launchGraph(graph, stream, error)) << error;
+    ASSERT_TRUE(device->recordEvent(done->get(), stream, error)) << error;
     ASSERT_TRUE(device->waitForEvent(nullptr, done->get(), error)) << error;
     ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
     EXPECT_EQ(back, value);
@@ -413,6 +423,8 @@ TEST(DeviceTimeline, SpansLandOnTheHostClock) {
     double before = monotonicMicroseconds();
     int64_t outer = timeline.begin(nullptr, "outer", "device", error);
     ASSERT_GE(outer, 0) << error;
+    // The outer span's record ran between `before` and `begun`.
+    double begun = monotonicMicroseconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     int64_t inner = timeline.begin(nullptr, "inner", "device", error);
     ASSERT_GE(inner, 0) << error;
@@ -431,6 +443,11 @@ TEST(DeviceTimeline, SpansLandOnTheHostClock) {
     EXPECT_GE(spans[1].start, spans[0].start + 4900);
     EXPECT_LE(spans[1].start + spans[1].duration,
               spans[0].start + spans[0].duration + 1);
+    // Placed late by at most the uncertainty, which one collection's
+    // spans share: start - uncertainty is no later than the truth.
+    EXPECT_GE(spans[0].uncertainty, 0);
+    EXPECT_EQ(spans[0].uncertainty, spans[1].uncertainty);
+    EXPECT_LE(spans[0].start - spans[0].uncertainty, begun + 1);
   }
   ASSERT_GE(timeline.begin(nullptr, "open", "device", error), 0) << error;
   std::vector<DeviceSpan> spans;

@@ -24,11 +24,14 @@
 // not wait for a transport's copy reads the old bytes here, and a producer
 // that overwrites a payload before the copy ran sends the new ones.
 //
-// Graphs: a capturing stream records its copies, event records and waits
-// (the fake's only stream work) instead of issuing them, and a launch
-// issues them in order on the stream it names. As on a GPU, the legacy
-// stream's calls and synchronizations break a capture, and a capture may
-// wait only for events it recorded itself.
+// Graphs: a capturing stream records its copies (the fake's only stream
+// work besides events) instead of issuing them, and a launch issues them
+// in order on the stream it names. As on a GPU, the legacy stream's calls
+// and synchronizations break a capture, and a capture may wait only for
+// events it recorded itself; such a record is a dependency inside the
+// capture, not a node of the graph (only CU_EVENT_RECORD_EXTERNAL makes
+// one), so a launch records nothing, and waiting for or querying an event
+// last recorded in a capture fails (CUDA_ERROR_CAPTURED_EVENT).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,8 +59,9 @@ constexpr int kNotReady = 600;
 constexpr int kNotSupported = 801;
 constexpr int kCaptureUnsupported = 900;
 constexpr int kCaptureInvalidated = 901;
-constexpr int kCaptureIsolation = 904;
+constexpr int kCaptureIsolation = 905;
 constexpr int kCaptureImplicit = 906;
+constexpr int kCapturedEvent = 907;
 constexpr unsigned kNonBlocking = 0x1;
 constexpr unsigned kDisableTiming = 0x2;
 
@@ -75,6 +79,8 @@ struct Event {
   double stamp = 0;
   /// The capturing stream that recorded it last, while that capture lasts.
   const void *capturedBy = nullptr;
+  /// Last recorded in a capture (until recorded again outside one).
+  bool recordedInCapture = false;
 };
 
 double monotonicMicroseconds() {
@@ -218,6 +224,16 @@ void numberRecord(Work &work) {
     work.record = work.event->recorded;
 }
 
+/// What a GPU refuses of work issued outside a capture: a wait for an
+/// event last recorded in one. A record outside clears that state.
+int outsideCapture(Work &work) {
+  if (work.kind == Work::Wait && work.event->recordedInCapture)
+    return kCapturedEvent;
+  if (work.kind == Work::Record)
+    work.event->recordedInCapture = false;
+  return kSuccess;
+}
+
 /// A capture a call broke: what a GPU answers, and the capture fails.
 int breakCapture(int status) {
   for (auto &[handle, stream] : streams)
@@ -243,6 +259,8 @@ int issue(void *stream, Work work) {
     // capture refuses.
     if (anyCapture())
       return breakCapture(kCaptureImplicit);
+    if (int status = outsideCapture(work))
+      return status;
     numberRecord(work);
     runBlocking();
     Stream legacy;
@@ -261,11 +279,20 @@ int issue(void *stream, Work work) {
       s.invalidated = true;
       return kCaptureIsolation;
     }
-    if (work.kind == Work::Record)
+    // A wait for the stream's own record is order it keeps anyway; a
+    // record marks the event, the graph gets no node for it.
+    if (work.kind == Work::Wait)
+      return kSuccess;
+    if (work.kind == Work::Record) {
       work.event->capturedBy = &s;
+      work.event->recordedInCapture = true;
+      return kSuccess;
+    }
     s.captured.push_back(std::move(work));
     return kSuccess;
   }
+  if (int status = outsideCapture(work))
+    return status;
   numberRecord(work);
   s.queue.push_back(std::move(work));
   if (s.blocking)
@@ -346,6 +373,9 @@ int cuGetErrorName(int status, const char **name) {
     return kSuccess;
   case kCaptureImplicit:
     *name = "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    return kSuccess;
+  case kCapturedEvent:
+    *name = "CUDA_ERROR_CAPTURED_EVENT";
     return kSuccess;
   default:
     *name = nullptr;
@@ -547,6 +577,8 @@ int cuEventQuery(void *event) {
   if (!found)
     return kInvalidHandle;
   Event &e = *found;
+  if (e.recordedInCapture)
+    return kCapturedEvent;
   if (e.done >= e.recorded)
     return kSuccess;
   runToRecord(e, e.recorded);

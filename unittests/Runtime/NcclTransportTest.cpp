@@ -210,6 +210,9 @@ TEST(NcclLibrary, SaysWhatIsMissingOrTooOld) {
   ASSERT_TRUE(nccl) << error;
   EXPECT_EQ(nccl->version(), 22809);
   EXPECT_EQ(NcclLibrary::versionName(nccl->version()), "2.28.9");
+  // Before 2.9 NCCL's code had a thousand per major version.
+  EXPECT_EQ(NcclLibrary::versionName(2804), "2.8.4");
+  EXPECT_EQ(NcclLibrary::versionName(20903), "2.9.3");
 }
 
 TEST(NcclLibrary, ElementTypesKeepTheirCounts) {

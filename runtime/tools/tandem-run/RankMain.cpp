@@ -423,6 +423,21 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
   // for all); a failure ends the job before anyone waits on NCCL.
   if (rank == 0 && !checkTransferOrders(o, size, error))
     return nullptr;
+  // Set before NCCL is loaded, so no NCCL thread reads the environment
+  // while it changes (NCCL reads NCCL_HOSTID once, at the first
+  // communicator's start).
+  if (ncclSharesGpus(o, control.ranksAreProcesses())) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string hostId =
+        std::string(host) + "-tandem-rank" + std::to_string(rank);
+    setenv("NCCL_HOSTID", hostId.c_str(), 1);
+    std::fprintf(
+        stderr,
+        "tandem-run: rank %lld: NCCL_HOSTID=%s (TANDEM_NCCL_SHARE_GPU: "
+        "an experiment NCCL does not support)\n",
+        static_cast<long long>(rank), hostId.c_str());
+  }
   const NcclLibrary *nccl = NcclLibrary::open(error);
   if (!nccl)
     return nullptr;
@@ -437,18 +452,6 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
                  nccl->library().c_str());
   }
   control.broadcast(id.internal, sizeof id.internal, 0);
-  if (ncclSharesGpus(o, control.ranksAreProcesses())) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    std::string hostId =
-        std::string(host) + "-tandem-rank" + std::to_string(rank);
-    setenv("NCCL_HOSTID", hostId.c_str(), 1);
-    std::fprintf(
-        stderr,
-        "tandem-run: rank %lld: NCCL_HOSTID=%s (TANDEM_NCCL_SHARE_GPU: "
-        "an experiment NCCL does not support)\n",
-        static_cast<long long>(rank), hostId.c_str());
-  }
   return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error);
 }
 

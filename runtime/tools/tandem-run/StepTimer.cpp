@@ -145,8 +145,8 @@ static std::string quoted(const std::string &text) {
 
 void StepTimer::addDeviceSpans(const std::vector<runtime::DeviceSpan> &spans) {
   for (const runtime::DeviceSpan &span : spans)
-    trace.push_back(
-        {span.name, span.category, span.start, span.duration, step});
+    trace.push_back({span.name, span.category, span.start, span.duration,
+                     step, span.uncertainty});
 }
 
 namespace {
@@ -185,7 +185,14 @@ std::string StepTimer::eventsJson(int64_t rank) const {
     // host's: tracks of their own.
     out += ",\"pid\":" + std::to_string(rank) +
            ",\"tid\":" + std::to_string(trackOf(e.category)) +
-           ",\"args\":{\"step\":" + std::to_string(e.step) + "}}";
+           ",\"args\":{\"step\":" + std::to_string(e.step);
+    // A device span's placement on the host clock: at most this late.
+    if (e.uncertainty >= 0) {
+      std::snprintf(number, sizeof number, ",\"uncertainty_us\":%.3f",
+                    e.uncertainty);
+      out += number;
+    }
+    out += "}}";
   }
   return out;
 }

@@ -33,6 +33,8 @@ struct TraceEvent {
   /// all processes of a machine).
   double start = 0, duration = 0;
   uint64_t step = 0;
+  /// A device span's DeviceSpan::uncertainty; negative for a host span.
+  double uncertainty = -1;
 };
 
 class StepTimer final : public runtime::Transport {

@@ -11,7 +11,10 @@ receive's copy starts after the sender's run that produced the slot ended
 receiver's first run that reads the slot starts after the transfer
 ended. Prints 'ok: R runs, T transfers, C orderings' or each
 violation and exits 1. (Event times are float milliseconds: comparisons
-allow 2 microseconds.)"""
+allow 2 microseconds. A rank's device spans are placed on the host clock
+at most their `uncertainty_us` late, never early, all of one step's by
+the same amount: a transfer measured against the producer's run on
+another rank allows the producer's uncertainty too.)"""
 import json
 import sys
 
@@ -99,7 +102,8 @@ def main():
                     continue
                 orderings += 1
                 arrived = copy["ts"] + (copy["dur"] if groups else 0)
-                if arrived < made["ts"] + made["dur"] - EPS:
+                late = made["args"].get("uncertainty_us", 0.0)
+                if arrived < made["ts"] + made["dur"] - EPS - late:
                     errors.append("rank %d step %d: %s %s before rank %d's %s ended"
                                   % (r, step, name, "ended" if groups else "started", a["peer"], producer))
                 used = run_at.get((r, step, consumer)) if consumer else None

@@ -33,6 +33,12 @@ struct DeviceSpan {
   std::string name, category;
   /// Microseconds on CLOCK_MONOTONIC (the host spans' clock).
   double start = 0, duration = 0;
+  /// How much later than the truth `start` may be, in microseconds: the
+  /// device's clock is placed on the host's by an anchor event that ran
+  /// between its record and the host seeing it done; the spans take the
+  /// latter time. Spans of one collection share it, so comparing two of
+  /// them needs none; comparing ranks' spans does.
+  double uncertainty = 0;
 };
 
 /// One rank's spans. Spans may be begun from any thread (a transport's copy

@@ -39,8 +39,11 @@ struct NcclUniqueId {
   char internal[128];
 };
 
-/// ncclConfig_t as NCCL 2.14 defined it: NCCL reads a config by its
-/// `version` and `size`, so this prefix is valid for every later NCCL.
+/// The prefix of ncclConfig_t that NCCL 2.17 defined (its fields up to
+/// `netName`), marked as 2.14's: NCCL copies `size` bytes over its defaults
+/// and checks `magic`, and for a version before 2.17 puts the four fields
+/// after `blocking` back to their defaults, so only `blocking` (all the
+/// transport sets) takes effect, for every NCCL since 2.14.
 struct NcclConfig {
   size_t size = sizeof(NcclConfig);
   unsigned magic = 0xcafebeef;
