@@ -31,8 +31,10 @@ import re
 import sys
 
 UNITS = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6, "nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
-BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}
-GEMM = re.compile(r"gemm|xmma|cutlass|nvjet", re.IGNORECASE)
+# ncu's byte units are decimal (1 Gbyte = 10^9 bytes).
+BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+# cuBLASLt's GEMMs and its helper kernels (split-K reductions, epilogues).
+GEMM = re.compile(r"gemm|xmma|cutlass|nvjet|cublas", re.IGNORECASE)
 
 
 def kernel_titles(sources):
@@ -72,12 +74,19 @@ def read_launches(path):
             sys.exit("kernel_times.py: unknown byte unit '%s'" % units[at])
 
     def number(text):
-        return float(text.replace(",", ""))
+        """A cell's value, or None for one ncu could not measure (n/a)."""
+        try:
+            return float(text.replace(",", ""))
+        except ValueError:
+            return None
 
     launches = []
     for row in rows[2:]:
-        if len(row) > max([name_at, time_at] + traffic) and row[time_at]:
-            moved = sum(number(row[at]) * BYTES[units[at]] for at in traffic) if len(traffic) == 2 else None
+        if len(row) > max([name_at, time_at] + traffic) and number(row[time_at]) is not None:
+            counts = [number(row[at]) for at in traffic]
+            moved = None
+            if len(traffic) == 2 and None not in counts:
+                moved = sum(c * BYTES[units[at]] for c, at in zip(counts, traffic))
             launches.append((row[name_at], number(row[time_at]) * scale, moved))
     return launches
 

@@ -267,6 +267,7 @@ versions() {
   cmake --version | head -1
   command -v mpirun >/dev/null && mpirun --version 2>&1 | head -1 || echo "no MPI"
   command -v compute-sanitizer >/dev/null || echo "no compute-sanitizer"
+  command -v ncu >/dev/null && ncu --version | tail -1
   echo "TANDEM_CUDA_LIBRARY_PATH=${TANDEM_CUDA_LIBRARY_PATH:-}"
   if [[ -n "${TANDEM_CUDA_LIBRARY_PATH:-}" ]]; then
     ls -l "${TANDEM_CUDA_LIBRARY_PATH%%:*}"/libcublasLt.so.13 "${TANDEM_CUDA_LIBRARY_PATH%%:*}"/libcudart.so.13
@@ -659,7 +660,9 @@ PY
 }
 
 torch_bench() { # PRECISION [--compile]
-  python3 "$ROOT/bench/torch_gpt.py" --config "$BENCH_CONFIG" --batch "$BENCH_BATCH" \
+  # PyTorch's own cuBLASLt calls stay out of the log of Tandem's.
+  env -u CUBLASLT_LOG_LEVEL -u CUBLASLT_LOG_FILE \
+    python3 "$ROOT/bench/torch_gpt.py" --config "$BENCH_CONFIG" --batch "$BENCH_BATCH" \
     --seq "$BENCH_SEQ" --microbatches "$BENCH_MICROBATCHES" --precision "$@" --steps 6 \
     --corpus "$DATA" |
     tail -2 | tee -a "$WORK/torch.log" | tail -1 | tee -a "$OUT/results"
@@ -668,7 +671,8 @@ torch_bench() { # PRECISION [--compile]
 # The GPU's own ceilings in this run (bench/device_peaks.py): a bf16 GEMM of
 # 8192^3 and a 256 MiB device copy.
 device_peaks() {
-  python3 "$ROOT/bench/device_peaks.py" | tee -a "$OUT/results"
+  env -u CUBLASLT_LOG_LEVEL -u CUBLASLT_LOG_FILE \
+    python3 "$ROOT/bench/device_peaks.py" | tee -a "$OUT/results"
 }
 
 # A figure of $OUT/results: the value after KEY on the line starting with
@@ -710,12 +714,18 @@ profile() { # NAME
     echo "skipped: no ncu"
     return 0
   fi
-  ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-    --csv --page raw \
+  # At the step's clocks and with its caches as they are (ncu's defaults
+  # lock the base clock and flush the caches before each kernel, which
+  # would understate every kernel's bandwidth against the copy measured
+  # warm). Under a timeout of its own, inside the step's, so a slow
+  # profile still leaves the launches it wrote for the table.
+  timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    --clock-control none --cache-control none --csv --page raw \
     --log-file "$WORK/ncu-$1.csv" "$WORK/runtime/bin/tandem-run" \
     "$CARRY/bench-$1" --data "$DATA" --steps 1 --transport inproc --device cuda \
     >"$WORK/ncu-$1.log" 2>&1
   local rc=$?
+  ((rc == 124)) && echo "ncu timed out after 120 s: the launches it profiled so far" && rc=0
   tail -3 "$WORK/ncu-$1.log"
   if grep -q "ERR_NVGPUCTRPERM\|not supported" "$WORK/ncu-$1.log" "$WORK/ncu-$1.csv"; then
     echo "skipped: the machine refused the profiler"
@@ -741,7 +751,6 @@ bench_steps() {
   step "tandem bf16 MFU" 10 mfu
   step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
   step "small GPT, 4 stages vs 1 on one GPU" 60 pipeline_cost
-  step "tandem bf16 kernel times" 150 profile bf16-s1
   if [[ -n $EMULATE ]]; then
     skipped "torch" "PyTorch on a GPU"
   else
@@ -749,6 +758,8 @@ bench_steps() {
     step "torch eager bf16" 60 torch_bench bf16
     step "torch compile bf16" 120 torch_bench bf16 --compile
   fi
+  # Last: the longest step, and the figures above matter more.
+  step "tandem bf16 kernel times" 150 profile bf16-s1
   cat "$OUT/results"
 }
 

@@ -61,6 +61,23 @@ def test_kernel_times_without_traffic(tmp_path):
                      "GEMMs: 0.0% of the kernel time (0.000 ms, 0 launches)"]
 
 
+def test_kernel_times_unmeasured_cells_and_cublas_helpers(tmp_path):
+    """A launch whose time ncu could not measure (n/a) is left out, one
+    whose bytes it could not measure drops the bandwidth table instead of
+    failing, and cuBLASLt's helper kernels (split-K reduction) count as
+    GEMM time."""
+    rows = ['"ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum"',
+            '"","","Tbyte","byte","usecond"',
+            '"0","tk_k1(int)","n/a","n/a","10"',
+            '"1","cublasLt::splitKreduce_kernel<float>(Params)","0","0","30"',
+            '"2","tk_k1(int)","0","0","n/a"']
+    (tmp_path / "run.csv").write_text("\n".join(rows) + "\n")
+    lines = run(BENCH / "kernel_times.py", tmp_path / "run.csv").splitlines()
+    assert lines[0] == "2 launches, 0.040 ms of kernel time"
+    assert "GB/s" not in "\n".join(lines)
+    assert lines[-1] == "GEMMs: 75.0% of the kernel time (0.030 ms, 1 launches)"
+
+
 def test_mfu_is_llm_c_formula(tmp_path):
     # Two ranks sharing a tied embedding, counted once; the optimizer's
     # moments and loss scale are not parameters of the model.
