@@ -199,8 +199,8 @@ bool tk_pick_algo(cublasLtHandle_t handle, const tk_lt_layouts &d,
   int found = 0;
   if (why->status == CUBLAS_STATUS_SUCCESS) {
     why->stage = "cublasLtMatmulAlgoGetHeuristic";
-    why->status = cublasLtMatmulAlgoGetHeuristic(
-        handle, d.op, d.a, d.b, d.c, d.c, pref, 8, results, &found);
+    why->status = cublasLtMatmulAlgoGetHeuristic(handle, d.op, d.a, d.b, d.c,
+                                                 d.c, pref, 8, results, &found);
   }
   cublasLtMatmulPreferenceDestroy(pref);
   if (why->status != CUBLAS_STATUS_SUCCESS)
@@ -252,16 +252,16 @@ bool tk_set_epilogue(cublasLtMatmulDesc_t op, const tk_gemm_shape &s,
     // Column-major, the auxiliary matrix is n×m like the result; cuBLASLt
     // wants its leading dimension a multiple of 8 (the emitter checks it).
     int64_t ld = s.ldc;
-    ok =
-        ld % 8 == 0 &&
-        cublasLtMatmulDescSetAttribute(
-            op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &e->aux,
-            sizeof e->aux) == CUBLAS_STATUS_SUCCESS &&
-        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
-                                       &ld, sizeof ld) == CUBLAS_STATUS_SUCCESS &&
-        cublasLtMatmulDescSetAttribute(
-            op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &type,
-            sizeof type) == CUBLAS_STATUS_SUCCESS;
+    ok = ld % 8 == 0 &&
+         cublasLtMatmulDescSetAttribute(
+             op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &e->aux,
+             sizeof e->aux) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulDescSetAttribute(
+             op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld) ==
+             CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulDescSetAttribute(
+             op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &type,
+             sizeof type) == CUBLAS_STATUS_SUCCESS;
   }
   return ok;
 }

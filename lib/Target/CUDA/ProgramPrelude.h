@@ -152,8 +152,9 @@ int tk_launch_kernel(void (*kernel)(P...), const tk_env &e,
         // stderr, and cudaGetLastError clears it so later calls are not
         // blamed for it.
         (void)cudaGetLastError();
-        fprintf(stderr, "tandem: kernel launch (grid %u, block %u) failed: %s\n",
-                grid, block, cudaGetErrorString(status));
+        fprintf(stderr,
+                "tandem: kernel launch (grid %u, block %u) failed: %s\n", grid,
+                block, cudaGetErrorString(status));
         return 2;
       },
       values);

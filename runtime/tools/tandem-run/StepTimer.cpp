@@ -145,8 +145,8 @@ static std::string quoted(const std::string &text) {
 
 void StepTimer::addDeviceSpans(const std::vector<runtime::DeviceSpan> &spans) {
   for (const runtime::DeviceSpan &span : spans)
-    trace.push_back({span.name, span.category, span.start, span.duration,
-                     step, span.uncertainty});
+    trace.push_back({span.name, span.category, span.start, span.duration, step,
+                     span.uncertainty});
 }
 
 namespace {
