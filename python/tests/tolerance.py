@@ -309,10 +309,9 @@ def chain_bound(mlir_text, function="forward", kind="jax", narrow=True):
                         units = 5 * operand_shapes[1][-2] + 6
                     rounding = units * U32
                     local = sum(probabilistic(n + 1) for n in lengths) + rounding
-                    narrow_operands = any(
-                        _element_type(t) in _NARROW_BITS
-                        for t in re.findall(r"tensor<[^>]*>", operand_types))
-                    if op == "matmul" and narrow_operands:
+                    if op == "matmul" and any(
+                            _element_type(t) in _NARROW_BITS
+                            for t in re.findall(r"tensor<[^>]*>", operand_types)):
                         # Tensor cores may add bf16 or f16 products rounding
                         # toward zero (Fasi et al., "Numerical behavior of
                         # NVIDIA tensor cores", PeerJ CS 7:e330, 2021):

@@ -81,10 +81,9 @@ void tk_plan_key(const tk_gemm_shape &s, const uint32_t align[4],
     epilogue = 1 | (uint64_t)e->kind << 4 |
                (uint64_t)(e->residual != nullptr) << 2 |
                (uint64_t)(e->aux != nullptr) << 3;
-    epilogueAlign =
-        (uint64_t)tk_alignment(e->bias, 0, 1) |
-        (uint64_t)(e->aux ? tk_alignment(e->aux, 0, 1) : 0) << 16 |
-        (uint64_t)(e->residual ? tk_alignment(e->residual, 0, 1) : 0) << 32;
+    // (The residual's alignment is C's, align[2].)
+    epilogueAlign = (uint64_t)tk_alignment(e->bias, 0, 1) |
+                    (uint64_t)(e->aux ? tk_alignment(e->aux, 0, 1) : 0) << 16;
   }
   uint64_t words[TANDEM_PLAN_KEY_WORDS] = {
       (uint64_t)s.transA | (uint64_t)s.transB << 8 | (uint64_t)s.abType << 16 |
