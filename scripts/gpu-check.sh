@@ -390,25 +390,37 @@ nccl_shared_gpu() {
 
 # Every step once from the emulation's parameters: each loss within the
 # sum of the two implementations' bounds against the evaluator.
-chain() {
-  local p=$1 k from
-  : >"$OUT/$p-chain-gpu.log"
+chain() { # PRECISION [unfused]
+  local p=$1 k from log=$OUT/$1-chain-gpu.log
+  # unfused: every f32 GEMM epilogue through the fallback cuBLASLt's
+  # heuristic would take if it offered no fused algorithm (GemmPrelude.h).
+  if [[ ${2:-} == unfused ]]; then
+    log=$OUT/$p-unfused-chain-gpu.log
+    export TANDEM_CUDA_UNFUSED_EPILOGUES=1
+  fi
+  : >"$log"
   for ((k = 0; k < CHAIN; ++k)); do
     from=()
     ((k > 0)) && from=(--params "$CARRY/$p-chain/step$k.st")
-    run_gpu "$CARRY/$p-s1" 1 --first-step "$k" "${from[@]}" >>"$OUT/$p-chain-gpu.log" || return 1
+    run_gpu "$CARRY/$p-s1" 1 --first-step "$k" "${from[@]}" >>"$log" || return 1
   done
-  cat "$OUT/$p-chain-gpu.log"
-  paste -d' ' <(cut -d' ' -f4 "$OUT/$p-chain-gpu.log") <(cut -d' ' -f4 "$CARRY/$p-chain/emu.log") |
+  unset TANDEM_CUDA_UNFUSED_EPILOGUES
+  cat "$log"
+  paste -d' ' <(cut -d' ' -f4 "$log") <(cut -d' ' -f4 "$CARRY/$p-chain/emu.log") |
     awk '{printf "step %d gpu %s emulation %s relative difference %.2e\n", NR - 1, $1, $2, ($1 - $2) / $2}'
+  if [[ ${2:-} == unfused ]]; then
+    cmp -s "$log" "$OUT/$p-chain-gpu.log" &&
+      echo "(bitwise the fused epilogues' losses)" ||
+      echo "(not bitwise the fused epilogues' losses, as expected of another order)"
+  fi
   if [[ $p == f32 ]]; then
-    python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$OUT/$p-chain-gpu.log" \
+    python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$log" \
       "$CARRY/$p-chain/emu.log" "cuda+cuda:$MODEL:forward"
   else
     # The f32 arithmetic's bound on the bf16 @forward plus the narrow
     # roundings' (docs/testing.md, "Tolerances": 64 sequences a step, 8
     # microbatches of 8), each step's logits bounded from its parameters.
-    python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$OUT/$p-chain-gpu.log" \
+    python3 "$ROOT/test/Runtime/Inputs/compare_losses.py" "$log" \
       "$CARRY/$p-chain/emu.log" "cuda+cuda:$CARRY/bf16-forward.mlir:forward" \
       --narrow 64 "$CARRY/$p-chain/step{}.st"
   fi
@@ -495,25 +507,34 @@ index_checks() {
   echo "the GPU's reports equal the emulation's"
 }
 
-# CUDA graphs (docs/runtime.md, "CUDA graphs"): the S = 1 libraries' steps
-# captured once (step 1) and replayed: the losses bitwise those without
-# graphs (across_stages's 10 steps), and the step times of both.
+# CUDA graphs (docs/runtime.md, "CUDA graphs"): every pipeline's segments
+# captured once (step 1) and replayed: the losses bitwise S = 1's without
+# graphs (across_stages's 10 steps), and the step times of S = 1 and of
+# the last pipeline with and without graphs.
 graphs() {
-  local p
+  local p c last
   for p in f32 bf16; do
-    run_gpu "$CARRY/$p-s1" 10 --cuda-graphs >"$WORK/$p-graphs.steps" || return 1
-    cut -d' ' -f1-4 "$WORK/$p-graphs.steps" | diff "$OUT/$p-s1.loss" - || return 1
-    echo "$p: 10 steps with --cuda-graphs bitwise equal to those without"
-    run_gpu "$CARRY/$p-s1" 30 >"$WORK/$p-plain.steps" || return 1
-    run_gpu "$CARRY/$p-s1" 30 --cuda-graphs >"$WORK/$p-graphs.steps" || return 1
-    python3 - "$p" "$WORK/$p-plain.steps" "$WORK/$p-graphs.steps" <<'PY'
+    for c in $PIPELINES; do
+      run_gpu "$CARRY/$p-$c" 10 --cuda-graphs >"$WORK/$p-$c-graphs.steps" || return 1
+      cut -d' ' -f1-4 "$WORK/$p-$c-graphs.steps" | diff "$OUT/$p-s1.loss" - || return 1
+      echo "$p $c: 10 steps with --cuda-graphs bitwise S = 1's without"
+      last=$c
+    done
+    # The rehearsal's emulated steps take seconds, and their times mean
+    # nothing.
+    [[ -n $EMULATE ]] && continue
+    for c in s1 $last; do
+      run_gpu "$CARRY/$p-$c" 30 >"$WORK/$p-plain.steps" || return 1
+      run_gpu "$CARRY/$p-$c" 30 --cuda-graphs >"$WORK/$p-graphs.steps" || return 1
+      python3 - "$p $c" "$WORK/$p-plain.steps" "$WORK/$p-graphs.steps" <<'PY'
 import statistics, sys
 def median(path):
     return statistics.median(float(l.split()[5]) for l in list(open(path))[2:])
 plain, graphs = median(sys.argv[2]), median(sys.argv[3])
-print(f"{sys.argv[1]} S=1 step median: {plain * 1e3:.2f} ms without graphs, "
+print(f"{sys.argv[1]} step median: {plain * 1e3:.2f} ms without graphs, "
       f"{graphs * 1e3:.2f} ms with ({plain / graphs:.2f}x)")
 PY
+    done
   done
 }
 
@@ -626,6 +647,7 @@ check_steps() {
   fi
   step "f32 chain vs emulation" 60 chain f32
   step "bf16 chain vs emulation" 60 chain bf16
+  step "f32 chain, GEMM epilogues unfused" 60 chain f32 unfused
   step "f32 pipelines vs S=1" 90 across_stages f32
   step "bf16 pipelines vs S=1" 90 across_stages bf16
   step "NCCL, one rank" 60 nccl_one_rank
@@ -633,11 +655,7 @@ check_steps() {
   step "f32 kernels vs emulation" 60 kernels
   step "index checks" 30 index_checks
   step "resume" 60 resume
-  if [[ -n $EMULATE ]]; then
-    skipped "CUDA graphs" "emulated libraries launch nothing to capture"
-  else
-    step "CUDA graphs" 60 graphs
-  fi
+  step "CUDA graphs" 90 graphs
   step "step times" 60 timing
   step "sanitizers" 120 sanitizer
 }
@@ -646,10 +664,12 @@ check_steps() {
 
 # Tandem's step time: the median of the steps after the first two (the
 # first loads the libraries and plans the GEMMs).
-tandem_bench() { # NAME [TOKENS PER STEP]
-  local name=$1 tokens=${2:-$((BENCH_MICROBATCHES * BENCH_BATCH * BENCH_SEQ))}
-  run_gpu "$CARRY/bench-$name" 6 | tee "$WORK/tandem-$name.log" || return 1
-  python3 - "$name" "$tokens" "$WORK/tandem-$name.log" <<'PY' |
+tandem_bench() { # NAME [TOKENS PER STEP [--cuda-graphs]]: "tandem NAME[+graphs]"
+  local name=$1 tokens=${2:-$((BENCH_MICROBATCHES * BENCH_BATCH * BENCH_SEQ))} label=$1
+  local run=("$CARRY/bench-$name" 6)
+  [[ ${3:-} == --cuda-graphs ]] && run+=(--cuda-graphs) && label=$name+graphs
+  run_gpu "${run[@]}" | tee "$WORK/tandem-$label.log" || return 1
+  python3 - "$label" "$tokens" "$WORK/tandem-$label.log" <<'PY' |
 import statistics, sys
 name, tokens, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 times = [float(l.split()[5]) for l in open(log) if l.startswith("step ")][2:]
@@ -698,12 +718,17 @@ mfu() {
 # pipeline machinery (in-process transport, schedule, smaller kernels)
 # costs when the stages share the GPU's compute.
 pipeline_cost() {
-  local tokens=$((PIPE_MICROBATCHES * PIPE_BATCH * PIPE_SEQ)) one four
-  tandem_bench small-s1 "$tokens" >/dev/null && tandem_bench small-s4 "$tokens" >/dev/null || return 1
-  one=$(result_of "tandem small-s1 " step_median)
-  four=$(result_of "tandem small-s4 " step_median)
-  python3 -c "import sys; one, four = map(float, sys.argv[1:]); print('pipeline small S=4 vs S=1 on one GPU: %.2fx the step time (%.2f ms vs %.2f ms)' % (four / one, four * 1e3, one * 1e3))" "$one" "$four" |
-    tee -a "$OUT/results"
+  local tokens=$((PIPE_MICROBATCHES * PIPE_BATCH * PIPE_SEQ)) name one four graphs
+  for name in small-s1 small-s4; do
+    tandem_bench "$name" "$tokens" >/dev/null &&
+      tandem_bench "$name" "$tokens" --cuda-graphs >/dev/null || return 1
+  done
+  for graphs in "" +graphs; do
+    one=$(result_of "tandem small-s1$graphs " step_median)
+    four=$(result_of "tandem small-s4$graphs " step_median)
+    python3 -c "import sys; one, four = map(float, sys.argv[2:]); print('pipeline small S=4 vs S=1 on one GPU%s: %.2fx the step time (%.2f ms vs %.2f ms)' % (sys.argv[1], four / one, four * 1e3, one * 1e3))" \
+      "${graphs:+, with CUDA graphs}" "$one" "$four" | tee -a "$OUT/results"
+  done
 }
 
 # Where a Tandem step's GPU time goes: its kernels by total time and DRAM
@@ -750,7 +775,7 @@ bench_steps() {
   step "tandem bf16" 60 tandem_bench bf16-s1
   step "tandem bf16 MFU" 10 mfu
   step "tandem bf16 S=2 on one GPU" 60 tandem_bench bf16-s2
-  step "small GPT, 4 stages vs 1 on one GPU" 60 pipeline_cost
+  step "small GPT, 4 stages vs 1 on one GPU" 90 pipeline_cost
   if [[ -n $EMULATE ]]; then
     skipped "torch" "PyTorch on a GPU"
   else

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <shared_mutex>
 #include <vector>
 
 using namespace tandem::runtime;
@@ -41,7 +42,7 @@ public:
   bool copyToDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &error) override {
     return !bytes ||
-           check(
+           synchronous(
                "cuMemcpyHtoD",
                [&] {
                  return driver.api().memcpyHtoD(address(dst), src, bytes);
@@ -51,7 +52,7 @@ public:
   bool copyToHost(void *dst, const void *src, uint64_t bytes,
                   std::string &error) override {
     return !bytes ||
-           check(
+           synchronous(
                "cuMemcpyDtoH",
                [&] {
                  return driver.api().memcpyDtoH(dst, address(src), bytes);
@@ -60,7 +61,7 @@ public:
   }
   bool copyOnDevice(void *dst, const void *src, uint64_t bytes,
                     std::string &error) override {
-    return !bytes || check(
+    return !bytes || synchronous(
                          "cuMemcpyDtoD",
                          [&] {
                            return driver.api().memcpyDtoD(address(dst),
@@ -70,13 +71,13 @@ public:
   }
   bool zero(void *dst, uint64_t bytes, std::string &error) override {
     return !bytes ||
-           check(
+           synchronous(
                "cuMemsetD8",
                [&] { return driver.api().memsetD8(address(dst), 0, bytes); },
                error);
   }
   bool synchronize(std::string &error) override {
-    return check(
+    return synchronous(
         "cuCtxSynchronize", [&] { return driver.api().ctxSynchronize(); },
         error);
   }
@@ -88,6 +89,12 @@ public:
         [&] {
           return driver.api().streamCreate(&stream, kCudaStreamNonBlocking);
         },
+        error);
+  }
+  bool createRankStream(void *&stream, std::string &error) override {
+    stream = nullptr;
+    return check(
+        "cuStreamCreate", [&] { return driver.api().streamCreate(&stream, 0); },
         error);
   }
   void destroyStream(void *stream) override {
@@ -150,21 +157,30 @@ public:
                          error);
   }
   bool beginCapture(void *stream, std::string &error) override {
-    return check(
-        "cuStreamBeginCapture",
-        [&] {
-          return driver.api().streamBeginCapture(stream,
-                                                 kCudaCaptureThreadLocal);
-        },
-        error);
+    captureExclusion.lock_shared();
+    if (!check(
+            "cuStreamBeginCapture",
+            [&] {
+              return driver.api().streamBeginCapture(stream,
+                                                     kCudaCaptureThreadLocal);
+            },
+            error)) {
+      captureExclusion.unlock_shared();
+      return false;
+    }
+    ++capturesOnThisThread;
+    return true;
   }
   bool endCapture(void *stream, void *&graph, std::string &error) override {
     graph = nullptr;
     void *captured = nullptr;
-    if (!check(
-            "cuStreamEndCapture",
-            [&] { return driver.api().streamEndCapture(stream, &captured); },
-            error))
+    bool ended = check(
+        "cuStreamEndCapture",
+        [&] { return driver.api().streamEndCapture(stream, &captured); },
+        error);
+    --capturesOnThisThread;
+    captureExclusion.unlock_shared();
+    if (!ended)
       return false;
     bool ok = check(
         "cuGraphInstantiate",
@@ -183,6 +199,12 @@ public:
   void destroyGraph(void *graph) override {
     if (graph && driver.api().ctxSetCurrent(context) == 0)
       driver.api().graphExecDestroy(graph);
+  }
+  bool launchHostFunction(void *stream, void (*fn)(void *), void *data,
+                          std::string &error) override {
+    return check(
+        "cuLaunchHostFunc",
+        [&] { return driver.api().launchHostFunc(stream, fn, data); }, error);
   }
   bool makeCurrent(std::string &error) override {
     return check("cuCtxSetCurrent", [] { return 0; }, error);
@@ -207,7 +229,7 @@ protected:
     // lets anyone ask for.
     // cuMemAlloc refuses 0 bytes; one byte keeps the pointer unique.
     Pointer pointer = 0;
-    if (!check(
+    if (!synchronous(
             "cuMemAlloc",
             [&] { return driver.api().memAlloc(&pointer, bytes ? bytes : 1); },
             error)) {
@@ -225,11 +247,34 @@ protected:
     return memory;
   }
   void releaseBytes(void *pointer, uint64_t, uint64_t) override {
-    if (driver.api().ctxSetCurrent(context) == 0)
-      driver.api().memFree(address(pointer));
+    std::string ignored;
+    synchronous(
+        "cuMemFree", [&] { return driver.api().memFree(address(pointer)); },
+        ignored);
   }
 
 private:
+  /// A synchronous call (`check`'s) that must not overlap another thread's
+  /// capture: a copy or memset on the legacy stream joins every blocking
+  /// stream, a rank's capturing one too, which breaks that capture
+  /// (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), and cuCtxSynchronize, cuMemAlloc
+  /// and cuMemFree may not run during one. Ranks on threads of one GPU
+  /// capture while others copy their step inputs or end their step, so
+  /// such calls wait for the captures under way, and captures for them.
+  /// On the capturing thread itself the call goes to the driver, which
+  /// refuses it and fails the capture.
+  template <typename Call>
+  bool synchronous(const char *what, Call call, std::string &error) {
+    if (capturesOnThisThread)
+      return check(what, call, error);
+    std::unique_lock<std::shared_mutex> lock(captureExclusion);
+    return check(what, call, error);
+  }
+  /// Held shared from beginCapture to endCapture (on the capturing
+  /// thread), exclusively by `synchronous`.
+  std::shared_mutex captureExclusion;
+  static thread_local int capturesOnThisThread;
+
   /// Makes the context current on this thread (a rank's thread need not be
   /// the one that opened the device), then runs `call`.
   template <typename Call>
@@ -314,6 +359,8 @@ private:
   std::vector<tandem_plan_entry> plans;
   tandem_plan_cache cache = {0, nullptr};
 };
+
+thread_local int CudaDevice::capturesOnThisThread = 0;
 
 std::unique_ptr<FragmentResources>
 CudaDevice::fragmentResources(bool deviceCode, std::string &error) {

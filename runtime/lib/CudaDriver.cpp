@@ -116,7 +116,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(const std::string &library,
                error) ||
       !resolve(handle, "cuGraphDestroy", c.graphDestroy, library, error) ||
       !resolve(handle, "cuMemcpyDtoDAsync_v2", c.memcpyDtoDAsync, library,
-               error))
+               error) ||
+      !resolve(handle, "cuLaunchHostFunc", c.launchHostFunc, library, error))
     return nullptr;
 
   // The version first: an old driver's cuInit may fail for reasons of its

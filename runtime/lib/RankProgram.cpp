@@ -77,9 +77,11 @@ Buffer Buffer::view(void *data, uint64_t bytes) {
 }
 
 RankProgram::~RankProgram() {
-  // The graph launches the library's kernels: gone before the library.
-  if (graph)
-    device->destroyGraph(graph);
+  // The graphs launch the library's kernels and calls: gone before them.
+  graphs.reset();
+  hostCalls.reset();
+  if (hostStream)
+    device->destroyStream(hostStream);
   if (handle)
     dlclose(handle);
 }
@@ -275,26 +277,36 @@ RankProgram::load(Manifest manifest, const RankProgramOptions &options,
     return nullptr;
   if (options.cudaGraphs) {
     std::string why;
-    if (std::any_of(
-            m.actions.begin(), m.actions.end(),
-            [](const ActionInfo &a) { return a.op != ActionKind::Run; }))
-      why = "the rank's program has transfers or collectives, which a "
-            "graph does not capture yet (only S = 1)";
+    if (device.kind() != DeviceKind::Cuda)
+      why = device.describe() + " captures no graphs (--device cuda)";
+    else if (std::any_of(m.actions.begin(), m.actions.end(),
+                         [](const ActionInfo &a) {
+                           return a.op == ActionKind::AllReduce ||
+                                  a.op == ActionKind::Broadcast;
+                         }))
+      why = "the rank's program has collectives, which no graph captures "
+            "yet";
     else if (options.separateBuffers || !options.dumpFragments.empty() ||
-             options.checkGradients)
+             options.checkGradients || !program->sums.empty())
       why = "the step does host work between its launches "
-            "(TANDEM_SEPARATE_BUFFERS, TANDEM_DUMP_FRAGMENTS or "
-            "--check-finite all)";
-    else if (hostCode)
-      why = std::string("the rank's library is host code (target '") +
-            targetKindName(m.target.kind) + "'" +
-            (m.target.kind == TargetKind::Cuda ? ", emulated" : "") +
-            "), which launches nothing to capture";
+            "(TANDEM_SEPARATE_BUFFERS, TANDEM_DUMP_FRAGMENTS, --check-finite "
+            "all or microbatch sums the runtime adds)";
     if (!why.empty()) {
       error = m.path + ": --cuda-graphs: " + why;
       return nullptr;
     }
-    program->cudaGraphs = true;
+    // Host code (on the fake driver) gets a stream of its own, on which
+    // its calls are host functions a capture records.
+    if (hostCode) {
+      if (!device.createRankStream(program->hostStream, error)) {
+        error = m.path + ": " + error;
+        return nullptr;
+      }
+      program->context.stream = program->hostStream;
+      program->hostCalls = std::make_unique<HostCalls>();
+    }
+    program->graphs =
+        std::make_unique<StepGraphs>(device, program->context.stream);
   }
   // The runtime's own sums add on the host.
   if (!program->sums.empty() && !device.hostAddressable()) {
@@ -721,38 +733,37 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     inputData[in.index] = static_cast<const uint8_t *>(copy.data());
   }
 
-  // A CUDA graph (RankProgramOptions::cudaGraphs): the second step is
-  // captured, and the steps after it launch its graph instead of calling
-  // the fragments, unless an address the launches take has moved.
-  bool replay = false, capture = false;
-  if (cudaGraphs) {
-    std::vector<const void *> addresses = graphAddresses(inputData);
-    if (graph && addresses != graphCapturedWith) {
-      device->destroyGraph(graph);
-      graph = nullptr;
-    }
-    replay = graph != nullptr;
-    capture = !graph && stepsRun >= 1;
-    std::string captureError;
-    if (capture && !device->beginCapture(context.stream, captureError))
-      return fail("cannot capture the step as a CUDA graph: " + captureError);
-    if (capture)
-      graphCapturedWith = std::move(addresses);
+  const int64_t end = static_cast<int64_t>(m.actions.size());
+  // Posted groups (docs/pipeline-eval.md, "Posting and waiting"): each op
+  // is waited for after the action transferWaits names, when a receive's
+  // slot becomes held.
+  const std::vector<int64_t> &waits =
+      transferWaitPoints(transport.postedOpsMoveAlone());
+
+  // CUDA graphs (RankProgramOptions::cudaGraphs): from the second step on,
+  // each segment is captured once and its graph launched instead of its
+  // runs, unless an address the launches take has moved.
+  std::vector<int64_t> segmentEnd;
+  if (graphs) {
+    if (transport.payloadDevice() != device &&
+        std::any_of(
+            m.actions.begin(), m.actions.end(),
+            [](const ActionInfo &a) { return a.op != ActionKind::Run; }))
+      return fail("--cuda-graphs: the transport moves host memory, staged "
+                  "through synchronous copies between the launches; graphs "
+                  "need a transport of the device's memory (inproc on "
+                  "--device cuda, or nccl)");
+    segmentEnd = segmentEnds(m.actions, waits);
+    graphs->startStep(graphAddresses(inputData), stepsRun >= 1);
   }
   // A step that fails while capturing leaves the stream usable.
   struct CaptureGuard {
-    Device &device;
-    void *stream;
-    bool active;
+    StepGraphs *graphs;
     ~CaptureGuard() {
-      void *failed = nullptr;
-      std::string ignored;
-      if (active && device.endCapture(stream, failed, ignored))
-        device.destroyGraph(failed);
+      if (graphs)
+        graphs->abandon();
     }
-  } captureGuard{*device, context.stream, capture};
-
-  const int64_t end = static_cast<int64_t>(m.actions.size());
+  } captureGuard{graphs.get()};
   // The last step's update and output results (read by the caller until
   // now), or what a failed step left.
   if (separateBuffers)
@@ -815,9 +826,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     return true;
   };
 
-  // Posted groups (docs/pipeline-eval.md, "Posting and waiting"): each op
-  // is waited for after the action transferWaits names, when a receive's
-  // slot becomes held.
   struct Posted {
     std::vector<TransportOp> ops;
     std::vector<int64_t> buffers, waitAfter;
@@ -825,8 +833,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::vector<std::vector<uint8_t>> staged;
   };
   std::list<Posted> inFlight;
-  const std::vector<int64_t> &waits =
-      transferWaitPoints(transport.postedOpsMoveAlone());
   auto transportFailure = [&](const std::string &transportError) {
     error = transportError.rfind("rank ", 0) == 0 ||
                     transportError.rfind("deadlock", 0) == 0
@@ -867,6 +873,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     return true;
   };
 
+  int64_t segmentFirst = -1;
   size_t pc = 0;
   while (pc < m.actions.size()) {
     const ActionInfo &action = m.actions[pc];
@@ -1000,20 +1007,47 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
         return fail(where + ": " + error);
       // A report names the run by its action.
       context.call = at;
-      // A run of a graph's step is one span for the whole graph (below).
-      DeviceTimeline *runTimeline =
-          capture || replay ? nullptr : timeline.get();
+      // The segment this run belongs to: its first run, and how it runs.
+      const int64_t segmentLast = graphs ? segmentEnd[at] : -1;
+      const bool segmentStart =
+          graphs && (at == 0 || segmentEnd[at - 1] != segmentLast);
+      if (segmentStart)
+        segmentFirst = static_cast<int64_t>(at);
+      StepGraphs::Mode mode =
+          graphs ? graphs->mode(segmentFirst) : StepGraphs::Mode::Call;
       std::string traceError;
+      if (segmentStart && !graphs->enter(segmentFirst, traceError))
+        return fail(where + ": cannot capture a CUDA graph: " + traceError);
+      // A graph's runs are one span for the whole graph (below).
+      DeviceTimeline *runTimeline =
+          mode == StepGraphs::Mode::Call ? timeline.get() : nullptr;
       int64_t span = runTimeline ? runTimeline->begin(context.stream, where,
                                                       "device", traceError)
                                  : 0;
       if (span < 0)
         return fail(where + ": " + traceError);
-      int status = replay ? 0
-                          : functions[fi](&context, args.data(), results.data(),
-                                          scratchData[at]);
+      // A replayed segment calls nothing: its graph runs at its end.
+      int status = 0;
+      if (mode != StepGraphs::Mode::Replay && hostCalls) {
+        // Checked once the device has run the step (below).
+        if (!hostCalls->issue(*device, context.stream, static_cast<int64_t>(at),
+                              functions[fi], context, args, results,
+                              scratchData[at], traceError))
+          return fail(where + ": " + traceError);
+      } else if (mode != StepGraphs::Mode::Replay) {
+        status = functions[fi](&context, args.data(), results.data(),
+                               scratchData[at]);
+      }
       if (runTimeline && !runTimeline->end(span, context.stream, traceError))
         return fail(where + ": " + traceError);
+      if (graphs && static_cast<int64_t>(at) == segmentLast &&
+          !graphs->leave(segmentFirst, timeline.get(),
+                         "CUDA graph of " + runName(m.actions[segmentFirst]) +
+                             (segmentFirst == segmentLast
+                                  ? std::string()
+                                  : " to " + runName(action)),
+                         traceError))
+        return fail(where + ": the CUDA graph of its segment: " + traceError);
       // Host code has reported by now; on a GPU (the fake one of the
       // tests too) kernels report after the step's synchronization, read
       // below.
@@ -1144,22 +1178,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   }
   if (!inFlight.empty())
     return fail("transfers still in flight at the end of the step");
-  if (capture) {
-    captureGuard.active = false;
-    std::string captureError;
-    if (!device->endCapture(context.stream, graph, captureError))
-      return fail("cannot capture the step as a CUDA graph: " + captureError);
-  }
-  if (capture || replay) {
-    std::string launchError;
-    int64_t span = timeline ? timeline->begin(context.stream,
-                                              "CUDA graph of the step's runs",
-                                              "device", launchError)
-                            : 0;
-    if (span < 0 || !device->launchGraph(graph, context.stream, launchError) ||
-        (timeline && !timeline->end(span, context.stream, launchError)))
-      return fail("the step's CUDA graph: " + launchError);
-  }
 
   // A GPU's work is asynchronous: its failures surface here, in the step
   // that caused them.
@@ -1170,6 +1188,11 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
     std::string report;
     if (!readStatus(report) || !report.empty())
       return fail(report);
+    int status = 0;
+    if (int64_t at = hostCalls ? hostCalls->takeFailure(status) : -1; at >= 0)
+      return fail(runName(m.actions[at]) + ": the fragment returned " +
+                  std::to_string(status) + " (" + fragmentStatusName(status) +
+                  ")");
     // The driver's count of the device's memory, for the summary.
     device->sampleDriverPeak();
     if (timeline && !timeline->collect(context.stream, lastSpans, syncError))

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -229,6 +231,50 @@ TEST_P(DeviceConformance, AGraphReplaysItsCapture) {
   device->destroyStream(stream);
   device->release(a);
   device->release(b);
+}
+
+// A host function runs in stream order, and a capture records it: it does
+// not run while captured, and runs at every launch of the graph.
+TEST_P(DeviceConformance, AHostFunctionRunsInStreamOrderAndInAGraph) {
+  std::string error;
+  void *stream = nullptr;
+  ASSERT_TRUE(device->createRankStream(stream, error)) << error;
+  struct Counter {
+    std::atomic<int> runs{0};
+    static void add(void *self) { static_cast<Counter *>(self)->runs++; }
+  } counter;
+  auto drain = [&] {
+    std::shared_ptr<DeviceEvent> done = DeviceEvent::create(*device, error);
+    ASSERT_TRUE(done) << error;
+    ASSERT_TRUE(device->recordEvent(done->get(), stream, error)) << error;
+    bool finished = false;
+    while (!finished)
+      ASSERT_TRUE(device->eventDone(done->get(), finished, error)) << error;
+  };
+  ASSERT_TRUE(
+      device->launchHostFunction(stream, &Counter::add, &counter, error))
+      << error;
+  drain();
+  EXPECT_EQ(counter.runs, 1);
+  if (GetParam() == Which::Host) {
+    device->destroyStream(stream);
+    return;
+  }
+  ASSERT_TRUE(device->beginCapture(stream, error)) << error;
+  ASSERT_TRUE(
+      device->launchHostFunction(stream, &Counter::add, &counter, error))
+      << error;
+  void *graph = nullptr;
+  ASSERT_TRUE(device->endCapture(stream, graph, error)) << error;
+  drain();
+  EXPECT_EQ(counter.runs, 1) << "a captured host function ran";
+  for (int launch = 1; launch <= 2; ++launch) {
+    ASSERT_TRUE(device->launchGraph(graph, stream, error)) << error;
+    drain();
+    EXPECT_EQ(counter.runs, 1 + launch);
+  }
+  device->destroyGraph(graph);
+  device->destroyStream(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
@@ -485,4 +531,52 @@ TEST(CudaDevice, TheLegacyStreamBreaksACapture) {
   ASSERT_TRUE(device->copyToDevice(a, &value, 4, error)) << error;
   device->destroyStream(stream);
   device->release(a);
+}
+
+// Ranks on threads of one GPU: a synchronous copy (here another rank's step
+// input) while a rank captures would join its blocking stream and break
+// the capture, so the device holds it until the capture ends. Without
+// that exclusion the fake fails the capture (CUDA_ERROR_STREAM_CAPTURE_
+// IMPLICIT), as a GPU does. Two ranks may capture at once.
+TEST(CudaDevice, ACaptureHoldsOtherThreadsSynchronousCalls) {
+  std::string error;
+  auto driver = loadFake(error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  void *a = device->allocate(4, 4, error), *b = device->allocate(4, 4, error);
+  void *first = nullptr, *second = nullptr;
+  ASSERT_TRUE(a && b && device->createRankStream(first, error) &&
+              device->createRankStream(second, error))
+      << error;
+  ASSERT_TRUE(device->beginCapture(first, error)) << error;
+  ASSERT_TRUE(device->beginCapture(second, error)) << error;
+  ASSERT_TRUE(device->copyOnDeviceAsync(b, a, 4, first, error)) << error;
+  std::atomic<bool> copied{false};
+  std::string copyError;
+  std::thread other([&] {
+    const int32_t value = 7;
+    copied = device->copyToDevice(a, &value, 4, copyError);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(copied) << "the copy ran during the captures";
+  void *graphs[2] = {nullptr, nullptr};
+  EXPECT_TRUE(device->endCapture(second, graphs[1], error)) << error;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(copied) << "the copy ran during the first capture";
+  EXPECT_TRUE(device->endCapture(first, graphs[0], error)) << error;
+  other.join();
+  EXPECT_TRUE(copied) << copyError;
+  // The captured copy runs at the launch, after the other thread's.
+  ASSERT_TRUE(device->launchGraph(graphs[0], first, error)) << error;
+  ASSERT_TRUE(device->synchronize(error)) << error;
+  int32_t back = 0;
+  ASSERT_TRUE(device->copyToHost(&back, b, 4, error)) << error;
+  EXPECT_EQ(back, 7);
+  for (void *graph : graphs)
+    device->destroyGraph(graph);
+  device->destroyStream(first);
+  device->destroyStream(second);
+  device->release(a);
+  device->release(b);
 }

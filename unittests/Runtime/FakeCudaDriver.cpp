@@ -90,11 +90,13 @@ double monotonicMicroseconds() {
          static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
-/// A queued copy, event record or wait.
+/// A queued copy, event record, wait or host function.
 struct Work {
-  enum Kind { Copy, Record, Wait } kind = Copy;
+  enum Kind { Copy, Record, Wait, Host } kind = Copy;
   uintptr_t dst = 0, src = 0;
   size_t bytes = 0;
+  void (*fn)(void *) = nullptr;
+  void *data = nullptr;
   std::shared_ptr<Event> event;
   uint64_t record = 0;
 };
@@ -196,6 +198,11 @@ void runUntil(Stream &stream, const Work *last) {
       break;
     case Work::Wait:
       runToRecord(*work.event, work.record);
+      break;
+    case Work::Host:
+      // As cuLaunchHostFunc's: it may not call the driver (the lock is
+      // held), and the stream's later work waits for it.
+      work.fn(work.data);
       break;
     }
     if (wasLast)
@@ -620,8 +627,12 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
   return issue(stream, std::move(work));
 }
 
-// Capture on one stream at a time, in the capturing thread's mode (the
-// fake keeps no per-thread state: any legacy-stream call breaks it).
+// Captures on any number of streams at once, as thread-local mode allows
+// ranks on threads; the fake keeps no per-thread state, so any thread's
+// legacy-stream call, cuCtxSynchronize, cuStreamSynchronize or cuMemAlloc
+// breaks every capture under way (stricter than thread-local mode, which
+// refuses only the capturing thread's; a legacy-stream call joins the
+// blocking streams, capturing ones too, on a GPU as well).
 int cuStreamBeginCapture_v2(void *stream, int) {
   if (!current)
     return kInvalidContext;
@@ -629,7 +640,7 @@ int cuStreamBeginCapture_v2(void *stream, int) {
   Stream *found = streamOf(stream);
   if (!found)
     return stream ? kInvalidHandle : kCaptureUnsupported;
-  if (anyCapture())
+  if (found->capturing)
     return kNotSupported;
   found->capturing = true;
   found->invalidated = false;
@@ -683,6 +694,19 @@ int cuGraphLaunch(void *exec, void *stream) {
     if (int status = issue(stream, work))
       return status;
   return kSuccess;
+}
+
+int cuLaunchHostFunc(void *stream, void (*fn)(void *), void *data) {
+  if (!current)
+    return kInvalidContext;
+  if (!fn)
+    return kInvalidValue;
+  std::lock_guard<std::mutex> lock(mutex);
+  Work work;
+  work.kind = Work::Host;
+  work.fn = fn;
+  work.data = data;
+  return issue(stream, std::move(work));
 }
 
 int cuGraphExecDestroy(void *exec) {

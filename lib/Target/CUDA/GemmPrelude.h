@@ -49,8 +49,49 @@ struct tk_gemm_epilogue {
 // A fragment's status when a GEMM cannot run (FragmentABI.h).
 #define TK_GEMM_FAILED 3
 
+namespace {
+
+TK_HD float tk_gemm_load(const void *p, int32_t type, int64_t i) {
+  if (type == TK_GEMM_BF16)
+    return tk_widen(((const tk_bf16 *)p)[i]);
+  if (type == TK_GEMM_F16)
+    return tk_widen(((const tk_f16 *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+TK_HD void tk_gemm_store(void *p, int32_t type, int64_t i, float x) {
+  if (type == TK_GEMM_BF16)
+    ((tk_bf16 *)p)[i] = tk_to_bf16(x);
+  else if (type == TK_GEMM_F16)
+    ((tk_f16 *)p)[i] = tk_to_f16(x);
+  else
+    ((float *)p)[i] = x;
+}
+
+// The epilogue on the product v (f32) of element `at` (row-major offset,
+// column `col`) of a one-batch result of type `type`: the emulation's
+// arithmetic, and the GPU's where cuBLASLt offers no fused algorithm (below).
+TK_HD float tk_gemm_epilogue_value(const tk_gemm_epilogue &e, int32_t type,
+                                   float v, int64_t at, int64_t col) {
+  if (e.kind == TK_GEMM_DGELU)
+    // dy · gelu'(x), as nn.gelu_grad's kernel computes it.
+    return v * tk_gelu_grad(tk_gemm_load(e.aux, type, at));
+  v = v + tk_gemm_load(e.bias, type, col);
+  if (e.aux)
+    tk_gemm_store(e.aux, type, at, v);
+  if (e.kind == TK_GEMM_GELU)
+    v = tk_gelu(v);
+  if (e.residual)
+    v = tk_gemm_load(e.residual, type, at) + v;
+  return v;
+}
+
+} // namespace
+
 #ifdef __CUDACC__
 #include <cublasLt.h>
+
+#include <cstdlib>
 
 namespace {
 
@@ -291,9 +332,66 @@ int tk_gemm_failed(const tk_gemm_shape &s, const tk_gemm_epilogue *e,
   return TK_GEMM_FAILED;
 }
 
+// The unfused epilogue: element by element over an f32 result the GEMM
+// wrote without it (one batch, m × n at leading dimension ldc).
+__global__ void __launch_bounds__(256)
+    tk_gemm_epilogue_kernel(tk_gemm_shape s, tk_gemm_epilogue e, float *C) {
+  const int64_t total = s.m * s.n;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t r = i / s.n, col = i - r * s.n, at = r * s.ldc + col;
+    C[at] = tk_gemm_epilogue_value(e, TK_GEMM_F32, C[at], at, col);
+  }
+}
+
+// Whether a GEMM with epilogue `e` may run unfused: an f32 result (so the
+// product is rounded once, to f32, before the epilogue, as cuBLASLt's own
+// epilogue sees it), one batch, and C only as the residual.
+bool tk_unfusable(const tk_gemm_shape &s, const tk_gemm_epilogue *e) {
+  return e && s.cType == TK_GEMM_F32 && s.batches == 1 &&
+         (s.beta == 0.0f || e->residual);
+}
+
+// TANDEM_CUDA_UNFUSED_EPILOGUES=1: every GEMM that may runs its epilogue
+// unfused, the GPU check's proof of that path.
+bool tk_force_unfused() {
+  static const bool force = [] {
+    const char *v = getenv("TANDEM_CUDA_UNFUSED_EPILOGUES");
+    return v && v[0] == '1';
+  }();
+  return force;
+}
+
 int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
             const void *A, const void *B, void *C,
-            const tk_gemm_epilogue *epilogue = nullptr) {
+            const tk_gemm_epilogue *epilogue = nullptr);
+
+// The GEMM with no epilogue into C, then the epilogue kernel over it.
+int tk_gemm_unfused(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
+                    const void *A, const void *B, void *C,
+                    const tk_gemm_epilogue &e) {
+  tk_gemm_shape plain = s;
+  plain.beta = 0.0f;
+  if (int status = tk_gemm(ctx, plain, A, B, C))
+    return status;
+  const int64_t total = s.m * s.n;
+  const int64_t blocks = total / 256 + 1 < 65536 ? total / 256 + 1 : 65536;
+  tk_gemm_epilogue_kernel<<<(unsigned)blocks, 256, 0,
+                            (cudaStream_t)ctx->stream>>>(s, e, (float *)C);
+  cudaError_t launch = cudaGetLastError();
+  if (launch == cudaSuccess)
+    return 0;
+  fprintf(stderr, "tandem: the unfused GEMM epilogue's launch failed: %s\n",
+          cudaGetErrorString(launch));
+  return 2;
+}
+
+int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
+            const void *A, const void *B, void *C,
+            const tk_gemm_epilogue *epilogue) {
+  const bool unfusable = tk_unfusable(s, epilogue);
+  if (unfusable && tk_force_unfused())
+    return tk_gemm_unfused(ctx, s, A, B, C, *epilogue);
   // A residual is cuBLASLt's C (beta = 1 in the shape); the result is D.
   const void *input = epilogue && epilogue->residual ? epilogue->residual : C;
   int64_t cBytes = s.strideC * tk_type_bytes(s.cType);
@@ -338,11 +436,27 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
       tk_plan_slot((tandem_plan_cache *)ctx->plan_cache, key);
   cublasLtMatmulAlgo_t algo;
   static_assert(sizeof algo == sizeof entry->algo, "an algorithm's bytes");
+  // An entry of kTkPlanUnfused: cuBLASLt offered no algorithm with this
+  // epilogue, which then runs unfused.
+  const uint64_t kTkPlanUnfused = 2;
+  if (entry && entry->valid == kTkPlanUnfused)
+    return tk_gemm_unfused(ctx, s, A, B, C, *epilogue);
   if (entry && entry->valid) {
     memcpy(&algo, entry->algo, sizeof algo);
   } else {
-    if (!tk_pick_algo(handle, d, ctx, align, &algo, &why))
-      return tk_gemm_failed(s, epilogue, align, why);
+    if (!tk_pick_algo(handle, d, ctx, align, &algo, &why)) {
+      if (!unfusable)
+        return tk_gemm_failed(s, epilogue, align, why);
+      // Said once per shape, on stderr: a slower step, not a failure.
+      tk_gemm_failed(s, epilogue, align, why);
+      fprintf(stderr, "tandem: that GEMM runs its epilogue unfused instead "
+                      "(an f32 result: the same single rounding)\n");
+      if (entry) {
+        memcpy(entry->key, key, sizeof entry->key);
+        entry->valid = kTkPlanUnfused;
+      }
+      return tk_gemm_unfused(ctx, s, A, B, C, *epilogue);
+    }
     if (entry) {
       memcpy(entry->key, key, sizeof entry->key);
       memcpy(entry->algo, &algo, sizeof algo);
@@ -366,23 +480,6 @@ extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
                             int, const float *, int, float, float *, int);
 
 namespace {
-
-float tk_gemm_load(const void *p, int32_t type, int64_t i) {
-  if (type == TK_GEMM_BF16)
-    return tk_widen(((const tk_bf16 *)p)[i]);
-  if (type == TK_GEMM_F16)
-    return tk_widen(((const tk_f16 *)p)[i]);
-  return ((const float *)p)[i];
-}
-
-void tk_gemm_store(void *p, int32_t type, int64_t i, float x) {
-  if (type == TK_GEMM_BF16)
-    ((tk_bf16 *)p)[i] = tk_to_bf16(x);
-  else if (type == TK_GEMM_F16)
-    ((tk_f16 *)p)[i] = tk_to_f16(x);
-  else
-    ((float *)p)[i] = x;
-}
 
 // An operand's rows × cols (row-major, leading dimension ld) as floats.
 float *tk_gemm_widen(const void *p, int32_t type, int64_t rows, int64_t cols,
@@ -421,18 +518,8 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
       for (int64_t col = 0; col < s.n; ++col) {
         float v = fc[r * s.n + col];
         int64_t at = r * s.ldc + col;
-        if (epilogue && epilogue->kind == TK_GEMM_DGELU) {
-          // dy · gelu'(x), as nn.gelu_grad's kernel computes it.
-          v = v * tk_gelu_grad(tk_gemm_load(epilogue->aux, s.cType, at));
-        } else if (epilogue) {
-          v = v + tk_gemm_load(epilogue->bias, s.cType, col);
-          if (epilogue->aux)
-            tk_gemm_store(epilogue->aux, s.cType, at, v);
-          if (epilogue->kind == TK_GEMM_GELU)
-            v = tk_gelu(v);
-          if (epilogue->residual)
-            v = tk_gemm_load(epilogue->residual, s.cType, at) + v;
-        }
+        if (epilogue)
+          v = tk_gemm_epilogue_value(*epilogue, s.cType, v, at, col);
         tk_gemm_store(c, s.cType, at, v);
       }
     delete[] fa;

@@ -55,7 +55,8 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
   --check-finite all|loss|off
                          stop at a NaN or Inf loss (loss), or loss or
                          gradient sum (all; the default on the CPU, loss
-                         on GPUs); dynamic loss scaling skips such steps
+                         on GPUs and with --cuda-graphs); dynamic loss
+                         scaling skips such steps
   --timeout SECONDS      fail a send/recv without progress (default 300)
   --link-delay MS        a propagation delay on every send/recv between
                          ranks (MPI; not collectives): each message is
@@ -63,9 +64,9 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          milliseconds (at most 3600000)
   --threads T            OpenMP/BLAS threads per rank (default 1)
   --trace FILE           a Chrome trace of every rank's steps
-  --cuda-graphs          capture a GPU library's step once as a CUDA graph
-                         and launch it for every later step (one rank, no
-                         transfers: S = 1)
+  --cuda-graphs          capture each run of a rank's step between its
+                         transfers once as a CUDA graph and launch the
+                         graphs in every later step (--device cuda)
   --device cpu|cuda      where each rank's memory lives (default cpu, also
                          called host; cuda: the GPU of its local rank on its
                          host; ranks as threads: cuda[:N], GPU N for every

@@ -616,8 +616,10 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     scaled |= p.name == kLossScaleParameter;
   scaled = control.maxOf(scaled) != 0;
   std::string checkFinite = o.checkFinite;
+  // Checking every gradient sum reads them on the host between the
+  // launches, which CUDA graphs leave no room for.
   if (checkFinite.empty())
-    checkFinite = device->hostAddressable() ? "all" : "loss";
+    checkFinite = device->hostAddressable() && !o.cudaGraphs ? "all" : "loss";
   const bool checkLoss = !scaled && checkFinite != "off";
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
   loadOptions.device = device;

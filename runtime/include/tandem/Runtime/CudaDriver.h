@@ -88,6 +88,9 @@ struct CudaDriverApi {
   Result (*graphDestroy)(void *graph);
   Result (*memcpyDtoDAsync)(Pointer dst, Pointer src, size_t bytes,
                             void *stream);
+  /// A host function run in stream order (cuLaunchHostFunc): a capture
+  /// makes it a host node of the graph.
+  Result (*launchHostFunc)(void *stream, void (*fn)(void *), void *data);
 };
 
 /// cuStreamCreate's flag for a stream whose work does not wait for the

@@ -95,6 +95,13 @@ public:
     stream = nullptr;
     return true;
   }
+  /// A stream for a rank's own work, as a GPU library's context has:
+  /// blocking, so the synchronous copies on the default stream run after
+  /// its work.
+  virtual bool createRankStream(void *&stream, std::string &error) {
+    stream = nullptr;
+    return true;
+  }
   /// Destroys a stream; work issued on it still runs.
   virtual void destroyStream(void *stream) {}
   /// An event that only orders work, or with `timing` one whose records
@@ -147,6 +154,15 @@ public:
     return false;
   }
   virtual void destroyGraph(void *graph) {}
+  /// Runs `fn(data)` on the host once `stream`'s work issued before has
+  /// run, and before its work issued after (cuLaunchHostFunc); a capture
+  /// records it as a node that every launch of the graph runs. `fn` must
+  /// not call the device. The host runs it at once.
+  virtual bool launchHostFunction(void *stream, void (*fn)(void *), void *data,
+                                  std::string &error) {
+    fn(data);
+    return true;
+  }
   /// A copy between two of the device's buffers issued on `stream`: in
   /// place once the stream's work up to here has run. The host's is done
   /// when issued.

@@ -22,6 +22,7 @@
 #include "tandem/Runtime/DeviceTimeline.h"
 #include "tandem/Runtime/FragmentABI.h"
 #include "tandem/Runtime/Manifest.h"
+#include "tandem/Runtime/StepGraphs.h"
 #include "tandem/Runtime/Transport.h"
 
 #include <cstdint>
@@ -118,15 +119,18 @@ struct RankProgramOptions {
   /// posting buys. Same results; the memory plan holds either way.
   bool waitAtGroupEnd = false;
 
-  /// A GPU library's step is captured once as a CUDA graph (the second
-  /// step's launches, once the first has cached its GEMM plans) and that
-  /// graph is launched for every later step, so the host issues one launch
-  /// per step instead of hundreds. Its arguments are fixed at capture: a
-  /// step whose buffers moved (a step input reallocated, a parameter
-  /// shared) captures again. Only for a GPU library whose program has no
-  /// transfers or collectives (one rank: S = 1), and not with the debug
-  /// modes above or checkGradients, whose host work sits inside the step;
-  /// load refuses any other.
+  /// The step's runs are captured once as CUDA graphs, one per segment
+  /// between transfers (StepGraphs.h; the whole step at S = 1), in the
+  /// second step, once the first has cached its GEMM plans, and the graphs
+  /// are launched in every later step, so the host issues one launch per
+  /// segment instead of one per kernel. Their arguments are fixed at
+  /// capture: a step whose buffers moved (a step input reallocated, a
+  /// parameter shared) captures again. On a CUDA device only (host code
+  /// on the fake driver runs each call as a captured host function), not
+  /// with collectives, runtime-added microbatch sums, the debug modes above
+  /// or checkGradients, whose host work sits between the launches (load
+  /// refuses them), nor over a transport of host memory (runStep refuses
+  /// it).
   bool cudaGraphs = false;
 
   /// separateBuffers from TANDEM_SEPARATE_BUFFERS=1, dumpFragments from
@@ -280,13 +284,14 @@ private:
   bool findNonFiniteSum(const FragmentInfo &f,
                         const std::vector<const void *> &args,
                         std::string &found, std::string &error);
-  /// RankProgramOptions::cudaGraphs: the steps run so far, the graph of a
-  /// step (null before its capture) and the addresses it was captured
-  /// with (graphAddresses()).
-  bool cudaGraphs = false;
+  /// RankProgramOptions::cudaGraphs: the segments' graphs (null without
+  /// the option) and the steps run so far.
+  std::unique_ptr<StepGraphs> graphs;
   uint64_t stepsRun = 0;
-  void *graph = nullptr;
-  std::vector<const void *> graphCapturedWith;
+  /// Host code on a CUDA device with graphs: its calls, issued on
+  /// `hostStream`, the rank's own stream (a GPU library's is its context's).
+  std::unique_ptr<HostCalls> hostCalls;
+  void *hostStream = nullptr;
   /// The addresses a step's launches take that may move between steps:
   /// the step inputs' copies and the parameters (shareParameter).
   std::vector<const void *>
