@@ -578,7 +578,7 @@ begin() {
   [[ -d "$CARRY/f32-s1" ]] ||
     { echo "gpu-check: no ${CARRY#"$ROOT"/} (run --prepare here and carry ${CARRY#"$ROOT"/}.tar.xz)" | tee -a "$OUT/summary"; return 1; }
   [[ -n $EMULATE ]] && { use_fakes || return 1; }
-  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 ROOT CARRY DATA MODEL CHAIN OUT WORK PIPELINES DUMPS \
+  export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 EMULATE ROOT CARRY DATA MODEL CHAIN OUT WORK PIPELINES DUMPS \
     BENCH_CONFIG BENCH_BATCH BENCH_SEQ BENCH_MICROBATCHES BENCH_LAYERS BENCH_WIDTH \
     PIPE_CONFIG PIPE_BATCH PIPE_SEQ PIPE_MICROBATCHES
   export -f versions find_cuda_libraries build_runtime unit_tests run_gpu chain \

@@ -168,7 +168,7 @@ public:
       captureExclusion.unlock_shared();
       return false;
     }
-    ++capturesOnThisThread;
+    capturingHere.push_back(this);
     return true;
   }
   bool endCapture(void *stream, void *&graph, std::string &error) override {
@@ -178,8 +178,12 @@ public:
         "cuStreamEndCapture",
         [&] { return driver.api().streamEndCapture(stream, &captured); },
         error);
-    --capturesOnThisThread;
-    captureExclusion.unlock_shared();
+    // Only a capture this thread began holds the lock here.
+    auto mine = std::find(capturingHere.begin(), capturingHere.end(), this);
+    if (mine != capturingHere.end()) {
+      capturingHere.erase(mine);
+      captureExclusion.unlock_shared();
+    }
     if (!ended)
       return false;
     bool ok = check(
@@ -265,15 +269,17 @@ private:
   /// refuses it and fails the capture.
   template <typename Call>
   bool synchronous(const char *what, Call call, std::string &error) {
-    if (capturesOnThisThread)
+    if (std::find(capturingHere.begin(), capturingHere.end(), this) !=
+        capturingHere.end())
       return check(what, call, error);
     std::unique_lock<std::shared_mutex> lock(captureExclusion);
     return check(what, call, error);
   }
   /// Held shared from beginCapture to endCapture (on the capturing
-  /// thread), exclusively by `synchronous`.
+  /// thread; one capture a thread), exclusively by `synchronous`.
   std::shared_mutex captureExclusion;
-  static thread_local int capturesOnThisThread;
+  /// The devices this thread captures on (one entry a capture).
+  static thread_local std::vector<const CudaDevice *> capturingHere;
 
   /// Makes the context current on this thread (a rank's thread need not be
   /// the one that opened the device), then runs `call`.
@@ -360,7 +366,7 @@ private:
   tandem_plan_cache cache = {0, nullptr};
 };
 
-thread_local int CudaDevice::capturesOnThisThread = 0;
+thread_local std::vector<const CudaDevice *> CudaDevice::capturingHere;
 
 std::unique_ptr<FragmentResources>
 CudaDevice::fragmentResources(bool deviceCode, std::string &error) {

@@ -78,10 +78,12 @@ Buffer Buffer::view(void *data, uint64_t bytes) {
 
 RankProgram::~RankProgram() {
   // The graphs launch the library's kernels and calls: gone before them.
+  // The host stream goes before the calls it may still hold (a failed
+  // step's): destroying it runs them.
   graphs.reset();
-  hostCalls.reset();
   if (hostStream)
     device->destroyStream(hostStream);
+  hostCalls.reset();
   if (handle)
     dlclose(handle);
 }
@@ -692,6 +694,17 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   std::string prefix = "rank " + std::to_string(rank) + ": ";
   auto fail = [&](const std::string &message) {
     error = prefix + message;
+    // No capture stays open across the transport's abort (which may free
+    // and synchronize), and no host call issued this step is still queued
+    // when the next step replaces it.
+    if (graphs)
+      graphs->abandon();
+    if (hostCalls) {
+      std::string ignored;
+      int status = 0;
+      device->synchronize(ignored);
+      hostCalls->takeFailure(status);
+    }
     transport.abort(error);
     return false;
   };
@@ -754,7 +767,7 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                   "need a transport of the device's memory (inproc on "
                   "--device cuda, or nccl)");
     segmentEnd = segmentEnds(m.actions, waits);
-    graphs->startStep(graphAddresses(inputData), stepsRun >= 1);
+    graphs->startStep(graphAddresses(inputData), segmentEnd, stepsRun >= 1);
   }
   // A step that fails while capturing leaves the stream usable.
   struct CaptureGuard {

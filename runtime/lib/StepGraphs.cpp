@@ -39,11 +39,14 @@ void StepGraphs::clear() {
   graphs.clear();
 }
 
-void StepGraphs::startStep(std::vector<const void *> addresses, bool capture) {
+void StepGraphs::startStep(std::vector<const void *> addresses,
+                           const std::vector<int64_t> &ends, bool capture) {
   abandon();
-  if (addresses != capturedWith) {
+  // The waits, hence the segments, follow the transport a step is given.
+  if (addresses != capturedWith || ends != capturedEnds) {
     clear();
     capturedWith = std::move(addresses);
+    capturedEnds = ends;
   }
   captureThisStep = capture;
 }

@@ -537,7 +537,7 @@ TEST(CudaDevice, TheLegacyStreamBreaksACapture) {
 // input) while a rank captures would join its blocking stream and break
 // the capture, so the device holds it until the capture ends. Without
 // that exclusion the fake fails the capture (CUDA_ERROR_STREAM_CAPTURE_
-// IMPLICIT), as a GPU does. Two ranks may capture at once.
+// IMPLICIT), as a GPU does. Two ranks (threads) may capture at once.
 TEST(CudaDevice, ACaptureHoldsOtherThreadsSynchronousCalls) {
   std::string error;
   auto driver = loadFake(error);
@@ -550,8 +550,22 @@ TEST(CudaDevice, ACaptureHoldsOtherThreadsSynchronousCalls) {
               device->createRankStream(second, error))
       << error;
   ASSERT_TRUE(device->beginCapture(first, error)) << error;
-  ASSERT_TRUE(device->beginCapture(second, error)) << error;
   ASSERT_TRUE(device->copyOnDeviceAsync(b, a, 4, first, error)) << error;
+  // The second rank captures on its own thread until told to end.
+  void *graphs[2] = {nullptr, nullptr};
+  std::atomic<int> secondState{0}; // 1 capturing, 2 end it, 3 ended
+  std::string secondError;
+  bool secondOk = false;
+  std::thread secondRank([&] {
+    secondOk = device->beginCapture(second, secondError);
+    secondState = 1;
+    while (secondState != 2)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    secondOk = secondOk && device->endCapture(second, graphs[1], secondError);
+    secondState = 3;
+  });
+  while (secondState != 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::atomic<bool> copied{false};
   std::string copyError;
   std::thread other([&] {
@@ -560,8 +574,11 @@ TEST(CudaDevice, ACaptureHoldsOtherThreadsSynchronousCalls) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(copied) << "the copy ran during the captures";
-  void *graphs[2] = {nullptr, nullptr};
-  EXPECT_TRUE(device->endCapture(second, graphs[1], error)) << error;
+  secondState = 2;
+  while (secondState != 3)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  secondRank.join();
+  EXPECT_TRUE(secondOk) << secondError;
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(copied) << "the copy ran during the first capture";
   EXPECT_TRUE(device->endCapture(first, graphs[0], error)) << error;

@@ -2,7 +2,12 @@
 
 #include "tandem/Runtime/StepGraphs.h"
 
+#include "tandem/Runtime/CudaDriver.h"
+#include "tandem/Runtime/Device.h"
+
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 using namespace tandem::runtime;
 
@@ -31,6 +36,54 @@ TEST(StepGraphs, SegmentsEndAtTransfersAndWaits) {
   std::vector<ActionInfo> runs(3, action(R));
   EXPECT_EQ(segmentEnds(runs, {-1, -1, -1}), (std::vector<int64_t>{2, 2, 2}));
   EXPECT_TRUE(segmentEnds({}, {}).empty());
+}
+
+// A segment is captured once and replayed; its graph is dropped when the
+// segments change (another transport's waits), since a graph is known by
+// its first action alone, and when an address the launches take moves.
+TEST(StepGraphs, GraphsReplayUntilTheSegmentsOrAddressesChange) {
+  std::string error;
+  auto driver = CudaDriver::load(TANDEM_FAKE_CUDA_DRIVER, error);
+  ASSERT_TRUE(driver) << error;
+  auto device = openCudaDevice(*driver, 0, error);
+  ASSERT_TRUE(device) << error;
+  void *stream = nullptr;
+  auto *counter = static_cast<int32_t *>(device->allocate(4, 4, error));
+  ASSERT_TRUE(counter && device->createRankStream(stream, error)) << error;
+  int32_t zero = 0;
+  ASSERT_TRUE(device->copyToDevice(counter, &zero, 4, error)) << error;
+  // The segment's one "run" adds one to the counter (a host function on
+  // the fake's stream, as host code runs under --cuda-graphs).
+  auto increment = [](void *data) { ++*static_cast<int32_t *>(data); };
+  StepGraphs graphs(*device, stream);
+  const std::vector<int64_t> ends = {0}, otherEnds = {1, 1};
+  const std::vector<const void *> addresses = {counter};
+  auto step = [&](const std::vector<int64_t> &segments,
+                  StepGraphs::Mode expected) {
+    graphs.startStep(addresses, segments, /*capture=*/true);
+    EXPECT_EQ(graphs.mode(0), expected);
+    ASSERT_TRUE(graphs.enter(0, error)) << error;
+    if (graphs.mode(0) != StepGraphs::Mode::Replay)
+      ASSERT_TRUE(
+          device->launchHostFunction(stream, +increment, counter, error))
+          << error;
+    ASSERT_TRUE(graphs.leave(0, nullptr, "segment", error)) << error;
+    ASSERT_TRUE(device->synchronize(error)) << error;
+  };
+  step(ends, StepGraphs::Mode::Capture);
+  EXPECT_EQ(graphs.size(), 1u);
+  step(ends, StepGraphs::Mode::Replay);
+  step(otherEnds, StepGraphs::Mode::Capture);
+  step(otherEnds, StepGraphs::Mode::Replay);
+  EXPECT_EQ(graphs.size(), 1u);
+  int32_t count = 0;
+  ASSERT_TRUE(device->copyToHost(&count, counter, 4, error)) << error;
+  EXPECT_EQ(count, 4);
+  graphs.startStep({nullptr}, otherEnds, /*capture=*/false);
+  EXPECT_EQ(graphs.size(), 0u);
+  EXPECT_EQ(graphs.mode(0), StepGraphs::Mode::Call);
+  device->destroyStream(stream);
+  device->release(counter);
 }
 
 } // namespace

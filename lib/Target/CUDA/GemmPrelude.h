@@ -447,10 +447,17 @@ int tk_gemm(const tandem_fragment_context *ctx, const tk_gemm_shape &s,
     if (!tk_pick_algo(handle, d, ctx, align, &algo, &why)) {
       if (!unfusable)
         return tk_gemm_failed(s, epilogue, align, why);
-      // Said once per shape, on stderr: a slower step, not a failure.
-      tk_gemm_failed(s, epilogue, align, why);
-      fprintf(stderr, "tandem: that GEMM runs its epilogue unfused instead "
-                      "(an f32 result: the same single rounding)\n");
+      // Said once per shape (once in all when the plan cache is full), on
+      // stderr: a slower step, not a failure.
+      static bool saidWithoutCache = false;
+      if (entry || !saidWithoutCache) {
+        saidWithoutCache = saidWithoutCache || !entry;
+        tk_gemm_failed(s, epilogue, align, why);
+        fprintf(stderr,
+                "tandem: that GEMM runs its epilogue unfused instead (the "
+                "product rounded to f32 first; the bits may differ from a "
+                "fused epilogue's)\n");
+      }
       if (entry) {
         memcpy(entry->key, key, sizeof entry->key);
         entry->valid = kTkPlanUnfused;

@@ -46,11 +46,13 @@ public:
   StepGraphs &operator=(const StepGraphs &) = delete;
 
   /// At a step's start: every graph is dropped when `addresses` (what the
-  /// launches take that may move between steps) differ from those the
-  /// graphs were captured with; `capture` says whether this step captures
-  /// the segments that have no graph (the first step runs as usual, so
-  /// that the GEMMs' plans are chosen outside any capture).
-  void startStep(std::vector<const void *> addresses, bool capture);
+  /// launches take that may move between steps) or `ends` (the segments,
+  /// as segmentEnds gives them: a graph is known by its first action) differ
+  /// from those the graphs were captured with; `capture` says whether this
+  /// step captures the segments that have no graph (the first step runs as
+  /// usual, so that the GEMMs' plans are chosen outside any capture).
+  void startStep(std::vector<const void *> addresses,
+                 const std::vector<int64_t> &ends, bool capture);
 
   enum class Mode {
     /// The runs call their fragments.
@@ -80,6 +82,7 @@ private:
   void *stream;
   std::map<int64_t, void *> graphs;
   std::vector<const void *> capturedWith;
+  std::vector<int64_t> capturedEnds;
   bool captureThisStep = false;
   /// The first action of the segment being captured, or -1.
   int64_t capturing = -1;
