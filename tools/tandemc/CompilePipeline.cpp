@@ -85,6 +85,10 @@ tandem::tandemc::buildPhases(const CompileOptions &o, Phase last) {
                    "budget=<bytes>, found '" +
                    o.remat + "'");
   }
+  // The budget's search chooses splits too.
+  if (o.recomputeSplits && !StringRef(o.remat).starts_with("budget="))
+    rematOptions = (rematOptions.empty() ? "policy=none" : rematOptions) +
+                   " recompute-splits=true";
   for (auto [flag, value] :
        {std::pair<StringRef, StringRef>{"optimizer", o.optimizer},
         {"precision-options", o.precisionOptions},

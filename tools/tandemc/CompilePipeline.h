@@ -73,6 +73,10 @@ struct CompileOptions {
   bool fusedNorms = false;
   /// The target lowers nn.gelu_grad (nn-autodiff{decompose-gelu=false}).
   bool fusedGelu = false;
+  /// The target reads split pieces in place: the backward recomputes
+  /// splits instead of stashing their pieces
+  /// (mpmd-remat{recompute-splits=true}).
+  bool recomputeSplits = false;
   /// Pad a loss's vocabulary to a multiple of this (nn-pad-classes) before
   /// anything else; 1: leave it.
   int64_t classMultiple = 1;

@@ -256,6 +256,7 @@ static int compile(const mlir::DialectRegistry &registry,
     options.fusedGelu = llvm::is_contained(lowered, "nn.gelu_grad");
     options.classMultiple = (*backend)->classMultiple();
     options.fifoPairs = (*backend)->pairsMessagesInOrder();
+    options.recomputeSplits = (*backend)->readsSplitsInPlace();
   }
   if (padClasses.getNumOccurrences())
     options.classMultiple = padClasses;

@@ -106,6 +106,11 @@ public:
   /// without tags, in posting order per rank pair across channels (NCCL):
   /// mpmd-verify then checks that order (fifo-pairs).
   virtual bool pairsMessagesInOrder() const { return false; }
+  /// Whether its kernels read an nn.split's pieces in place where they can
+  /// (the CUDA attention kernels): the backward then recomputes such a
+  /// split from its stashed operand instead of stashing the pieces
+  /// (mpmd-remat{recompute-splits}), and neither pass copies them.
+  virtual bool readsSplitsInPlace() const { return false; }
 
   /// File name extensions of a rank's source and library (".cpp", ".so"):
   /// rank N's files are rank<N><extension>.

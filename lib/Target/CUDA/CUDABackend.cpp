@@ -274,6 +274,12 @@ public:
     return ops;
   }
 
+  // The attention kernels read q, k and v as columns of a split's operand
+  // (planAttentionViews in CudaEmitter.cpp).
+  bool readsSplitsInPlace() const override {
+    return compileOptions.fusedAttention;
+  }
+
   /// 128 elements: 256 bytes of bf16 per row, whole cuBLASLt tiles (as
   /// llm.c and Megatron's make-vocab-size-divisible-by pad GPT-2's 50257
   /// to 50304).

@@ -10,6 +10,10 @@
 // RUN: not tandem-opt %s --mpmd-remat="policy=full budget=100" 2>&1 | FileCheck %s --check-prefix=STRAY
 // STRAY: error: budget=100 is only read by policy=budget (policy is 'full')
 
+// The budget's search chooses splits itself.
+// RUN: not tandem-opt %s --mpmd-remat="policy=budget budget=100 recompute-splits=true" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// SPLITS: error: recompute-splits is not read by policy=budget (its search chooses every op)
+
 // No program at all.
 // RUN: not tandem-opt %s --mpmd-remat=policy=full 2>&1 | FileCheck %s --check-prefix=NOPROGRAM
 // NOPROGRAM: error: mpmd-remat found no mpmd.program: run mpmd-partition and mpmd-schedule first

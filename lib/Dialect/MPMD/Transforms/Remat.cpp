@@ -120,7 +120,10 @@ Value yielded(FragmentOp fragment, int64_t result) {
   return fragment.getBody().front().getTerminator()->getOperand(result);
 }
 
-FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position) {
+/// `priced`: each op's FLOPs are needed (a policy other than none, which
+/// recomputes splits alone and reports nothing).
+FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position,
+                                    bool priced = true) {
   PositionGraph pg;
   pg.position = position;
   pg.stage = position.fwd.getStage();
@@ -129,13 +132,16 @@ FailureOr<PositionGraph> buildGraph(ProgramOp program, Position position) {
     int n = pg.ops.size();
     pg.nodeOf[&op] = n;
     pg.ops.push_back(&op);
+    remat::Node node;
     llvm::Expected<tandem::analysis::OpCost> cost =
         tandem::analysis::estimateOp(&op);
-    if (!cost)
+    if (cost)
+      node.flops = cost->flops;
+    else if (priced)
       return op.emitOpError() << "cannot price recomputation: "
                               << llvm::toString(cost.takeError());
-    remat::Node node;
-    node.flops = cost->flops;
+    else
+      llvm::consumeError(cost.takeError());
     for (Type type : op.getResultTypes())
       node.resultBytes.push_back(memoryBytesOf(type));
     for (Value operand : op.getOperands())
@@ -395,7 +401,12 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
                          << policy << "')";
       return signalPassFailure();
     }
-    if (*parsed == Policy::None)
+    if (*parsed == Policy::Budget && recomputeSplits) {
+      module.emitError() << "recompute-splits is not read by policy=budget "
+                            "(its search chooses every op)";
+      return signalPassFailure();
+    }
+    if (*parsed == Policy::None && !recomputeSplits)
       return;
     auto programs = llvm::to_vector(module.getOps<ProgramOp>());
     if (programs.empty()) {
@@ -452,14 +463,36 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
   /// `nn.recompute` (annotated: the model's own choice, e.g. the ops of a
   /// jax.checkpoint region).
   SmallVector<bool> policyChoice(const PositionGraph &pg, Policy p) {
-    SmallVector<bool> stash(pg.ops.size(), false);
+    SmallVector<bool> stash(pg.ops.size(), p == Policy::None);
     for (auto [n, op] : llvm::enumerate(pg.ops)) {
       if (p == Policy::Selective)
         stash[n] = isExpensive(op);
       else if (p == Policy::Annotated)
         stash[n] = !op->hasAttr(tandem::nn::kRecomputeAttrName);
+      if (recomputeSplits && isSplitReadWhole(pg, n))
+        stash[n] = false;
     }
     return stash;
+  }
+
+  /// Whether node `n` is an nn.split of which every backward fragment that
+  /// reads one result reads all: recomputing it from its operand then
+  /// stashes no more bytes than keeping its results.
+  static bool isSplitReadWhole(const PositionGraph &pg, int n) {
+    if (pg.ops[n]->getName().getStringRef() != "nn.split")
+      return false;
+    unsigned results = pg.ops[n]->getNumResults();
+    bool read = false;
+    for (const auto &needs : pg.graph.needs) {
+      llvm::BitVector readHere(results);
+      for (remat::ValueRef v : needs)
+        if (v.first == n)
+          readHere.set(v.second);
+      if (readHere.any() && !readHere.all())
+        return false;
+      read |= readHere.any();
+    }
+    return read;
   }
 
   LogicalResult rematProgram(ProgramOp program, Policy p) {
@@ -467,7 +500,8 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
       return failure();
     std::vector<PositionGraph> graphs;
     for (const Position &position : positions(program)) {
-      FailureOr<PositionGraph> pg = buildGraph(program, position);
+      FailureOr<PositionGraph> pg =
+          buildGraph(program, position, p != Policy::None);
       if (failed(pg))
         return failure();
       graphs.push_back(std::move(*pg));
@@ -484,7 +518,10 @@ struct MPMDRematPass : public tandem::mpmd::impl::MPMDRematBase<MPMDRematPass> {
     }
     for (auto [index, pg] : llvm::enumerate(graphs)) {
       const remat::Plan &plan = plans[index];
-      report(pg, plan, index);
+      // policy=none recomputes splits alone, which a target asked for
+      // (tandemc --target cuda): nothing to report.
+      if (p != Policy::None)
+        report(pg, plan, index);
       if (failed(Rewriter(program, pg).apply(plan)))
         return failure();
     }

@@ -65,13 +65,19 @@ def MPMDRemat : Pass<"mpmd-remat", "::mlir::ModuleOp"> {
     the stash that fits `budget` bytes of peak memory per rank with the
     fewest recomputed FLOPs; `annotated` recomputes the ops the model marks
     `nn.recompute` (from_jax marks jax.checkpoint regions) and keeps the
-    rest. See docs/mpmd.md, "mpmd-remat".
+    rest. `recompute-splits` (with any policy but budget) also recomputes
+    an nn.split whose results a backward fragment reads all of, stashing
+    the split's operand instead (the same bytes): a target that reads a
+    split's pieces in place (CUDA's attention kernels) then copies
+    nothing, forward or backward. See docs/mpmd.md, "mpmd-remat".
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
            "none, full, selective, budget or annotated">,
     Option<"budget", "budget", "int64_t", /*default=*/"-1",
            "peak bytes per rank (policy=budget)">,
+    Option<"recomputeSplits", "recompute-splits", "bool", /*default=*/"false",
+           "recompute nn.split results read together, stashing the operand">,
   ];
   let dependentDialects = ["::tandem::mpmd::MPMDDialect"];
 }
