@@ -588,6 +588,8 @@ begin() {
   # shown at the end: why a GEMM failed, next to the call the generated
   # code prints.
   export CUBLASLT_LOG_LEVEL="${CUBLASLT_LOG_LEVEL:-1}" CUBLASLT_LOG_FILE="$WORK/cublaslt-%i.log"
+  # NCCL says why it failed (its warnings, in the step's log).
+  export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"
   rm -f "$WORK"/cublaslt-*.log
   local found
   found=$(find_cuda_libraries)

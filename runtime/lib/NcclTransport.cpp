@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 using namespace tandem::runtime;
@@ -64,6 +65,14 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
   // peer that never answers) is a timeout, not a hang.
   NcclConfig config;
   config.blocking = 0;
+  // NCCL's environment overrides the config (NCCL_COMM_BLOCKING=1 makes
+  // every call block), which would turn a silent peer into a hang.
+  if (const char *blocking = std::getenv("NCCL_COMM_BLOCKING");
+      blocking && std::string(blocking) != "0" && rank == 0)
+    std::fprintf(stderr,
+                 "tandem-run: NCCL_COMM_BLOCKING=%s makes NCCL's calls block: "
+                 "--timeout cannot end a job whose peer is silent\n",
+                 blocking);
   int result =
       nccl.api().commInitRankConfig(&transport->comm, static_cast<int>(ranks),
                                     id, static_cast<int>(rank), &config);
@@ -381,6 +390,8 @@ bool NcclTransport::collective(int64_t rank, CollectiveOp &op,
   const NcclApi &api = nccl.api();
   const int kUint8 = 1;
   int result = api.groupStart();
+  if (result != kNcclSuccess)
+    return failed(nccl.failure("ncclGroupStart", result, comm));
   for (size_t k = 0; k < peers.size() && result == kNcclSuccess; ++k) {
     int peer = static_cast<int>(peers[k]);
     bool sends = !broadcast || rank == op.root;

@@ -42,6 +42,15 @@ int tandem::run::runRanksInProcess(const Options &o) {
     return fail(error);
   if (device->kind() != DeviceKind::Host)
     std::fprintf(stderr, "tandem-run: device %s\n", device->describe().c_str());
+  // NCCL refuses two ranks of one communicator on one GPU ("Duplicate GPU
+  // detected"), after every rank has started: said before any does. The
+  // fake driver's GPU (host-addressable) goes on, over the tests' fake NCCL.
+  if (o.transport == "nccl" && size > 1 && device->kind() == DeviceKind::Cuda &&
+      !device->hostAddressable())
+    return fail("--transport nccl with ranks as threads puts " +
+                std::to_string(size) + " ranks on " + device->describe() +
+                ", which NCCL refuses: use --transport inproc for ranks on "
+                "one GPU, or one process per GPU (--launcher local, mpirun)");
 
   // One copy of --arrays for all ranks, checked before any starts.
   std::shared_ptr<const data::ArrayData> arrays;

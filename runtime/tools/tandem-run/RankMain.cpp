@@ -432,6 +432,10 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
     std::string hostId =
         std::string(host) + "-tandem-rank" + std::to_string(rank);
     setenv("NCCL_HOSTID", hostId.c_str(), 1);
+    // The "hosts" meet over loopback sockets; a setting of the user's
+    // stands.
+    setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+    setenv("NCCL_IB_DISABLE", "1", 0);
     std::fprintf(
         stderr,
         "tandem-run: rank %lld: NCCL_HOSTID=%s (TANDEM_NCCL_SHARE_GPU: "
@@ -622,6 +626,14 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     checkFinite = device->hostAddressable() && !o.cudaGraphs ? "all" : "loss";
   const bool checkLoss = !scaled && checkFinite != "off";
   RankProgramOptions loadOptions = RankProgramOptions::fromEnvironment();
+  // A buffer freed mid-step (cuMemFree) may wait for the whole GPU, an
+  // NCCL receive whose peer waits for this rank included: a hang no
+  // --timeout ends.
+  if (loadOptions.separateBuffers && o.transport == "nccl" &&
+      !device->hostAddressable())
+    return abortJob("TANDEM_SEPARATE_BUFFERS=1 frees buffers within the "
+                    "step, which on a GPU may wait for NCCL transfers that "
+                    "wait for this rank: use --transport inproc or MPI");
   loadOptions.device = device;
   loadOptions.checkGradients = !scaled && checkFinite == "all";
   loadOptions.cudaGraphs = o.cudaGraphs;
