@@ -10,8 +10,8 @@
 //                 example models and scripts/random_graph.py's graphs.
 //   pipeline-gen  (TANDEM_FUZZ_GENERATE) the input's bytes are the choices
 //                 of a generator of valid nn graphs (RandomGraph below):
-//                 layer stacks, element types, shapes of up to 2^52
-//                 elements, stage markers, schedules and options.
+//                 layer stacks, splits, element types, shapes of up to
+//                 2^52 elements, stage markers, schedules and options.
 //
 // Invariants besides no crash, hang or sanitizer report: a model that is
 // refused (by the parser, a verifier, an option check or a pass) has an
@@ -76,6 +76,8 @@ void readHeader(const std::string &line, CompileOptions &options) {
       options.remat = value;
     else if (flag == "--optimizer")
       options.optimizer = "optimizer=" + value;
+    else if (flag == "--recompute-splits")
+      options.recomputeSplits = value == "1";
   }
 }
 
@@ -181,7 +183,7 @@ public:
     int blocks = in.ConsumeIntegralInRange<int>(1, 8);
     for (int i = 0; i < blocks; ++i) {
       std::string name = "b" + std::to_string(i);
-      switch (in.ConsumeIntegralInRange<int>(0, 6)) {
+      switch (in.ConsumeIntegralInRange<int>(0, 7)) {
       case 0: { // linear, maybe with a bias, maybe changing the width
         int64_t out = in.ConsumeBool() ? shape.back() : dim();
         std::string w = param(name + ".w", {shape.back(), out});
@@ -233,6 +235,31 @@ public:
         x = op("nn.mul " + x + ", " + x + " : " + ty(shape) + ", " + ty(shape) +
                " -> " + ty(shape));
         break;
+      case 6: { // a split, both pieces squared or one, then concatenated:
+                // the backward reads the pieces whole or in part
+        if (shape.back() < 2)
+          break;
+        int64_t first = in.ConsumeIntegralInRange<int64_t>(1, shape.back() - 1);
+        std::vector<int64_t> a = {shape[0], first},
+                             b = {shape[0], shape.back() - first};
+        std::string pieces =
+            op("nn.split " + x +
+               " {axis = 1 : i64, sizes = "
+               "array<i64: " +
+               std::to_string(first) + ", " + std::to_string(b[1]) +
+               ">} : " + ty(shape) + " -> " + ty(a) + ", " + ty(b));
+        // op() names the split's results %N:2.
+        std::string pa = pieces + "#0", pb = pieces + "#1";
+        body.replace(body.rfind(pieces + " ="), pieces.size(), pieces + ":2");
+        pa = op("nn.mul " + pa + ", " + pa + " : " + ty(a) + ", " + ty(a) +
+                " -> " + ty(a));
+        if (in.ConsumeBool())
+          pb = op("nn.mul " + pb + ", " + pb + " : " + ty(b) + ", " + ty(b) +
+                  " -> " + ty(b));
+        x = op("nn.concat " + pa + ", " + pb + " {axis = 1 : i64} : (" + ty(a) +
+               ", " + ty(b) + ") -> " + ty(shape));
+        break;
+      }
       default:
         x = op("nn.stage_end " + x + " : " + ty(shape));
         break;
@@ -255,6 +282,7 @@ public:
     options.precision = precisions[in.ConsumeIntegralInRange<int>(0, 2)];
     static const char *const remats[] = {"none", "full", "selective"};
     options.remat = remats[in.ConsumeIntegralInRange<int>(0, 2)];
+    options.recomputeSplits = in.ConsumeBool();
 
     std::string text = "module {\n" + parameters;
     text += "  func.func @forward(%arg0: " +
