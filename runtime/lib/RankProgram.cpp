@@ -424,6 +424,9 @@ bool RankProgram::bindBuffers(const RankProgramOptions &options,
                              : i;
   if (options.waitAtGroupEnd)
     transferWaitAfter = groupEndWaits;
+  // The segments of --cuda-graphs under either way of waiting.
+  segmentEndAlone = segmentEnds(m.actions, transferWaitAfter);
+  segmentEndGroup = segmentEnds(m.actions, groupEndWaits);
   return true;
 }
 
@@ -756,7 +759,8 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
   // CUDA graphs (RankProgramOptions::cudaGraphs): from the second step on,
   // each segment is captured once and its graph launched instead of its
   // runs, unless an address the launches take has moved.
-  std::vector<int64_t> segmentEnd;
+  const std::vector<int64_t> &segmentEnd =
+      transport.postedOpsMoveAlone() ? segmentEndAlone : segmentEndGroup;
   if (graphs) {
     if (transport.payloadDevice() != device &&
         std::any_of(
@@ -766,7 +770,6 @@ bool RankProgram::runStep(const std::map<int64_t, const Buffer *> &inputs,
                   "through synchronous copies between the launches; graphs "
                   "need a transport of the device's memory (inproc on "
                   "--device cuda, or nccl)");
-    segmentEnd = segmentEnds(m.actions, waits);
     graphs->startStep(graphAddresses(inputData), segmentEnd, stepsRun >= 1);
   }
   // A step that fails while capturing leaves the stream usable.

@@ -338,6 +338,8 @@ private:
   std::vector<int64_t> transferWaitAfter;
   /// The same with every op waited for at its group's last action.
   std::vector<int64_t> groupEndWaits;
+  /// segmentEnds of the actions under each of the two (--cuda-graphs).
+  std::vector<int64_t> segmentEndAlone, segmentEndGroup;
   /// Per action: the scratch pointer of a run.
   std::vector<void *> scratchData;
   /// The scratch of runs that need none (a valid, aligned pointer, never
