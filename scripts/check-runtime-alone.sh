@@ -82,6 +82,18 @@ if ! diff "$work/main.loss" "$work/no-mpi-local.loss"; then
   echo "runtime alone: tandem-run without MPI (local processes over NCCL) differs from the main build"
   exit 1
 fi
+# And as the tasks of a Slurm step (test/Runtime/Inputs/fake_srun.py), which
+# meet rank 0 at a --rendezvous address instead of over MPI.
+env TANDEM_CUDA_DRIVER="$ALONE/unittests/libTandemFakeCudaDriver.so" \
+  TANDEM_FAKE_CUDA_DEVICES=2 TANDEM_NCCL_LIBRARY="$ALONE/unittests/libTandemFakeNccl.so" \
+  TANDEM_FAKE_NCCL_DIR="$work/comms" TANDEM_FAKE_NCCL_DEVICE_ONLY=1 \
+  python3 "$ROOT/test/Runtime/Inputs/fake_srun.py" 2 "$NOMPI/bin/tandem-run" "$work/tiny" \
+  --data "$ROOT/data/corpus.txt" --steps 3 --device cuda --rendezvous '{rendezvous}' |
+  grep -oE '^step [0-9]+ loss [^ ]+' >"$work/no-mpi-srun.loss"
+if ! diff "$work/main.loss" "$work/no-mpi-srun.loss"; then
+  echo "runtime alone: tandem-run without MPI (srun's tasks meeting at --rendezvous) differs from the main build"
+  exit 1
+fi
 # And as threads over one NCCL communicator, every rank on the one GPU
 # (only the fake NCCL lets ranks share a GPU).
 env TANDEM_CUDA_DRIVER="$ALONE/unittests/libTandemFakeCudaDriver.so" \
@@ -96,4 +108,4 @@ if ! diff "$work/main.loss" "$work/no-mpi-threads.loss"; then
 fi
 
 tests=$(grep -oE 'out of [0-9]+' "$ALONE/unit-tests.log" | grep -oE '[0-9]+' | tail -1)
-echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI (threads, local processes over NCCL, and threads over NCCL)"
+echo "runtime alone: built without MLIR, its ${tests:-?} unit tests pass; 3 steps bitwise equal to the main build, also by a tandem-run built without MPI (threads, local processes over NCCL, srun's tasks at a --rendezvous address, and threads over NCCL)"

@@ -16,17 +16,22 @@ std::optional<LaunchInfo> tandem::runtime::detectLauncher(
   // Open MPI job inside a Slurm allocation is read as Open MPI's.
   struct Source {
     const char *launcher, *rank, *size, *localRank;
+    /// What names the job, the same on each of its ranks (LaunchInfo::job),
+    /// and a second part (a Slurm job's step), or null.
+    const char *job, *jobPart;
   };
   static const Source sources[] = {
       // tandem-run's own local launcher (--launcher local): one host, so
       // the local rank is the rank.
       {"tandem-run", "TANDEM_RUN_LOCAL_RANK", "TANDEM_RUN_LOCAL_SIZE",
-       "TANDEM_RUN_LOCAL_RANK"},
+       "TANDEM_RUN_LOCAL_RANK", nullptr, nullptr},
+      // Open MPI 5 runs over PMIx, whose namespace names the job.
       {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-       "OMPI_COMM_WORLD_LOCAL_RANK"},
+       "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_NAMESPACE", nullptr},
       // MPICH's Hydra says the local rank in MPI_LOCALRANKID.
-      {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
-      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+      {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr},
+      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID",
+       "SLURM_STEP_ID"},
   };
   auto number = [&](const char *name, int64_t &out) {
     const char *text = get(name);
@@ -60,6 +65,11 @@ std::optional<LaunchInfo> tandem::runtime::detectLauncher(
     }
     if (get(source.localRank) && !number(source.localRank, info.localRank))
       return std::nullopt;
+    if (source.job && get(source.job)) {
+      info.job = get(source.job);
+      if (source.jobPart && get(source.jobPart))
+        info.job += std::string(".") + get(source.jobPart);
+    }
     error.clear();
     return info;
   }

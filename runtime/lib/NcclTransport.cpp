@@ -148,6 +148,9 @@ void NcclTransport::abortCommunicator() {
 std::string NcclTransport::pollDone(bool groups) {
   auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::microseconds(1);
+  // A peer's end is looked for every 50 ms: a system call, not worth
+  // making on every poll of a wait that is about to end.
+  auto nextPeerCheck = start + std::chrono::milliseconds(50);
   while (true) {
     int state = kNcclSuccess;
     int result = nccl.api().commGetAsyncError(comm, &state);
@@ -171,9 +174,16 @@ std::string NcclTransport::pollDone(bool groups) {
     }
     if (idle)
       return "";
-    double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    auto now = std::chrono::steady_clock::now();
+    if (peerCheck && now >= nextPeerCheck) {
+      nextPeerCheck = now + std::chrono::milliseconds(50);
+      std::string ended = peerCheck();
+      if (!ended.empty()) {
+        abortCommunicator();
+        return ended;
+      }
+    }
+    double waited = std::chrono::duration<double>(now - start).count();
     if (waited > timeoutSeconds) {
       abortCommunicator();
       return "no progress for " + seconds(timeoutSeconds) +

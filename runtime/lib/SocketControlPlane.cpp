@@ -2,6 +2,11 @@
 
 #include "tandem/Runtime/SocketControlPlane.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -47,9 +52,30 @@ bool writeAll(int fd, const void *data, size_t size) {
   return true;
 }
 
-bool readAll(int fd, void *data, size_t size) {
+/// Milliseconds left until `deadline`, at least 0.
+int millisecondsUntil(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now())
+                  .count();
+  return static_cast<int>(std::clamp<long long>(left, 0, INT32_MAX));
+}
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+/// `size` bytes from `fd`, waiting at most until `deadline` (by default
+/// for as long as it takes).
+bool readAll(int fd, void *data, size_t size,
+             TimePoint deadline = TimePoint::max()) {
   char *at = static_cast<char *>(data);
   while (size > 0) {
+    if (deadline != TimePoint::max()) {
+      pollfd wait = {fd, POLLIN, 0};
+      int ready = poll(&wait, 1, millisecondsUntil(deadline));
+      if (ready < 0 && errno == EINTR)
+        continue;
+      if (ready <= 0)
+        return false;
+    }
     ssize_t got = ::recv(fd, at, size, 0);
     if (got < 0 && errno == EINTR)
       continue;
@@ -59,14 +85,6 @@ bool readAll(int fd, void *data, size_t size) {
     size -= static_cast<size_t>(got);
   }
   return true;
-}
-
-/// Milliseconds left until `deadline`, at least 0.
-int millisecondsUntil(std::chrono::steady_clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  deadline - std::chrono::steady_clock::now())
-                  .count();
-  return static_cast<int>(std::clamp<long long>(left, 0, INT32_MAX));
 }
 
 std::string secondsText(double seconds) {
@@ -109,8 +127,195 @@ int tandem::runtime::listenControlSocket(std::string &name,
   return -1;
 }
 
+namespace {
+
+/// What a rank sends the hub when it connects: the magic, its rank, the
+/// job's size and the launcher's name for the job. The hub answers with a
+/// message: empty when it took the rank, else why not.
+constexpr char kMagic[8] = {'t', 'n', 'd', 'm', 'c', 't', 'l', '1'};
+
+/// A length-prefixed message of at most `limit` bytes, by `deadline`.
+bool readMessageBy(int fd, std::string &bytes, size_t limit,
+                   TimePoint deadline) {
+  uint64_t length = 0;
+  if (!readAll(fd, &length, sizeof length, deadline) || length > limit)
+    return false;
+  bytes.assign(length, '\0');
+  return readAll(fd, bytes.data(), bytes.size(), deadline);
+}
+
+bool writeMessage(int fd, const std::string &bytes) {
+  uint64_t length = bytes.size();
+  return writeAll(fd, &length, sizeof length) &&
+         writeAll(fd, bytes.data(), bytes.size());
+}
+
+/// Small messages (barriers, the id) go out at once.
+void sendPromptly(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/// `host`:`port` for messages, an IPv6 address in brackets.
+std::string endpointText(const std::string &host, const std::string &port) {
+  if (host.find(':') != std::string::npos)
+    return "[" + host + "]:" + port;
+  return host + ":" + port;
+}
+
+/// The addresses `host`:`port` names, or null with `error`.
+addrinfo *resolve(const std::string &host, const std::string &port,
+                  bool listening, std::string &error) {
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | (listening ? AI_PASSIVE : 0);
+  addrinfo *found = nullptr;
+  int status = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  if (status != 0) {
+    error = "cannot resolve " + endpointText(host, port) + ": " +
+            gai_strerror(status);
+    return nullptr;
+  }
+  return found;
+}
+
+/// One connection attempt to `address`, given up at `deadline`; the
+/// descriptor (blocking again), or -1 with errno set.
+int connectBy(const addrinfo &address,
+              std::chrono::steady_clock::time_point deadline) {
+  int fd = socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK,
+                  address.ai_protocol);
+  if (fd < 0)
+    return -1;
+  int status = connect(fd, address.ai_addr, address.ai_addrlen);
+  if (status != 0 && errno == EINPROGRESS) {
+    pollfd wait = {fd, POLLOUT, 0};
+    int ready = poll(&wait, 1, millisecondsUntil(deadline));
+    int failure = ETIMEDOUT;
+    socklen_t length = sizeof failure;
+    if (ready > 0)
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length);
+    status = failure == 0 ? 0 : -1;
+    errno = failure;
+  }
+  if (status != 0) {
+    int failure = errno;
+    close(fd);
+    errno = failure;
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+} // namespace
+
+int tandem::runtime::listenControlTcp(const std::string &host,
+                                      const std::string &port,
+                                      std::string &error) {
+  addrinfo *found = resolve(host, port, /*listening=*/true, error);
+  if (!found)
+    return -1;
+  int failure = 0;
+  int fd = -1;
+  for (addrinfo *at = found; at && fd < 0; at = at->ai_next) {
+    fd = socket(at->ai_family, at->ai_socktype, at->ai_protocol);
+    if (fd < 0) {
+      failure = errno;
+      continue;
+    }
+    // A job that just ended leaves the port in TIME_WAIT; the next one may
+    // take it.
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, at->ai_addr, at->ai_addrlen) == 0 &&
+        listen(fd, SOMAXCONN) == 0)
+      break;
+    failure = errno;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(found);
+  if (fd >= 0)
+    return fd;
+  error = "rank 0 cannot listen on " + endpointText(host, port) + ": " +
+          std::strerror(failure);
+  if (failure == EADDRNOTAVAIL)
+    error += " (the address is not this host's: --rendezvous names the "
+             "host of rank 0)";
+  else if (failure == EADDRINUSE)
+    error += " (another process holds the port: choose another)";
+  return -1;
+}
+
+int tandem::runtime::controlPort(int listener) {
+  sockaddr_storage address;
+  socklen_t length = sizeof address;
+  if (getsockname(listener, reinterpret_cast<sockaddr *>(&address), &length) !=
+      0)
+    return -1;
+  if (address.ss_family == AF_INET)
+    return ntohs(reinterpret_cast<sockaddr_in &>(address).sin_port);
+  if (address.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<sockaddr_in6 &>(address).sin6_port);
+  return -1;
+}
+
+/// Connects to the hub: once to a local launcher's socket, which listens
+/// before any rank starts (a refusal means it is gone); to a --rendezvous
+/// address again and again until the deadline, since rank 0 may start
+/// listening after the others start.
+static int connectToHub(const ControlAddress &hub,
+                        std::chrono::steady_clock::time_point deadline,
+                        const std::string &waited, std::string &error) {
+  if (hub.host.empty()) {
+    sockaddr_un address;
+    socklen_t length = 0;
+    if (!addressOf(hub.name, address, length)) {
+      error = "the control socket's name '" + hub.name + "' is not usable";
+      return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 ||
+        connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0) {
+      error = std::string("cannot reach rank 0's control socket: ") +
+              std::strerror(errno);
+      if (fd >= 0)
+        close(fd);
+      return -1;
+    }
+    return fd;
+  }
+  std::string lastError = "no address";
+  auto pause = std::chrono::milliseconds(10);
+  for (;;) {
+    addrinfo *found =
+        resolve(hub.host, hub.port, /*listening=*/false, lastError);
+    for (addrinfo *at = found; at; at = at->ai_next) {
+      int fd = connectBy(*at, deadline);
+      if (fd >= 0) {
+        freeaddrinfo(found);
+        sendPromptly(fd);
+        return fd;
+      }
+      lastError = std::strerror(errno);
+    }
+    if (found)
+      freeaddrinfo(found);
+    if (std::chrono::steady_clock::now() + pause >= deadline)
+      break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+  error = "cannot reach rank 0 at " + endpointText(hub.host, hub.port) + " " +
+          waited + ": " + lastError;
+  return -1;
+}
+
 std::unique_ptr<SocketControlPlane>
-SocketControlPlane::join(const std::string &name, int listener, int64_t rank,
+SocketControlPlane::join(const ControlAddress &hub, int listener, int64_t rank,
                          int64_t size, double timeoutSeconds,
                          std::string &error, int launcher) {
   if (size < 1 || rank < 0 || rank >= size) {
@@ -126,33 +331,43 @@ SocketControlPlane::join(const std::string &name, int listener, int64_t rank,
   const std::string waited =
       "within " + secondsText(timeoutSeconds) + " s (the --timeout)";
   if (rank != 0) {
-    sockaddr_un address;
-    socklen_t length = 0;
-    if (!addressOf(name, address, length)) {
-      error = "the control socket's name '" + name + "' is not usable";
+    int fd = connectToHub(hub, deadline, waited, error);
+    if (fd < 0)
       return nullptr;
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    // The hub listens before any rank starts: a refusal means it is gone.
-    if (fd < 0 ||
-        connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0) {
-      error = std::string("cannot reach rank 0's control socket: ") +
-              std::strerror(errno);
-      if (fd >= 0)
-        close(fd);
-      return nullptr;
-    }
     plane->sockets.assign(1, fd);
-    if (!writeAll(fd, &rank, sizeof rank)) {
-      error = "rank 0 closed the control connection";
+    std::string hello(kMagic, sizeof kMagic);
+    hello.append(reinterpret_cast<const char *>(&rank), sizeof rank);
+    hello.append(reinterpret_cast<const char *>(&size), sizeof size);
+    std::string answer;
+    if (!writeAll(fd, hello.data(), hello.size()) ||
+        !writeMessage(fd, hub.job) ||
+        !readMessageBy(fd, answer, 4096, deadline)) {
+      error = "rank 0 closed the control connection before taking this rank";
+      return nullptr;
+    }
+    if (!answer.empty()) {
+      error = "rank 0 refused this rank: " + answer;
       return nullptr;
     }
     return plane;
   }
+  int ownListener = -1;
+  if (listener < 0) {
+    if (hub.host.empty()) {
+      error = "rank 0 has no control socket to listen on";
+      return nullptr;
+    }
+    listener = ownListener = listenControlTcp(hub.host, hub.port, error);
+    if (listener < 0)
+      return nullptr;
+  }
   plane->sockets.assign(size, -1);
-  for (int64_t joined = 1; joined < size; ++joined) {
+  int64_t joined = 1;
+  while (joined < size) {
     pollfd wait = {listener, POLLIN, 0};
     int ready = poll(&wait, 1, millisecondsUntil(deadline));
+    if (ready < 0 && errno == EINTR)
+      continue;
     if (ready <= 0) {
       std::string missing;
       for (int64_t r = 1; r < size; ++r)
@@ -160,20 +375,63 @@ SocketControlPlane::join(const std::string &name, int listener, int64_t rank,
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
       error = "rank" + std::string(size - joined > 1 ? "s " : " ") + missing +
               " did not join the control plane " + waited;
-      return nullptr;
+      break;
     }
     int fd = accept(listener, nullptr, nullptr);
-    int64_t peer = -1;
-    if (fd < 0 || !readAll(fd, &peer, sizeof peer) || peer <= 0 ||
-        peer >= size || plane->sockets[peer] >= 0) {
-      error = "a process that is no rank of this job (or a rank twice) "
-              "joined the control plane";
-      if (fd >= 0)
-        close(fd);
-      return nullptr;
+    if (fd < 0)
+      continue;
+    if (!hub.host.empty())
+      sendPromptly(fd);
+    // A connection that does not say it is a rank within a few seconds is
+    // something else (a port scan, a health check) and is dropped.
+    auto helloBy = std::min(deadline, std::chrono::steady_clock::now() +
+                                          std::chrono::seconds(5));
+    char magic[sizeof kMagic];
+    int64_t peer = -1, peerSize = -1;
+    std::string job;
+    if (!readAll(fd, magic, sizeof magic, helloBy) ||
+        std::memcmp(magic, kMagic, sizeof kMagic) != 0 ||
+        !readAll(fd, &peer, sizeof peer, helloBy) ||
+        !readAll(fd, &peerSize, sizeof peerSize, helloBy) ||
+        !readMessageBy(fd, job, 4096, helloBy)) {
+      close(fd);
+      continue;
+    }
+    // A rank of another job that was pointed at the same address is told
+    // so and dropped; this job's ranks may still come.
+    if (job != hub.job) {
+      writeMessage(fd, "rank 0 belongs to job '" + hub.job +
+                           "', this rank to job '" + job + "'");
+      close(fd);
+      continue;
+    }
+    std::string refusal;
+    if (peerSize != size)
+      refusal = "rank " + std::to_string(peer) + " says the job has " +
+                std::to_string(peerSize) + " ranks, rank 0 says " +
+                std::to_string(size);
+    else if (peer <= 0 || peer >= size)
+      refusal = "rank " + std::to_string(peer) + " is not a rank of " +
+                std::to_string(size);
+    else if (plane->sockets[peer] >= 0)
+      refusal = "rank " + std::to_string(peer) + " joined twice";
+    if (!refusal.empty()) {
+      writeMessage(fd, refusal);
+      close(fd);
+      error = refusal;
+      break;
+    }
+    if (!writeMessage(fd, "")) {
+      close(fd);
+      continue;
     }
     plane->sockets[peer] = fd;
+    ++joined;
   }
+  if (ownListener >= 0)
+    close(ownListener);
+  if (joined < size)
+    return nullptr;
   return plane;
 }
 
@@ -188,7 +446,8 @@ SocketControlPlane::~SocketControlPlane() {
 /// this rank lives, it reports and stops the job, so the rank ends quietly
 /// (status 1, which the launcher does not report); a rank left alone says
 /// what happened.
-[[noreturn]] static void peerEnded(int64_t self, int64_t peer, pid_t launcher) {
+[[noreturn]] static void endOnClosedConnection(int64_t self, int64_t peer,
+                                               pid_t launcher) {
   if (launcher <= 1 || getppid() != launcher)
     std::fprintf(stderr,
                  "tandem-run: error: rank %lld: the control connection to "
@@ -204,7 +463,7 @@ void SocketControlPlane::send(int64_t peer, const std::string &bytes) {
   uint64_t length = bytes.size();
   if (!writeAll(fd, &length, sizeof length) ||
       !writeAll(fd, bytes.data(), bytes.size()))
-    peerEnded(self, self == 0 ? peer : 0, launcher);
+    endOnClosedConnection(self, self == 0 ? peer : 0, launcher);
 }
 
 std::string SocketControlPlane::receive(int64_t peer) {
@@ -217,7 +476,7 @@ std::string SocketControlPlane::receive(int64_t peer) {
     ok = readAll(fd, bytes.data(), bytes.size());
   }
   if (!ok)
-    peerEnded(self, self == 0 ? peer : 0, launcher);
+    endOnClosedConnection(self, self == 0 ? peer : 0, launcher);
   return bytes;
 }
 
@@ -301,6 +560,24 @@ void SocketControlPlane::broadcast(void *data, size_t size, int64_t root) {
     bytes = receive(0);
   }
   std::memcpy(data, bytes.data(), std::min(size, bytes.size()));
+}
+
+std::string SocketControlPlane::peerEnded() {
+  std::vector<pollfd> watched;
+  std::vector<int64_t> peers;
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    if (sockets[i] < 0)
+      continue;
+    watched.push_back({sockets[i], POLLRDHUP, 0});
+    peers.push_back(self == 0 ? static_cast<int64_t>(i) : 0);
+  }
+  if (watched.empty() || poll(watched.data(), watched.size(), 0) <= 0)
+    return "";
+  for (size_t i = 0; i < watched.size(); ++i)
+    if (watched[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+      return "rank " + std::to_string(peers[i]) +
+             "'s process ended (its control connection closed)";
+  return "";
 }
 
 void SocketControlPlane::abortJob(const std::string &message) {

@@ -108,3 +108,32 @@ TEST(Launcher, TandemRunLocal) {
   EXPECT_EQ(local->size, 4);
   EXPECT_EQ(local->localRank, 2);
 }
+
+// What names the job, compared by ranks meeting at a --rendezvous address:
+// Slurm's job and step, Open MPI's PMIx namespace, nothing where the
+// launcher says nothing.
+TEST(Launcher, JobName) {
+  std::string error;
+  auto step = detect({{"SLURM_PROCID", "1"},
+                      {"SLURM_NTASKS", "2"},
+                      {"SLURM_JOB_ID", "4711"},
+                      {"SLURM_STEP_ID", "3"}},
+                     error);
+  ASSERT_TRUE(step) << error;
+  EXPECT_EQ(step->job, "4711.3");
+  auto noStep = detect(
+      {{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "4711"}},
+      error);
+  ASSERT_TRUE(noStep) << error;
+  EXPECT_EQ(noStep->job, "4711");
+  auto ompi = detect({{"OMPI_COMM_WORLD_RANK", "0"},
+                      {"OMPI_COMM_WORLD_SIZE", "2"},
+                      {"PMIX_NAMESPACE", "prterun-host-123@1"},
+                      {"SLURM_JOB_ID", "4711"}},
+                     error);
+  ASSERT_TRUE(ompi) << error;
+  EXPECT_EQ(ompi->job, "prterun-host-123@1");
+  auto pmi = detect({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}, error);
+  ASSERT_TRUE(pmi) << error;
+  EXPECT_EQ(pmi->job, "");
+}

@@ -84,6 +84,10 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          --transport inproc (its default, which implies
                          threads) or nccl: one communicator, a rank per
                          thread, on one GPU)
+  --rendezvous HOST:PORT for ranks that srun or mpirun started: rank 0
+                         listens on HOST:PORT (HOST is rank 0's host), the
+                         others connect there over TCP, and the ranks
+                         exchange over NCCL (implied); no MPI needed
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
 
@@ -106,6 +110,25 @@ std::string tandem::run::threadsRequest(const Options &o) {
 int tandem::run::fail(const std::string &message) {
   std::fprintf(stderr, "tandem-run: error: %s\n", message.c_str());
   return 1;
+}
+
+/// HOST:PORT, or [IPV6]:PORT, into its parts.
+static bool parseRendezvous(const std::string &text, std::string &host,
+                            std::string &port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos)
+    return false;
+  host = text.substr(0, colon);
+  port = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  else if (host.find(':') != std::string::npos)
+    return false;
+  if (host.empty() || port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  int number = std::stoi(port);
+  return number >= 1 && number <= 65535;
 }
 
 bool tandem::run::parseOptions(int argc, char **argv, Options &o,
@@ -208,6 +231,15 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       }
       o.launcherGiven = true;
       forward = false;
+    } else if (arg == "--rendezvous") {
+      if (!value(text))
+        return false;
+      if (!parseRendezvous(text, o.rendezvousHost, o.rendezvousPort)) {
+        error = "--rendezvous takes HOST:PORT (an IPv6 address in "
+                "brackets, a port from 1 to 65535), not '" +
+                text + "'";
+        return false;
+      }
     } else if (arg == "--mpirun") {
       if (!value(o.mpirun))
         return false;
@@ -316,6 +348,22 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       return false;
     }
     o.launcher = "threads";
+  }
+  // Ranks that meet at a --rendezvous address exchange over NCCL.
+  if (!o.rendezvousHost.empty()) {
+    if (o.launcherGiven) {
+      error = "--rendezvous is where ranks that srun or mpirun started meet: "
+              "--launcher " +
+              o.launcher + " starts the ranks itself";
+      return false;
+    }
+    if (o.transportGiven && o.transport != "nccl") {
+      error = "--rendezvous connects ranks that exchange over NCCL: it "
+              "needs --transport nccl (the default with it), not --transport " +
+              o.transport;
+      return false;
+    }
+    o.transport = "nccl";
   }
   if (o.launcher == "threads" && !o.transportGiven)
     o.transport = "inproc";

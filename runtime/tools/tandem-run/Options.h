@@ -63,6 +63,10 @@ struct Options {
   /// tandem-run was built with MPI, else local.
   std::string launcher;
   bool launcherGiven = false;
+  /// --rendezvous HOST:PORT: ranks that srun or mpirun started meet rank 0
+  /// there, over TCP, and exchange over NCCL (no MPI; SocketControlPlane.h).
+  /// Empty when not given.
+  std::string rendezvousHost, rendezvousPort;
   /// The arguments passed on to the ranks (all but the launch-only ones).
   std::vector<std::string> forwarded;
 };

@@ -734,6 +734,8 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
     nccl = joinNccl(o, control, *device, error);
     if (!nccl)
       return abortJob("--transport nccl: " + error);
+    if (env.watchPeers)
+      nccl->watchPeers([&control] { return control.peerEnded(); });
   } else if (!env.transport) {
     return abortJob("no transport for --transport " + o.transport);
   }

@@ -42,6 +42,10 @@ struct RankEnvironment {
   /// Ranks as threads with --arrays: the file, read once for all (else
   /// each rank reads it).
   std::shared_ptr<const data::ArrayData> arrays;
+  /// Whether the NCCL transport ends a wait when the control plane sees a
+  /// peer's process end (ControlPlane::peerEnded): for ranks no launcher
+  /// of tandem-run's watches (--rendezvous).
+  bool watchPeers = false;
   /// Text the transport puts before its abort messages ("step 3: ").
   std::function<void(const std::string &)> setContext;
 };
@@ -75,6 +79,12 @@ int runMPIRank(const Options &options, const runtime::LaunchInfo &launch);
 /// As the rank `launch` names, a process tandem-run --launcher local
 /// started (Launch.h): the socket control plane, NCCL.
 int runLocalRank(const Options &options, const runtime::LaunchInfo &launch);
+
+/// As the rank `launch` names, a process srun or mpirun started, that meets
+/// the others at --rendezvous (rank 0 listens there): the socket control
+/// plane over TCP, NCCL.
+int runRendezvousRank(const Options &options,
+                      const runtime::LaunchInfo &launch);
 
 } // namespace tandem::run
 

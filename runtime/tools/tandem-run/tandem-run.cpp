@@ -6,7 +6,7 @@
 //            [--launcher mpirun|local|threads]
 //            [--params FILE] [--save-params FILE] [--held-out-fraction F]
 //            [--timeout SECONDS] [--threads T] [--trace FILE]
-//            [--mpirun PATH] [--print-command]
+//            [--mpirun PATH] [--print-command] [--rendezvous HOST:PORT]
 //            [--ranks-per-host N [--hosts H1,H2,...]] (--help: all options)
 //
 // Trains what `tandemc` wrote to DIR with one process per rank
@@ -15,9 +15,11 @@
 // runs `mpirun -np S` on itself, all ranks on this machine or N per host
 // (Hosts.h), and reports which rank died if the job fails (Launch.h); with
 // --launcher local it starts the ranks as processes itself, with a socket
-// control plane and NCCL between them (no MPI). With --launcher threads
-// (implied by --transport inproc) every rank is a thread of this process
-// instead, over the in-process transport or one NCCL communicator.
+// control plane and NCCL between them (no MPI); ranks srun or mpirun
+// started meet over TCP at --rendezvous HOST:PORT instead of over MPI.
+// With --launcher threads (implied by --transport inproc) every rank is a
+// thread of this process instead, over the in-process transport or one
+// NCCL communicator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,14 @@ int main(int argc, char **argv) {
     catchStopSignals();
   if (launcher && launcher->launcher == "tandem-run")
     return runLocalRank(options, *launcher);
+  if (!options.rendezvousHost.empty()) {
+    if (!launcher)
+      return fail("--rendezvous is where ranks that srun or mpirun started "
+                  "meet, but no launcher started this process (none of "
+                  "SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK is set): "
+                  "--launcher local starts processes on this machine");
+    return runRendezvousRank(options, *launcher);
+  }
   if (threads) {
     if (launcher && launcher->size > 1)
       return fail(threadsRequest(options) +
@@ -57,8 +67,10 @@ int main(int argc, char **argv) {
   return fail("--transport " + options.transport + " under " +
               (launcher ? launcher->launcher : std::string("mpirun")) +
               " needs MPI, which this tandem-run was built without: "
-              "--launcher local --transport nccl starts the ranks as local "
-              "processes, --transport inproc runs them as threads");
+              "under srun or mpirun, --rendezvous HOST:PORT connects the "
+              "ranks without it (--transport nccl); --launcher local starts "
+              "the ranks as local processes, --transport inproc runs them as "
+              "threads");
 #endif
   if (!launcher)
     return launch(options);

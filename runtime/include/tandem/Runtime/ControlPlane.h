@@ -45,6 +45,11 @@ public:
   /// Prints "tandem-run: error: MESSAGE" and ends every rank of the job
   /// with exit status 1: the others may wait on this one.
   [[noreturn]] virtual void abortJob(const std::string &message) = 0;
+  /// Without waiting: "rank R's process ended ..." when this rank can see
+  /// that another rank's process has ended, else empty. A transport
+  /// waiting on a peer asks, so that a dead rank ends the job at once
+  /// rather than at the --timeout. Empty where ranks are no processes.
+  virtual std::string peerEnded() { return ""; }
 };
 
 /// `size` ranks as threads of one process. The ranks' planes share a

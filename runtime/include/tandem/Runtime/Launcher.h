@@ -28,6 +28,11 @@ struct LaunchInfo {
   /// The rank's index among the job's ranks on its host (what picks its
   /// GPU), or -1 when the launcher does not say.
   int64_t localRank = -1;
+  /// The launcher's name for the job, the same on each of its ranks
+  /// (Slurm's `JOB.STEP`, Open MPI's PMIx namespace), or empty: ranks
+  /// meeting at a --rendezvous address compare it, so that a rank of
+  /// another job is not taken for one of this job's.
+  std::string job;
 };
 
 /// The launcher's rank and size from `getenv` (the process environment by

@@ -27,6 +27,7 @@
 #include "tandem/Runtime/NcclLibrary.h"
 #include "tandem/Runtime/Transport.h"
 
+#include <functional>
 #include <memory>
 
 namespace tandem::runtime {
@@ -63,6 +64,13 @@ public:
   /// Aborts the communicator: this rank's pending NCCL work ends, and the
   /// transport refuses further groups with `reason`.
   void abort(const std::string &reason) override;
+  /// While it waits, the transport asks `check` now and then whether a
+  /// peer's process has ended (ControlPlane::peerEnded): a non-empty answer
+  /// aborts the communicator and fails the wait with it, instead of a
+  /// timeout after --timeout seconds.
+  void watchPeers(std::function<std::string()> check) {
+    peerCheck = std::move(check);
+  }
 
 private:
   NcclTransport(const NcclLibrary &nccl, Device &device, int64_t rank,
@@ -102,6 +110,7 @@ private:
   /// The group's span on the timeline, or -1.
   int64_t groupSpan = -1;
   std::shared_ptr<DeviceEvent> posted, lastGroup;
+  std::function<std::string()> peerCheck;
 };
 
 } // namespace tandem::runtime
