@@ -215,39 +215,80 @@ int connectBy(const addrinfo &address,
 int tandem::runtime::listenControlTcp(const std::string &host,
                                       const std::string &port,
                                       std::string &error) {
-  addrinfo *found = resolve(host, port, /*listening=*/true, error);
+  addrinfo *found = resolve(host, port, /*listening=*/false, error);
   if (!found)
     return -1;
-  int failure = 0;
-  int fd = -1;
-  for (addrinfo *at = found; at && fd < 0; at = at->ai_next) {
-    fd = socket(at->ai_family, at->ai_socktype, at->ai_protocol);
-    if (fd < 0) {
+  // `host` must name this machine: one of its addresses binds here.
+  int failure = EADDRNOTAVAIL;
+  int family = -1;
+  for (addrinfo *at = found; at && family < 0; at = at->ai_next) {
+    int probe = socket(at->ai_family, SOCK_STREAM, 0);
+    if (probe < 0) {
       failure = errno;
       continue;
     }
-    // A job that just ended leaves the port in TIME_WAIT; the next one may
-    // take it.
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, at->ai_addr, at->ai_addrlen) == 0 &&
-        listen(fd, SOMAXCONN) == 0)
-      break;
-    failure = errno;
-    close(fd);
-    fd = -1;
+    sockaddr_storage address;
+    std::memcpy(&address, at->ai_addr, at->ai_addrlen);
+    if (at->ai_family == AF_INET)
+      reinterpret_cast<sockaddr_in &>(address).sin_port = 0;
+    else if (at->ai_family == AF_INET6)
+      reinterpret_cast<sockaddr_in6 &>(address).sin6_port = 0;
+    if (bind(probe, reinterpret_cast<sockaddr *>(&address), at->ai_addrlen) ==
+        0)
+      family = at->ai_family;
+    else if (errno != EADDRNOTAVAIL || failure == EADDRNOTAVAIL)
+      failure = errno;
+    close(probe);
   }
   freeaddrinfo(found);
-  if (fd >= 0)
-    return fd;
-  error = "rank 0 cannot listen on " + endpointText(host, port) + ": " +
-          std::strerror(failure);
-  if (failure == EADDRNOTAVAIL)
-    error += " (the address is not this host's: --rendezvous names the "
-             "host of rank 0)";
-  else if (failure == EADDRINUSE)
-    error += " (another process holds the port: choose another)";
-  return -1;
+  auto cannot = [&](int why) {
+    error = "rank 0 cannot listen on " + endpointText(host, port) + ": " +
+            std::strerror(why);
+    if (why == EADDRNOTAVAIL)
+      error += " (the address is not this host's: --rendezvous names the "
+               "host of rank 0)";
+    else if (why == EADDRINUSE)
+      error += " (another process holds the port: choose another)";
+    return -1;
+  };
+  if (family != AF_INET && family != AF_INET6)
+    return cannot(failure);
+  // Rank 0 listens on every interface: the host's own name may resolve to
+  // a loopback address there (Debian's /etc/hosts gives it 127.0.1.1)
+  // while the other hosts reach it by another.
+  int fd = socket(family, SOCK_STREAM, 0);
+  if (fd < 0)
+    return cannot(errno);
+  // A job that just ended leaves the port in TIME_WAIT; the next one may
+  // take it.
+  int one = 1, zero = 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const uint16_t number = htons(static_cast<uint16_t>(std::atoi(port.c_str())));
+  sockaddr_storage any;
+  std::memset(&any, 0, sizeof any);
+  socklen_t length = 0;
+  if (family == AF_INET) {
+    auto &v4 = reinterpret_cast<sockaddr_in &>(any);
+    v4.sin_family = AF_INET;
+    v4.sin_addr.s_addr = htonl(INADDR_ANY);
+    v4.sin_port = number;
+    length = sizeof v4;
+  } else {
+    // IPv4 peers too, as mapped addresses.
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    auto &v6 = reinterpret_cast<sockaddr_in6 &>(any);
+    v6.sin6_family = AF_INET6;
+    v6.sin6_addr = in6addr_any;
+    v6.sin6_port = number;
+    length = sizeof v6;
+  }
+  if (bind(fd, reinterpret_cast<sockaddr *>(&any), length) != 0 ||
+      listen(fd, SOMAXCONN) != 0) {
+    int why = errno;
+    close(fd);
+    return cannot(why);
+  }
+  return fd;
 }
 
 int tandem::runtime::controlPort(int listener) {

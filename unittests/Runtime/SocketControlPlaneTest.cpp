@@ -277,6 +277,19 @@ TEST(SocketControlPlane, NoRankZeroAtTheAddressIsNamed) {
                        " within 0.3 s (the --timeout): Connection refused");
 }
 
+// Debian's /etc/hosts maps a host's own name to 127.0.1.1: rank 0 resolves
+// it to that loopback address while the other hosts reach it by another,
+// so rank 0 listens on every interface (here 127.0.0.1 reaches it).
+TEST(SocketControlPlane, RankZeroListensOnEveryInterface) {
+  std::string port = freePort(), error;
+  pid_t child = joinInChild({"", "127.0.0.1", port, ""}, 1, 2);
+  std::unique_ptr<SocketControlPlane> plane = SocketControlPlane::join(
+      {"", "127.0.1.1", port, ""}, -1, 0, 2, 10, error);
+  ASSERT_TRUE(plane) << error;
+  plane->barrier();
+  EXPECT_EQ(exitStatus(child), 0);
+}
+
 TEST(SocketControlPlane, RankZeroMustRunOnTheNamedHost) {
   // 192.0.2.1 (TEST-NET-1) is no address of this machine.
   std::string error;
@@ -285,6 +298,15 @@ TEST(SocketControlPlane, RankZeroMustRunOnTheNamedHost) {
   EXPECT_EQ(error, "rank 0 cannot listen on 192.0.2.1:29500: Cannot assign "
                    "requested address (the address is not this host's: "
                    "--rendezvous names the host of rank 0)");
+  int holder = listenControlTcp("127.0.0.1", "0", error);
+  ASSERT_GE(holder, 0) << error;
+  std::string held = std::to_string(controlPort(holder));
+  EXPECT_FALSE(SocketControlPlane::join({"", "127.0.0.1", held, ""}, -1, 0, 2,
+                                        1, error));
+  close(holder);
+  EXPECT_EQ(error, "rank 0 cannot listen on 127.0.0.1:" + held +
+                       ": Address already in use (another process holds the "
+                       "port: choose another)");
   EXPECT_FALSE(SocketControlPlane::join({"", "no-such-host.invalid", "1", ""},
                                         -1, 1, 2, 1, error));
   EXPECT_NE(error.find("cannot resolve no-such-host.invalid:1"),

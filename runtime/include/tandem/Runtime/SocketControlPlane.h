@@ -30,9 +30,9 @@ namespace tandem::runtime {
 /// the descriptor, or -1 with `error`.
 int listenControlSocket(std::string &name, std::string &error);
 
-/// A listening TCP socket on `host`:`port` (an address of this machine;
-/// port 0 takes a free one, see controlPort); the descriptor, or -1 with
-/// `error`.
+/// A TCP socket listening on `port` of every interface (port 0 takes a
+/// free one, see controlPort), once `host` proved to name this machine;
+/// the descriptor, or -1 with `error`.
 int listenControlTcp(const std::string &host, const std::string &port,
                      std::string &error);
 
