@@ -32,7 +32,8 @@ std::string describe(int64_t rank, const TransportOp &op) {
 std::unique_ptr<NcclTransport>
 NcclTransport::create(const NcclLibrary &nccl, Device &device,
                       const NcclUniqueId &id, int64_t rank, int64_t ranks,
-                      double timeoutSeconds, std::string &error) {
+                      double timeoutSeconds, std::string &error,
+                      std::function<std::string()> peerCheck) {
   std::string where = "NCCL rank " + std::to_string(rank) + " of " +
                       std::to_string(ranks) + ": ";
   if (ranks < 1 || ranks > INT32_MAX || rank < 0 || rank >= ranks) {
@@ -50,6 +51,7 @@ NcclTransport::create(const NcclLibrary &nccl, Device &device,
   }
   std::unique_ptr<NcclTransport> transport(
       new NcclTransport(nccl, device, rank, ranks, timeoutSeconds));
+  transport->peerCheck = std::move(peerCheck);
   // Made once: recording an event again moves it to the new point, which
   // is all a group needs (the waits already issued keep the old one).
   transport->posted = DeviceEvent::create(device, error);

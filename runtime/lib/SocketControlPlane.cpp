@@ -185,14 +185,18 @@ addrinfo *resolve(const std::string &host, const std::string &port,
 /// descriptor (blocking again), or -1 with errno set.
 int connectBy(const addrinfo &address,
               std::chrono::steady_clock::time_point deadline) {
-  int fd = socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK,
+  int fd = socket(address.ai_family,
+                  address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
                   address.ai_protocol);
   if (fd < 0)
     return -1;
   int status = connect(fd, address.ai_addr, address.ai_addrlen);
   if (status != 0 && errno == EINPROGRESS) {
     pollfd wait = {fd, POLLOUT, 0};
-    int ready = poll(&wait, 1, millisecondsUntil(deadline));
+    int ready;
+    do
+      ready = poll(&wait, 1, millisecondsUntil(deadline));
+    while (ready < 0 && errno == EINTR);
     int failure = ETIMEDOUT;
     socklen_t length = sizeof failure;
     if (ready > 0)
@@ -222,7 +226,7 @@ int tandem::runtime::listenControlTcp(const std::string &host,
   int failure = EADDRNOTAVAIL;
   int family = -1;
   for (addrinfo *at = found; at && family < 0; at = at->ai_next) {
-    int probe = socket(at->ai_family, SOCK_STREAM, 0);
+    int probe = socket(at->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe < 0) {
       failure = errno;
       continue;
@@ -255,40 +259,48 @@ int tandem::runtime::listenControlTcp(const std::string &host,
     return cannot(failure);
   // Rank 0 listens on every interface: the host's own name may resolve to
   // a loopback address there (Debian's /etc/hosts gives it 127.0.1.1)
-  // while the other hosts reach it by another.
-  int fd = socket(family, SOCK_STREAM, 0);
-  if (fd < 0)
-    return cannot(errno);
-  // A job that just ended leaves the port in TIME_WAIT; the next one may
-  // take it.
-  int one = 1, zero = 0;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // while the other hosts reach it by another. IPv6 and IPv4 both where
+  // the machine has IPv6 (IPv4 peers arrive as mapped addresses), since a
+  // peer may resolve the name to either; else IPv4.
   const uint16_t number = htons(static_cast<uint16_t>(std::atoi(port.c_str())));
-  sockaddr_storage any;
-  std::memset(&any, 0, sizeof any);
-  socklen_t length = 0;
-  if (family == AF_INET) {
-    auto &v4 = reinterpret_cast<sockaddr_in &>(any);
-    v4.sin_family = AF_INET;
-    v4.sin_addr.s_addr = htonl(INADDR_ANY);
-    v4.sin_port = number;
-    length = sizeof v4;
-  } else {
-    // IPv4 peers too, as mapped addresses.
-    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-    auto &v6 = reinterpret_cast<sockaddr_in6 &>(any);
-    v6.sin6_family = AF_INET6;
-    v6.sin6_addr = in6addr_any;
-    v6.sin6_port = number;
-    length = sizeof v6;
-  }
-  if (bind(fd, reinterpret_cast<sockaddr *>(&any), length) != 0 ||
-      listen(fd, SOMAXCONN) != 0) {
-    int why = errno;
+  int why = 0;
+  for (int wildcard : {AF_INET6, AF_INET}) {
+    int fd = socket(wildcard, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      why = errno;
+      continue;
+    }
+    // A job that just ended leaves the port in TIME_WAIT; the next one may
+    // take it.
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_storage any;
+    std::memset(&any, 0, sizeof any);
+    socklen_t length = 0;
+    if (wildcard == AF_INET6) {
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+      auto &v6 = reinterpret_cast<sockaddr_in6 &>(any);
+      v6.sin6_family = AF_INET6;
+      v6.sin6_addr = in6addr_any;
+      v6.sin6_port = number;
+      length = sizeof v6;
+    } else {
+      auto &v4 = reinterpret_cast<sockaddr_in &>(any);
+      v4.sin_family = AF_INET;
+      v4.sin_addr.s_addr = htonl(INADDR_ANY);
+      v4.sin_port = number;
+      length = sizeof v4;
+    }
+    if (bind(fd, reinterpret_cast<sockaddr *>(&any), length) == 0 &&
+        listen(fd, SOMAXCONN) == 0)
+      return fd;
+    why = errno;
     close(fd);
-    return cannot(why);
+    // A port in use is in use for both.
+    if (why == EADDRINUSE)
+      break;
   }
-  return fd;
+  return cannot(why);
 }
 
 int tandem::runtime::controlPort(int listener) {
@@ -318,7 +330,7 @@ static int connectToHub(const ControlAddress &hub,
       error = "the control socket's name '" + hub.name + "' is not usable";
       return -1;
     }
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 ||
         connect(fd, reinterpret_cast<sockaddr *>(&address), length) != 0) {
       error = std::string("cannot reach rank 0's control socket: ") +
@@ -335,7 +347,11 @@ static int connectToHub(const ControlAddress &hub,
     addrinfo *found =
         resolve(hub.host, hub.port, /*listening=*/false, lastError);
     for (addrinfo *at = found; at; at = at->ai_next) {
-      int fd = connectBy(*at, deadline);
+      // An address whose packets are dropped must not take the whole
+      // --timeout from the others.
+      int fd =
+          connectBy(*at, std::min(deadline, std::chrono::steady_clock::now() +
+                                                std::chrono::seconds(2)));
       if (fd >= 0) {
         freeaddrinfo(found);
         sendPromptly(fd);
@@ -382,7 +398,7 @@ SocketControlPlane::join(const ControlAddress &hub, int listener, int64_t rank,
     std::string answer;
     if (!writeAll(fd, hello.data(), hello.size()) ||
         !writeMessage(fd, hub.job) ||
-        !readMessageBy(fd, answer, 4096, deadline)) {
+        !readMessageBy(fd, answer, 16384, deadline)) {
       error = "rank 0 closed the control connection before taking this rank";
       return nullptr;
     }
@@ -418,7 +434,13 @@ SocketControlPlane::join(const ControlAddress &hub, int listener, int64_t rank,
               " did not join the control plane " + waited;
       break;
     }
-    int fd = accept(listener, nullptr, nullptr);
+    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                   errno == ENOMEM)) {
+      error = std::string("rank 0 cannot take a connection: ") +
+              std::strerror(errno);
+      break;
+    }
     if (fd < 0)
       continue;
     if (!hub.host.empty())
@@ -507,8 +529,44 @@ void SocketControlPlane::send(int64_t peer, const std::string &bytes) {
     endOnClosedConnection(self, self == 0 ? peer : 0, launcher);
 }
 
-std::string SocketControlPlane::receive(int64_t peer) {
+/// Whether `fd`'s peer has shut the connection with nothing left unread:
+/// it will never send again. (With unread bytes, its messages come first;
+/// they end in the closed connection when read.)
+static bool closedEmpty(int fd) {
+  char byte;
+  ssize_t got;
+  do
+    got = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  while (got < 0 && errno == EINTR);
+  return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+std::string SocketControlPlane::receive(int64_t peer, int64_t watchFrom) {
   int fd = sockets[self == 0 ? peer : 0];
+  // The hub, collecting from the ranks in order, waits for `peer` while
+  // ranks watchFrom... will send in this same call: one of those whose
+  // process ends meanwhile is named at once, not when its turn comes.
+  if (self == 0 && watchFrom > 0) {
+    std::vector<pollfd> watched = {{fd, POLLIN | POLLRDHUP, 0}};
+    std::vector<int64_t> peers = {peer};
+    for (int64_t r = watchFrom; r < ranks; ++r) {
+      watched.push_back({sockets[r], POLLRDHUP, 0});
+      peers.push_back(r);
+    }
+    while (!(watched[0].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR))) {
+      int ready = poll(watched.data(), watched.size(), -1);
+      if (ready < 0 && errno != EINTR)
+        break;
+      for (size_t i = 1; i < watched.size(); ++i) {
+        if (!(watched[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+          continue;
+        if (closedEmpty(watched[i].fd))
+          endOnClosedConnection(self, peers[i], launcher);
+        // Its message is there; it is read in its turn.
+        watched[i].fd = -1;
+      }
+    }
+  }
   uint64_t length = 0;
   std::string bytes;
   bool ok = readAll(fd, &length, sizeof length);
@@ -530,7 +588,7 @@ std::vector<std::string> SocketControlPlane::collect(const std::string &bytes) {
   all.resize(ranks);
   all[0] = bytes;
   for (int64_t r = 1; r < ranks; ++r)
-    all[r] = receive(r);
+    all[r] = receive(r, r + 1);
   return all;
 }
 
@@ -615,7 +673,8 @@ std::string SocketControlPlane::peerEnded() {
   if (watched.empty() || poll(watched.data(), watched.size(), 0) <= 0)
     return "";
   for (size_t i = 0; i < watched.size(); ++i)
-    if (watched[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+    if ((watched[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+        closedEmpty(watched[i].fd))
       return "rank " + std::to_string(peers[i]) +
              "'s process ended (its control connection closed)";
   return "";

@@ -145,16 +145,31 @@ TEST(SocketControlPlane, ADeadRankEndsTheOthersWithItsName) {
       "\\(its process ended\\)");
 }
 
-/// A free TCP port on the loopback (bound, then released: nothing else
-/// here takes ports).
-std::string freePort() {
-  std::string error;
-  int fd = listenControlTcp("127.0.0.1", "0", error);
-  EXPECT_GE(fd, 0) << error;
-  std::string port = std::to_string(controlPort(fd));
-  close(fd);
-  return port;
-}
+/// A free TCP port on the loopback, held for the test: bound (with
+/// SO_REUSEADDR, as rank 0 binds it) but not listening, so that no other
+/// process takes it meanwhile while rank 0 may still listen on it.
+class ReservedPort {
+public:
+  ReservedPort() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address),
+              0);
+    number = std::to_string(controlPort(fd));
+  }
+  ~ReservedPort() { close(fd); }
+  ReservedPort(const ReservedPort &) = delete;
+  ReservedPort &operator=(const ReservedPort &) = delete;
+  const std::string &port() const { return number; }
+
+private:
+  int fd;
+  std::string number;
+};
 
 /// Rank `rank` of `size` joining `hub` in a forked process, which exits
 /// with 0 when it joined and then passed a barrier, 3 when it was not let
@@ -183,10 +198,71 @@ int exitStatus(pid_t child) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// A rank whose process ended without a word is seen at once, by the
+// transport's watch (peerEnded) and by the hub waiting for another rank;
+// one that sent its last message first is not taken for dead.
+TEST(SocketControlPlane, PeerEndedNamesOnlyARankThatLeftNothing) {
+  std::string error;
+  ControlAddress hub;
+  int listener = listenFor(Meeting::Tcp, hub, error);
+  ASSERT_GE(listener, 0) << error;
+  std::vector<pid_t> children;
+  for (int64_t r = 1; r < 3; ++r) {
+    pid_t child = fork();
+    if (child == 0) {
+      std::unique_ptr<SocketControlPlane> plane =
+          SocketControlPlane::join(hub, -1, r, 3, 10, error);
+      // Rank 1 sends its part of a gather and ends, as ranks do at the end
+      // of a job; rank 2 just ends.
+      if (plane && r == 1)
+        plane->gather("last words", 0);
+      _exit(plane ? 0 : 3);
+    }
+    children.push_back(child);
+  }
+  std::unique_ptr<SocketControlPlane> plane =
+      SocketControlPlane::join(hub, listener, 0, 3, 10, error);
+  close(listener);
+  ASSERT_TRUE(plane) << error;
+  for (pid_t child : children)
+    EXPECT_EQ(exitStatus(child), 0);
+  // Both are gone and their connections shut; only rank 2 left nothing.
+  EXPECT_EQ(plane->peerEnded(),
+            "rank 2's process ended (its control connection closed)");
+}
+
+TEST(SocketControlPlane, TheHubNamesADeadRankWhileItWaitsForAnother) {
+  // Rank 1 is slow to come to the barrier (as if waiting on rank 2 in a
+  // transfer); rank 2 dies. The hub, waiting for rank 1, names rank 2 at
+  // once rather than when rank 1 comes.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        onProcesses(3, 30, [](ControlPlane &c) {
+          if (c.rank() == 2)
+            _exit(9);
+          if (c.rank() == 1) {
+            // Until the hub's process ends (or 20 s), then quietly: an
+            // orphan must not hold the test's output open.
+            pid_t hubProcess = getppid();
+            for (int i = 0; i < 2000 && getppid() == hubProcess; ++i)
+              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            _exit(0);
+          }
+          c.barrier();
+        });
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(1),
+      "tandem-run: error: rank 0: the control connection to rank 2 closed "
+      "\\(its process ended\\)");
+}
+
 // srun starts the ranks in no order: the others try again until rank 0
 // listens on the --rendezvous address itself.
 TEST(SocketControlPlane, RanksWaitForRankZeroToListen) {
-  ControlAddress hub{"", "127.0.0.1", freePort(), "7.0"};
+  ReservedPort reserved;
+  ControlAddress hub{"", "127.0.0.1", reserved.port(), "7.0"};
   std::vector<pid_t> children;
   for (int64_t r = 1; r < 3; ++r)
     children.push_back(joinInChild(hub, r, 3));
@@ -270,7 +346,8 @@ TEST(SocketControlPlane, ADifferentSizeIsRefused) {
 }
 
 TEST(SocketControlPlane, NoRankZeroAtTheAddressIsNamed) {
-  std::string port = freePort(), error;
+  ReservedPort reserved;
+  std::string port = reserved.port(), error;
   EXPECT_FALSE(SocketControlPlane::join({"", "127.0.0.1", port, ""}, -1, 1, 2,
                                         0.3, error));
   EXPECT_EQ(error, "cannot reach rank 0 at 127.0.0.1:" + port +
@@ -281,7 +358,8 @@ TEST(SocketControlPlane, NoRankZeroAtTheAddressIsNamed) {
 // it to that loopback address while the other hosts reach it by another,
 // so rank 0 listens on every interface (here 127.0.0.1 reaches it).
 TEST(SocketControlPlane, RankZeroListensOnEveryInterface) {
-  std::string port = freePort(), error;
+  ReservedPort reserved;
+  std::string port = reserved.port(), error;
   pid_t child = joinInChild({"", "127.0.0.1", port, ""}, 1, 2);
   std::unique_ptr<SocketControlPlane> plane = SocketControlPlane::join(
       {"", "127.0.1.1", port, ""}, -1, 0, 2, 10, error);

@@ -84,9 +84,9 @@ step with a checkpoint (--ckpt-dir); it then exits with status 75.
                          --transport inproc (its default, which implies
                          threads) or nccl: one communicator, a rank per
                          thread, on one GPU)
-  --rendezvous HOST:PORT for ranks that srun or mpirun started: rank 0
-                         listens on HOST:PORT (HOST is rank 0's host), the
-                         others connect there over TCP, and the ranks
+  --rendezvous HOST:PORT for ranks that srun or mpirun started: rank 0,
+                         which runs on HOST, listens on PORT, the others
+                         connect to HOST:PORT over TCP, and the ranks
                          exchange over NCCL (implied); no MPI needed
   --mpirun PATH          the mpirun to run (default mpirun)
   --print-command        print the mpirun command instead of running it
@@ -361,6 +361,13 @@ bool tandem::run::parseOptions(int argc, char **argv, Options &o,
       error = "--rendezvous connects ranks that exchange over NCCL: it "
               "needs --transport nccl (the default with it), not --transport " +
               o.transport;
+      return false;
+    }
+    if (o.ranksPerHost || !o.hosts.empty() || o.printCommand ||
+        o.restarts > 0) {
+      error = "--rendezvous is where ranks that srun or mpirun started meet: "
+              "--ranks-per-host, --hosts, --print-command and "
+              "--restart-on-failure are for the ranks tandem-run starts";
       return false;
     }
     o.transport = "nccl";

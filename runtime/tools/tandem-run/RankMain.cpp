@@ -415,9 +415,12 @@ bool ncclSharesGpus(const Options &o, bool ownProcess) {
 /// The NCCL communicator of the job's ranks: rank 0 makes the unique id
 /// and the control plane hands it to every rank, then each joins on its
 /// GPU (ranks as threads: each on its own thread, on the GPU they share);
-/// nullptr with `error`.
+/// nullptr with `error`. With `watchPeers` the transport asks the control
+/// plane whether a peer's process has ended while it waits, from the
+/// communicator's forming on (RankEnvironment::watchPeers).
 std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
-                                        Device &device, std::string &error) {
+                                        Device &device, bool watchPeers,
+                                        std::string &error) {
   int64_t rank = control.rank(), size = control.size();
   // Rank 0 compares every pair's orders (the manifests are the same files
   // for all); a failure ends the job before anyone waits on NCCL.
@@ -456,7 +459,11 @@ std::unique_ptr<NcclTransport> joinNccl(const Options &o, ControlPlane &control,
                  nccl->library().c_str());
   }
   control.broadcast(id.internal, sizeof id.internal, 0);
-  return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error);
+  std::function<std::string()> peerCheck;
+  if (watchPeers)
+    peerCheck = [&control] { return control.peerEnded(); };
+  return NcclTransport::create(*nccl, device, id, rank, size, o.timeout, error,
+                               std::move(peerCheck));
 }
 
 } // namespace
@@ -731,11 +738,9 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
   // process), or over NCCL with the control plane handing out its id.
   std::unique_ptr<NcclTransport> nccl;
   if (o.transport == "nccl") {
-    nccl = joinNccl(o, control, *device, error);
+    nccl = joinNccl(o, control, *device, env.watchPeers, error);
     if (!nccl)
       return abortJob("--transport nccl: " + error);
-    if (env.watchPeers)
-      nccl->watchPeers([&control] { return control.peerEnded(); });
   } else if (!env.transport) {
     return abortJob("no transport for --transport " + o.transport);
   }
@@ -879,6 +884,14 @@ int tandem::run::runRank(const Options &o, RankEnvironment &env) {
       return abortJob(error);
   }
   currentStep.clear();
+  // Past the last transfer. A rank that finishes first ends its process,
+  // which the others' watch must not take for a death while they still
+  // wait for NCCL: all pass here first, and the watch ends (the
+  // communicator's finalizing needs none).
+  if (nccl && env.watchPeers) {
+    control.barrier();
+    nccl->watchPeers(nullptr);
+  }
   if (stoppedAt) {
     // Asked to stop (docs/runtime.md, "Preemption"): the step's checkpoint
     // is committed; nothing else is written.

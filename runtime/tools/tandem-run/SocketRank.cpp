@@ -43,9 +43,6 @@ int tandem::run::runLocalRank(const Options &o, const LaunchInfo &launch) {
   RankEnvironment env(*control);
   env.localRank = launch.localRank;
   env.launcher = launch.launcher;
-  // srun and mpirun may leave the other ranks running when one dies; a
-  // rank that sees it ends the job instead of waiting for the --timeout.
-  env.watchPeers = true;
   return runRank(o, env);
 }
 

@@ -7,19 +7,22 @@ SLURM_LOCALID, SLURM_NODEID, SLURM_JOB_ID, SLURM_STEP_ID), and the word
 {rendezvous} in COMMAND replaced by HOST:PORT, a free port on the host of
 task 0. The tasks fill the hosts in order, NTASKS / N each.
 
-Without --hosts every task runs here, on the loopback. With --hosts, the
-hosts are the network namespaces PREFIX0 ... PREFIX<N-1> that
-`scripts/hosts.sh up N --name PREFIX` made, each task runs in its host
-through `hosts.sh agent` (a hostname of its own), and the rendezvous
-address is host 0's on its link to host 1: tasks on different hosts reach
-each other only over those links, as on a cluster. --rank-zero-late S
+Without --hosts every task runs here, on the loopback, and the port stays
+reserved (bound, not listening, with SO_REUSEADDR as rank 0 binds it) until
+the tasks end, so no other process takes it meanwhile. With --hosts, the
+hosts are network namespaces PREFIX0 ... PREFIX<N-1> that this script
+makes with `scripts/hosts.sh up N --name PREFIX` and removes at the end,
+whatever happened; each task runs in its host through `hosts.sh agent` (a
+hostname of its own), and the rendezvous address is host 0's on its link
+to host 1: tasks on different hosts reach each other only over those
+links, as on a cluster. --rank-zero-late S
 starts task 0 S seconds after the others, since srun starts the tasks in
 no set order.
 
 The tasks' output goes to this process's stdout and stderr (lines may
 interleave, as srun's do). The status is the lowest failed task's (a
 signal as 128 + its number), 0 when all succeeded. No task runs longer
-than 300 s.
+than 300 s; on SIGTERM the tasks are ended too.
 """
 
 import os
@@ -33,10 +36,16 @@ HOSTS_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "..", "..", "..", "scripts", "hosts.sh")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def reserve_port():
+    """A free loopback port and the socket that holds it."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1], s
+
+
+def hosts_sh(*args, **kwargs):
+    return subprocess.run([HOSTS_SH, *args], check=True, **kwargs)
 
 
 def main(argv):
@@ -55,13 +64,23 @@ def main(argv):
         sys.exit("fake_srun.py: %d tasks do not fill %d hosts" % (tasks, hosts))
     per_host = tasks // hosts
     if prefix:
-        address = subprocess.run(
-            [HOSTS_SH, "addr", "0", "1", "--name", prefix], check=True,
-            capture_output=True, text=True).stdout.strip()
+        hosts_sh("up", str(hosts), "--name", prefix)
+        try:
+            return run(tasks, per_host, command, prefix, late)
+        finally:
+            hosts_sh("down", "--name", prefix)
+    port, reservation = reserve_port()
+    with reservation:
+        return run(tasks, per_host, command, None, late,
+                   "127.0.0.1:%d" % port)
+
+
+def run(tasks, per_host, command, prefix, late, rendezvous=None):
+    if prefix:
+        address = hosts_sh("addr", "0", "1", "--name", prefix,
+                           capture_output=True, text=True).stdout.strip()
         # In namespaces of their own no other process holds the port.
         rendezvous = address + ":29500"
-    else:
-        rendezvous = "127.0.0.1:%d" % free_port()
     words = [w.replace("{rendezvous}", rendezvous) for w in command]
 
     def wrap(host):
@@ -71,7 +90,7 @@ def main(argv):
 
     job = str(os.getpid())
     order = list(range(1, tasks)) + [0] if late else range(tasks)
-    procs = {}
+    procs = RUNNING
     for rank in order:
         if rank == 0 and late:
             time.sleep(late)
@@ -92,6 +111,17 @@ def main(argv):
     return status
 
 
+# The tasks started so far, by rank.
+RUNNING = {}
+
+
+def terminate(*_):
+    for proc in RUNNING.values():
+        if proc.poll() is None:
+            proc.terminate()
+    sys.exit(143)
+
+
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, terminate)
     sys.exit(main(sys.argv[1:]))

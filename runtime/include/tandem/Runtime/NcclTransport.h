@@ -37,11 +37,12 @@ public:
   /// Joins communicator `id` as `rank` of `ranks` on `device` (whose memory
   /// the payloads are in), waiting at most `timeoutSeconds` for every rank
   /// to join; nullptr with `error` naming the rank and what failed. Call
-  /// on the thread that runs the rank.
+  /// on the thread that runs the rank. `peerCheck`: as watchPeers, from the
+  /// start.
   static std::unique_ptr<NcclTransport>
   create(const NcclLibrary &nccl, Device &device, const NcclUniqueId &id,
-         int64_t rank, int64_t ranks, double timeoutSeconds,
-         std::string &error);
+         int64_t rank, int64_t ranks, double timeoutSeconds, std::string &error,
+         std::function<std::string()> peerCheck = nullptr);
   /// Finalizes and destroys the communicator (an aborted one is gone).
   ~NcclTransport() override;
 

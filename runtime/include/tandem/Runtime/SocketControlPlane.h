@@ -74,8 +74,9 @@ public:
                                   int64_t root) override;
   void broadcast(void *data, size_t size, int64_t root) override;
   [[noreturn]] void abortJob(const std::string &message) override;
-  /// A connection the peer has shut: the hub sees any rank's, a rank the
-  /// hub's.
+  /// A connection the peer has shut with nothing left unread (a rank that
+  /// ends normally has sent its last message first): the hub sees any
+  /// rank's, a rank the hub's.
   std::string peerEnded() override;
 
 private:
@@ -84,7 +85,9 @@ private:
   /// rank's connection to the hub when `peer` is 0); ends the job when the
   /// connection fails.
   void send(int64_t peer, const std::string &bytes);
-  std::string receive(int64_t peer);
+  /// On the hub, `watchFrom` > 0: while it waits for `peer`, a rank from
+  /// `watchFrom` on whose process ends without a word ends the job too.
+  std::string receive(int64_t peer, int64_t watchFrom = 0);
   /// On the hub every rank's `bytes` in rank order; elsewhere sends them
   /// to the hub and returns nothing.
   std::vector<std::string> collect(const std::string &bytes);
