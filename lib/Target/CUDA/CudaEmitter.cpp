@@ -1936,22 +1936,32 @@ void FunctionEmitter::emitEmbedding(Operation *op) {
   launchElements(addKernel(fillText), vocab,
                  {list, counts, pointers.lookup(ids)});
   int64_t count = vocab * dim;
+  // A gradient summed over microbatches adds each element to its sum
+  // itself (summedInPlace): no V x C scratch and no accumulating launch,
+  // the same bits.
+  bool sums = summedInPlace.count(result);
   std::string sumText =
       "(TK_KERNEL_ARGS " + storageOf(result).str() +
       " *__restrict__ o0, const " + storageOf(cotangent).str() +
       " *__restrict__ i0, const int64_t *__restrict__ i1, const int64_t "
-      "*__restrict__ i2) {\n  // nn.embedding_grad: each id's rows summed\n"
-      "  TK_PHASE\n" +
+      "*__restrict__ i2" +
+      (sums ? ", const tk_sum tk_s" : "") +
+      ") {\n  // nn.embedding_grad: each id's rows summed" +
+      (sums ? " into the gradient's sum" : "") + "\n  TK_PHASE\n" +
       gridStrideLoop("i", count) + "    const int64_t v = i / " +
       std::to_string(dim) + ", d = i % " + std::to_string(dim) +
       ";\n    float tk_acc = 0.0f;\n"
       "    for (int64_t k = i1[v]; k < i1[v + 1]; ++k)\n"
       "      tk_acc = tk_acc + tk_load(i0, i2[k] * " +
-      std::to_string(dim) +
-      " + d);\n    tk_store(o0, i, tk_acc);\n  }\n  TK_END_PHASE\n}\n";
-  launchElements(
-      addKernel(sumText), count,
-      {outputBuffer(result), pointers.lookup(cotangent), counts, list});
+      std::to_string(dim) + " + d);\n    " +
+      (sums ? "tk_store(o0, i, tk_summed(tk_s, o0 + i, tk_acc));"
+            : "tk_store(o0, i, tk_acc);") +
+      "\n  }\n  TK_END_PHASE\n}\n";
+  llvm::SmallVector<std::string, 5> args = {
+      outputBuffer(result), pointers.lookup(cotangent), counts, list};
+  if (sums)
+    args.push_back("TK_SUM");
+  launchElements(addKernel(sumText), count, args);
 }
 
 void FunctionEmitter::emitAxisSoftmax(Operation *op, int64_t axis) {
@@ -2376,11 +2386,14 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
   // or not) adds into it itself (beta = 1); anything else is
   // computed into scratch and added at the end (TK_OP_ACCUMULATE), unless
   // its kernel writes each of its elements once and can add it to the sum
-  // itself (summedInPlace): an output of an elementwise kernel, or of a
+  // itself (summedInPlace): an output of an elementwise kernel, of a
   // reduction over columns (a thread per output, or the pass over the
-  // partials that finishes each output).
+  // partials that finishes each output), or an embedding's gradient (a
+  // thread per element sums its id's rows).
   auto writesOnce = [&](Value value) {
     Operation *def = value.getDefiningOp();
+    if (isa_and_nonnull<nn::EmbeddingGradOp>(def))
+      return true;
     auto member = def ? kernelOf.find(def) : kernelOf.end();
     if (member == kernelOf.end())
       return false;
