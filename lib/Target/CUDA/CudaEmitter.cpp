@@ -1218,6 +1218,11 @@ void FunctionEmitter::launchElements(const std::string &name, int64_t count,
 void FunctionEmitter::launch(const std::string &name, int64_t grid,
                              llvm::ArrayRef<std::string> operands,
                              int64_t block) {
+  // No blocks, no work (a tensor with a zero extent): a GPU refuses a
+  // launch of zero blocks (cudaErrorInvalidConfiguration) where the
+  // emulation's loop over blocks would just do nothing.
+  if (grid <= 0)
+    return;
   std::string line = "TK_OP_LAUNCH, " + name + "_id, " + std::to_string(grid) +
                      ", " + std::to_string(block);
   for (const std::string &operand : operands)

@@ -6,7 +6,8 @@
 // compilers: nvcc builds it for the GPU, and the host compiler builds it for
 // the emulation that runs every kernel on the CPU (--cuda-emulate,
 // docs/cuda-backend.md). The macro layer below is the only place the two
-// differ; the arithmetic is written once and gives the same bits on both.
+// differ; the arithmetic is written once and gives the same bits on both
+// (but for a NaN's payload: docs/cuda-backend.md, "Numerics").
 //
 //===----------------------------------------------------------------------===//
 
