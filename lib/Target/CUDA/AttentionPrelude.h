@@ -26,11 +26,16 @@
 //
 // The backward kernels read their own rows (q and dy per query, k and v per
 // key) for every row of the other side. They copy them once into the row
-// cache in shared memory (element d of thread t's row at d·blockDim + t,
-// so a warp's loads of element d are 32 adjacent words); only the thread
+// cache in shared memory (in chunks of V elements, 16 bytes when a row is
+// a whole number of them: chunk c of thread t's row at (c·blockDim + t)·V,
+// so a warp's loads of chunk c are 32 adjacent chunks); only the thread
 // that wrote a row reads it. Tiles are read by every thread at the same
-// address (broadcasts). The shapes of both are template arguments the
-// emitter picks to fit 48 KiB of static shared memory.
+// address (broadcasts). Tile rows and cached rows are read a chunk at a
+// time, one 16-byte load instead of V scalar ones: the multiply-adds
+// then wait on a quarter (f32) or an eighth (bf16, f16) of the
+// shared-memory loads, in the same order, so the same bits. The shapes of
+// both are template arguments the emitter picks to fit 48 KiB of static
+// shared memory.
 //
 // Phases (KernelPrelude.h) end with barriers: a tile is loaded in one
 // phase and used in the next, so on the host, where a phase runs the
@@ -124,39 +129,124 @@ TK_HD int64_t tk_attention_at(const tk_attention_layout &l, int64_t t,
   return l.offset + b * l.batch + t * l.row + h * hd;
 }
 
-// Element d of a row: in memory or a tile (stride 1) or in the row cache
-// (stride blockDim), widened to f32 exactly.
-template <typename T> struct tk_row {
-  const T *p;
-  int64_t stride;
-  TK_HD float operator[](int64_t d) const { return tk_load(p, d * stride); }
+// 16 bytes: what one vector load moves.
+#ifdef __CUDACC__
+typedef uint4 tk_chunk;
+#else
+struct alignas(16) tk_chunk {
+  uint32_t w[4];
 };
+#endif
+
+// The elements of a row of HD that the kernels read as one chunk: 16
+// bytes' worth when the row is a whole number of chunks (then every tile
+// row and every chunk of the row cache starts 16-byte aligned, since
+// TK_SHARED aligns the arrays), else 1.
+template <int HD, typename T> struct tk_attention_width {
+  static constexpr int value =
+      HD % (16 / sizeof(T)) == 0 ? int(16 / sizeof(T)) : 1;
+};
+
+// A row in chunks of V elements: element d at p[(d / V)·chunk + d % V].
+// A row in memory or a tile is contiguous (chunk = V); the row cache
+// interleaves its threads' chunks (chunk = V·blockDim). An `aligned` row
+// (a tile's or the cache's, in shared memory) with V > 1 reads a chunk as
+// one 16-byte load; a row in memory (a piece of a wider buffer, at any
+// offset) element by element. Values are widened to f32 exactly.
+template <typename T, int V> struct tk_row {
+  const T *p;
+  int64_t chunk;
+  bool aligned;
+  TK_HD float operator[](int64_t d) const {
+    return tk_load(p, (d / V) * chunk + d % V);
+  }
+  // Chunk c's V values.
+  TK_HD void load(int64_t c, float *out) const {
+    if (V > 1 && aligned) {
+      static_assert(V == 1 || V * sizeof(T) == sizeof(tk_chunk),
+                    "a chunk is 16 bytes");
+      T values[V];
+#ifdef __CUDACC__
+      tk_chunk bits = *reinterpret_cast<const tk_chunk *>(p + c * chunk);
+      memcpy(values, &bits, sizeof values);
+#else
+      memcpy(values, p + c * chunk, sizeof values);
+#endif
+      for (int e = 0; e < V; ++e)
+        out[e] = tk_load(values, e);
+      return;
+    }
+    for (int e = 0; e < V; ++e)
+      out[e] = (*this)[c * V + e];
+  }
+};
+
+// A row of HD that a tile holds at `p` (contiguous, aligned).
+template <int HD, typename T>
+TK_HD tk_row<T, tk_attention_width<HD, T>::value>
+tk_attention_tile_row(const T *p) {
+  return {p, tk_attention_width<HD, T>::value, true};
+}
 
 // A thread's own row `row` of `src` (HD elements) as the kernel reads it:
 // from slot `slot` of the thread's row cache when the kernel has one
-// (`cache`; element d of thread t at (slot·HD + d)·threads + t), else from
-// memory. With `fill`, the row is first copied into the cache.
+// (`cache`; chunk c of thread t at slot·HD·threads + (c·threads + t)·V),
+// else from memory. With `fill`, the row is first copied into the cache.
 template <int HD, typename T>
-TK_HD tk_row<T> tk_attention_own(const T *src, int64_t row, T *cache, int slot,
-                                 int64_t thread, int64_t threads,
-                                 bool fill = false) {
+TK_HD tk_row<T, tk_attention_width<HD, T>::value>
+tk_attention_own(const T *src, int64_t row, T *cache, int slot, int64_t thread,
+                 int64_t threads, bool fill = false) {
+  constexpr int V = tk_attention_width<HD, T>::value;
   if (!cache)
-    return {src + row, 1};
-  T *dst = cache + (int64_t)slot * HD * threads + thread;
+    return {src + row, V, false};
+  T *dst = cache + (int64_t)slot * HD * threads + thread * V;
   for (int d = 0; fill && d < HD; ++d)
-    dst[d * threads] = src[row + d];
-  return {dst, threads};
+    dst[(d / V) * threads * V + d % V] = src[row + d];
+  return {dst, threads * V, true};
 }
 
-// The chain q·k over HD elements in increasing index, one fma each.
-template <int HD, typename T>
-TK_HD float tk_attention_dot(const tk_row<T> &a, const tk_row<T> &b) {
+// The chain a·b over HD elements in increasing index, one fma each.
+template <int HD, typename T, int V>
+TK_HD float tk_attention_dot(const tk_row<T, V> &a, const tk_row<T, V> &b) {
   float dot = 0.0f;
-  // Unrolled fully, the loads of all HD pairs are hoisted into registers.
   TK_UNROLL(4)
-  for (int d = 0; d < HD; ++d)
-    dot = tk_fma(a[d], b[d], dot);
+  for (int c = 0; c < HD / V; ++c) {
+    float x[V], y[V];
+    a.load(c, x);
+    b.load(c, y);
+    for (int e = 0; e < V; ++e)
+      dot = tk_fma(x[e], y[e], dot);
+  }
   return dot;
+}
+
+// The same chain with a row the thread holds in registers (unrolled
+// fully, so that the row's index is a constant and the row stays in
+// registers).
+template <int HD, typename T, int V>
+TK_HD float tk_attention_dot(const float *a, const tk_row<T, V> &b) {
+  float dot = 0.0f;
+  TK_UNROLL(HD / V)
+  for (int c = 0; c < HD / V; ++c) {
+    float y[V];
+    b.load(c, y);
+    for (int e = 0; e < V; ++e)
+      dot = tk_fma(a[c * V + e], y[e], dot);
+  }
+  return dot;
+}
+
+// acc[d] += a·x[d] over the row, one fma each (unrolled fully: `acc` is
+// in registers).
+template <int HD, typename T, int V>
+TK_HD void tk_attention_axpy(float a, const tk_row<T, V> &x, float *acc) {
+  TK_UNROLL(HD / V)
+  for (int c = 0; c < HD / V; ++c) {
+    float y[V];
+    x.load(c, y);
+    for (int e = 0; e < V; ++e)
+      acc[c * V + e] = tk_fma(a, y[e], acc[c * V + e]);
+  }
 }
 
 // The rows a block of R rows takes: block g of head (b, h) is rows
@@ -246,10 +336,9 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       int64_t visible = s.causal ? i + 1 - k0 : n;
       int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
       for (int64_t j = 0; j < end; ++j) {
-        float dot = 0.0f;
-        for (int d = 0; d < HD; ++d)
-          dot = tk_fma(TK_ROW(qi)[d], tk_load(kt, j * HD + d), dot);
-        float score = dot * s.scale;
+        float score = tk_attention_dot<HD>(
+                          TK_ROW(qi), tk_attention_tile_row<HD>(kt + j * HD)) *
+                      s.scale;
         if (score > TK_AT(rowMax)) {
           // Everything so far was weighted by e^{-max}: move it to e^{-score}.
           float c = tk_exp(TK_AT(rowMax) - score);
@@ -260,8 +349,8 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
         }
         float p = tk_exp(score - TK_AT(rowMax));
         TK_AT(sum) += p;
-        for (int d = 0; d < HD; ++d)
-          TK_ROW(acc)[d] = tk_fma(p, tk_load(vt, j * HD + d), TK_ROW(acc)[d]);
+        tk_attention_axpy<HD>(p, tk_attention_tile_row<HD>(vt + j * HD),
+                              TK_ROW(acc));
       }
       TK_END_PHASE
     }
@@ -332,10 +421,11 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
         int64_t i = at.first + TK_THREAD;
         int64_t visible = s.causal ? i + 1 - k0 : n;
         int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
-        tk_row<T> qi = own(0, TK_THREAD, false);
-        tk_row<T> dyi = own(1, TK_THREAD, false);
+        auto qi = own(0, TK_THREAD, false);
+        auto dyi = own(1, TK_THREAD, false);
         for (int64_t j = 0; j < end; ++j) {
-          tk_row<T> kj = {kt + j * HD, 1}, vj = {vt + j * HD, 1};
+          auto kj = tk_attention_tile_row<HD>(kt + j * HD);
+          auto vj = tk_attention_tile_row<HD>(vt + j * HD);
           float score = tk_attention_dot<HD>(qi, kj) * s.scale;
           if (pass == 0) {
             TK_AT(rowMax) = tk_op_max::apply(TK_AT(rowMax), score);
@@ -352,8 +442,7 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
             continue;
           }
           float ds = p * (dp - TK_AT(rowDot)) * s.scale;
-          for (int d = 0; d < HD; ++d)
-            TK_ROW(acc)[d] = tk_fma(ds, kj[d], TK_ROW(acc)[d]);
+          tk_attention_axpy<HD>(ds, kj, TK_ROW(acc));
         }
         TK_END_PHASE
       }
@@ -423,22 +512,21 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
         TK_PHASE
         int64_t j = at.first + TK_THREAD;
         if (j < s.tk) {
-          tk_row<T> kj = own(0, TK_THREAD, false);
-          tk_row<T> vj = KEYS ? own(1, TK_THREAD, false) : kj;
+          auto kj = own(0, TK_THREAD, false);
+          auto vj = KEYS ? own(1, TK_THREAD, false) : kj;
           int64_t from = s.causal && j > q0 ? j - q0 : 0;
           for (int64_t ii = from; ii < n; ++ii) {
-            tk_row<T> qi = {qt + ii * HD, 1}, dyi = {dyt + ii * HD, 1};
+            auto qi = tk_attention_tile_row<HD>(qt + ii * HD);
+            auto dyi = tk_attention_tile_row<HD>(dyt + ii * HD);
             float p =
                 tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - st[3 * ii]) /
                 st[3 * ii + 1];
             if (KEYS) {
               float dp = tk_attention_dot<HD>(dyi, vj);
               float ds = p * (dp - st[3 * ii + 2]) * s.scale;
-              for (int d = 0; d < HD; ++d)
-                TK_ROW(acc)[d] = tk_fma(ds, qi[d], TK_ROW(acc)[d]);
+              tk_attention_axpy<HD>(ds, qi, TK_ROW(acc));
             } else {
-              for (int d = 0; d < HD; ++d)
-                TK_ROW(acc)[d] = tk_fma(p, dyi[d], TK_ROW(acc)[d]);
+              tk_attention_axpy<HD>(p, dyi, TK_ROW(acc));
             }
           }
         }

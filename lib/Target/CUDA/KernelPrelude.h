@@ -45,7 +45,9 @@
 // A value each thread keeps across barriers, and block-shared memory.
 #define TK_LOCAL(type, name) type name
 #define TK_AT(name) name
-#define TK_SHARED(type, name, n) __shared__ type name[n]
+// 16-byte aligned, so that rows of 16 bytes' multiple are read a chunk
+// (one vector load) at a time (AttentionPrelude.h).
+#define TK_SHARED(type, name, n) __shared__ __align__(16) type name[n]
 // Every lane ends with Op over its warp's 32 values, combined by the
 // butterfly of __shfl_xor_sync (offsets 16, 8, 4, 2, 1). Between phases,
 // with every thread of the block present.
@@ -73,7 +75,7 @@ struct tk_launch {
 // One slot per thread of the block (at most 256, the launch bound).
 #define TK_LOCAL(type, name) type name[256]
 #define TK_AT(name) name[tk_t]
-#define TK_SHARED(type, name, n) type name[n]
+#define TK_SHARED(type, name, n) alignas(16) type name[n]
 // The GPU's butterfly replayed: at each offset every lane combines its value
 // with its partner's from before the step, own value first.
 #define TK_WARP_REDUCE(name, Op) tk_warp_reduce<Op>(name, tk_l.blockDim)
