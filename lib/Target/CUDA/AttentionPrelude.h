@@ -236,6 +236,71 @@ TK_HD float tk_attention_dot(const float *a, const tk_row<T, V> &b) {
   return dot;
 }
 
+// Whether rows of HD go two at a time (tk_attention_dot2): up to 128, the
+// registers of the second chain fit; at 256 (f32, no row cache) the
+// kernels spill already, and interleaving spilled more.
+template <int HD> struct tk_attention_pairs {
+  static constexpr bool value = HD <= 128;
+};
+
+// a·b0 into out[0] and, with `two`, a·b1 into out[1], each the chain
+// tk_attention_dot computes: the same bits. With tk_attention_pairs the two
+// chains run interleaved, two independent multiply-adds in flight instead
+// of one that waits for the one before (a chain of HD dependent fmas is
+// latency, not throughput, with the few warps these blocks leave a
+// multiprocessor), and a's chunks loaded once for both; else one after the
+// other.
+template <int HD, typename T, int V>
+TK_HD void tk_attention_dot2(const tk_row<T, V> &a, const tk_row<T, V> &b0,
+                             const tk_row<T, V> &b1, bool two, float *out) {
+  if (!tk_attention_pairs<HD>::value || !two) {
+    out[0] = tk_attention_dot<HD>(a, b0);
+    if (two)
+      out[1] = tk_attention_dot<HD>(a, b1);
+    return;
+  }
+  float dot0 = 0.0f, dot1 = 0.0f;
+  TK_UNROLL(4)
+  for (int c = 0; c < HD / V; ++c) {
+    float x[V], y0[V], y1[V];
+    a.load(c, x);
+    b0.load(c, y0);
+    b1.load(c, y1);
+    for (int e = 0; e < V; ++e) {
+      dot0 = tk_fma(x[e], y0[e], dot0);
+      dot1 = tk_fma(x[e], y1[e], dot1);
+    }
+  }
+  out[0] = dot0;
+  out[1] = dot1;
+}
+
+// The same with a row the thread holds in registers (unrolled fully, so
+// that the row's index is a constant and the row stays in registers).
+template <int HD, typename T, int V>
+TK_HD void tk_attention_dot2(const float *a, const tk_row<T, V> &b0,
+                             const tk_row<T, V> &b1, bool two, float *out) {
+  if (!tk_attention_pairs<HD>::value || !two) {
+    out[0] = tk_attention_dot<HD>(a, b0);
+    if (two)
+      out[1] = tk_attention_dot<HD>(a, b1);
+    return;
+  }
+  float dot0 = 0.0f, dot1 = 0.0f;
+  TK_UNROLL(HD / V)
+  for (int c = 0; c < HD / V; ++c) {
+    float y0[V], y1[V];
+    b0.load(c, y0);
+    b1.load(c, y1);
+    for (int e = 0; e < V; ++e) {
+      dot0 = tk_fma(a[c * V + e], y0[e], dot0);
+      dot1 = tk_fma(a[c * V + e], y1[e], dot1);
+    }
+  }
+  out[0] = dot0;
+  out[1] = dot1;
+}
+
 // acc[d] += a·x[d] over the row, one fma each (unrolled fully: `acc` is
 // in registers).
 template <int HD, typename T, int V>
@@ -335,22 +400,36 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       int64_t i = at.first + TK_THREAD;
       int64_t visible = s.causal ? i + 1 - k0 : n;
       int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
-      for (int64_t j = 0; j < end; ++j) {
-        float score = tk_attention_dot<HD>(
-                          TK_ROW(qi), tk_attention_tile_row<HD>(kt + j * HD)) *
-                      s.scale;
-        if (score > TK_AT(rowMax)) {
-          // Everything so far was weighted by e^{-max}: move it to e^{-score}.
-          float c = tk_exp(TK_AT(rowMax) - score);
-          TK_AT(sum) *= c;
-          for (int d = 0; d < HD; ++d)
-            TK_ROW(acc)[d] *= c;
-          TK_AT(rowMax) = score;
+      // Keys in pairs: both scores at once (tk_attention_dot2), then each
+      // key's update in order. An odd last key pairs with itself.
+      constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
+      for (int64_t j = 0; j < end; j += P) {
+        int64_t next = P == 2 && j + 1 < end ? j + 1 : j;
+        float dots[2];
+        tk_attention_dot2<HD>(
+            TK_ROW(qi), tk_attention_tile_row<HD>(kt + j * HD),
+            tk_attention_tile_row<HD>(kt + next * HD), next != j, dots);
+        TK_UNROLL(P)
+        for (int w = 0; w < P; ++w) {
+          if (w == 1 && next == j)
+            break;
+          int64_t u = j + w;
+          float score = dots[w] * s.scale;
+          if (score > TK_AT(rowMax)) {
+            // Everything so far was weighted by e^{-max}: move it to
+            // e^{-score}.
+            float c = tk_exp(TK_AT(rowMax) - score);
+            TK_AT(sum) *= c;
+            TK_UNROLL(HD)
+            for (int d = 0; d < HD; ++d)
+              TK_ROW(acc)[d] *= c;
+            TK_AT(rowMax) = score;
+          }
+          float p = tk_exp(score - TK_AT(rowMax));
+          TK_AT(sum) += p;
+          tk_attention_axpy<HD>(p, tk_attention_tile_row<HD>(vt + u * HD),
+                                TK_ROW(acc));
         }
-        float p = tk_exp(score - TK_AT(rowMax));
-        TK_AT(sum) += p;
-        tk_attention_axpy<HD>(p, tk_attention_tile_row<HD>(vt + j * HD),
-                              TK_ROW(acc));
       }
       TK_END_PHASE
     }
@@ -423,26 +502,44 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
         int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
         auto qi = own(0, TK_THREAD, false);
         auto dyi = own(1, TK_THREAD, false);
-        for (int64_t j = 0; j < end; ++j) {
-          auto kj = tk_attention_tile_row<HD>(kt + j * HD);
-          auto vj = tk_attention_tile_row<HD>(vt + j * HD);
-          float score = tk_attention_dot<HD>(qi, kj) * s.scale;
-          if (pass == 0) {
-            TK_AT(rowMax) = tk_op_max::apply(TK_AT(rowMax), score);
-            continue;
+        // Keys in pairs: both keys' dot products at once
+        // (tk_attention_dot2), then each key's step in order. An odd last
+        // key pairs with itself.
+        constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
+        for (int64_t j = 0; j < end; j += P) {
+          int64_t next = P == 2 && j + 1 < end ? j + 1 : j;
+          float scores[2], dps[2];
+          tk_attention_dot2<HD>(qi, tk_attention_tile_row<HD>(kt + j * HD),
+                                tk_attention_tile_row<HD>(kt + next * HD),
+                                next != j, scores);
+          if (pass >= 2)
+            tk_attention_dot2<HD>(dyi, tk_attention_tile_row<HD>(vt + j * HD),
+                                  tk_attention_tile_row<HD>(vt + next * HD),
+                                  next != j, dps);
+          TK_UNROLL(P)
+          for (int w = 0; w < P; ++w) {
+            if (w == 1 && next == j)
+              break;
+            int64_t u = j + w;
+            float score = scores[w] * s.scale;
+            if (pass == 0) {
+              TK_AT(rowMax) = tk_op_max::apply(TK_AT(rowMax), score);
+              continue;
+            }
+            if (pass == 1) {
+              TK_AT(sum) += tk_exp(score - TK_AT(rowMax));
+              continue;
+            }
+            float p = tk_exp(score - TK_AT(rowMax)) / TK_AT(sum);
+            float dp = dps[w];
+            if (pass == 2) {
+              TK_AT(rowDot) = tk_fma(p, dp, TK_AT(rowDot));
+              continue;
+            }
+            float ds = p * (dp - TK_AT(rowDot)) * s.scale;
+            tk_attention_axpy<HD>(ds, tk_attention_tile_row<HD>(kt + u * HD),
+                                  TK_ROW(acc));
           }
-          if (pass == 1) {
-            TK_AT(sum) += tk_exp(score - TK_AT(rowMax));
-            continue;
-          }
-          float p = tk_exp(score - TK_AT(rowMax)) / TK_AT(sum);
-          float dp = tk_attention_dot<HD>(dyi, vj);
-          if (pass == 2) {
-            TK_AT(rowDot) = tk_fma(p, dp, TK_AT(rowDot));
-            continue;
-          }
-          float ds = p * (dp - TK_AT(rowDot)) * s.scale;
-          tk_attention_axpy<HD>(ds, kj, TK_ROW(acc));
         }
         TK_END_PHASE
       }
@@ -515,18 +612,35 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
           auto kj = own(0, TK_THREAD, false);
           auto vj = KEYS ? own(1, TK_THREAD, false) : kj;
           int64_t from = s.causal && j > q0 ? j - q0 : 0;
-          for (int64_t ii = from; ii < n; ++ii) {
-            auto qi = tk_attention_tile_row<HD>(qt + ii * HD);
-            auto dyi = tk_attention_tile_row<HD>(dyt + ii * HD);
-            float p =
-                tk_exp(tk_attention_dot<HD>(qi, kj) * s.scale - st[3 * ii]) /
-                st[3 * ii + 1];
-            if (KEYS) {
-              float dp = tk_attention_dot<HD>(dyi, vj);
-              float ds = p * (dp - st[3 * ii + 2]) * s.scale;
-              tk_attention_axpy<HD>(ds, qi, TK_ROW(acc));
-            } else {
-              tk_attention_axpy<HD>(p, dyi, TK_ROW(acc));
+          // Queries in pairs: both queries' dot products at once
+          // (tk_attention_dot2; a product's operands commute exactly in an
+          // fma), then each query's step in order. An odd last query pairs
+          // with itself.
+          constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
+          for (int64_t ii = from; ii < n; ii += P) {
+            int64_t next = P == 2 && ii + 1 < n ? ii + 1 : ii;
+            float dots[2], dps[2];
+            tk_attention_dot2<HD>(kj, tk_attention_tile_row<HD>(qt + ii * HD),
+                                  tk_attention_tile_row<HD>(qt + next * HD),
+                                  next != ii, dots);
+            if (KEYS)
+              tk_attention_dot2<HD>(
+                  vj, tk_attention_tile_row<HD>(dyt + ii * HD),
+                  tk_attention_tile_row<HD>(dyt + next * HD), next != ii, dps);
+            TK_UNROLL(P)
+            for (int w = 0; w < P; ++w) {
+              if (w == 1 && next == ii)
+                break;
+              int64_t u = ii + w;
+              float p = tk_exp(dots[w] * s.scale - st[3 * u]) / st[3 * u + 1];
+              if (KEYS) {
+                float ds = p * (dps[w] - st[3 * u + 2]) * s.scale;
+                tk_attention_axpy<HD>(
+                    ds, tk_attention_tile_row<HD>(qt + u * HD), TK_ROW(acc));
+              } else {
+                tk_attention_axpy<HD>(
+                    p, tk_attention_tile_row<HD>(dyt + u * HD), TK_ROW(acc));
+              }
             }
           }
         }
