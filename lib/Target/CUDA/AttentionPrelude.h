@@ -236,11 +236,13 @@ TK_HD float tk_attention_dot(const float *a, const tk_row<T, V> &b) {
   return dot;
 }
 
-// Whether rows of HD go two at a time (tk_attention_dot2): up to 128, the
-// registers of the second chain fit; at 256 (f32, no row cache) the
-// kernels spill already, and interleaving spilled more.
+// Whether rows of HD go two at a time (tk_attention_dot2): up to 64, the
+// registers of the second chain fit (gpt2-124m's heads: no spills). At 128
+// the forward kernel's query and output rows alone are 256 values, it
+// spills already, and pairs spilled more (188 bytes against 104, f32);
+// at 256 (f32, no row cache) every kernel does.
 template <int HD> struct tk_attention_pairs {
-  static constexpr bool value = HD <= 128;
+  static constexpr bool value = HD <= 64;
 };
 
 // a·b0 into out[0] and, with `two`, a·b1 into out[1], each the chain
