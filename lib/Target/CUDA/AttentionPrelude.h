@@ -205,36 +205,14 @@ tk_attention_own(const T *src, int64_t row, T *cache, int slot, int64_t thread,
   return {dst, threads * V, true};
 }
 
-// The chain a·b over HD elements in increasing index, one fma each.
-template <int HD, typename T, int V>
-TK_HD float tk_attention_dot(const tk_row<T, V> &a, const tk_row<T, V> &b) {
-  float dot = 0.0f;
-  TK_UNROLL(4)
-  for (int c = 0; c < HD / V; ++c) {
-    float x[V], y[V];
-    a.load(c, x);
-    b.load(c, y);
+// A row the thread holds in registers, read in chunks as a tk_row is.
+template <int V> struct tk_reg_row {
+  const float *p;
+  TK_HD void load(int64_t c, float *out) const {
     for (int e = 0; e < V; ++e)
-      dot = tk_fma(x[e], y[e], dot);
+      out[e] = p[c * V + e];
   }
-  return dot;
-}
-
-// The same chain with a row the thread holds in registers (unrolled
-// fully, so that the row's index is a constant and the row stays in
-// registers).
-template <int HD, typename T, int V>
-TK_HD float tk_attention_dot(const float *a, const tk_row<T, V> &b) {
-  float dot = 0.0f;
-  TK_UNROLL(HD / V)
-  for (int c = 0; c < HD / V; ++c) {
-    float y[V];
-    b.load(c, y);
-    for (int e = 0; e < V; ++e)
-      dot = tk_fma(a[c * V + e], y[e], dot);
-  }
-  return dot;
-}
+};
 
 // Whether rows of HD go two at a time (tk_attention_dot2): up to 64, the
 // registers of the second chain fit (gpt2-124m's heads: no spills). At 128
@@ -245,24 +223,42 @@ template <int HD> struct tk_attention_pairs {
   static constexpr bool value = HD <= 64;
 };
 
+// The chain a·b over HD elements in increasing index, one fma each, its
+// chunk loop unrolled U times: fully (U = HD / V) when `a` is a row in
+// registers, so that the row's index is a constant and the row stays in
+// registers; 4 otherwise, which keeps the kernels off the register limit.
+template <int HD, int U, typename A, typename T, int V>
+TK_HD float tk_attention_chain(const A &a, const tk_row<T, V> &b) {
+  float dot = 0.0f;
+  TK_UNROLL(U)
+  for (int c = 0; c < HD / V; ++c) {
+    float x[V], y[V];
+    a.load(c, x);
+    b.load(c, y);
+    for (int e = 0; e < V; ++e)
+      dot = tk_fma(x[e], y[e], dot);
+  }
+  return dot;
+}
+
 // a·b0 into out[0] and, with `two`, a·b1 into out[1], each the chain
-// tk_attention_dot computes: the same bits. With tk_attention_pairs the two
-// chains run interleaved, two independent multiply-adds in flight instead
-// of one that waits for the one before (a chain of HD dependent fmas is
-// latency, not throughput, with the few warps these blocks leave a
+// tk_attention_chain computes: the same bits. With tk_attention_pairs the
+// two chains run interleaved, two independent multiply-adds in flight
+// instead of one that waits for the one before (a chain of HD dependent
+// fmas is latency, not throughput, with the few warps these blocks leave a
 // multiprocessor), and a's chunks loaded once for both; else one after the
 // other.
-template <int HD, typename T, int V>
-TK_HD void tk_attention_dot2(const tk_row<T, V> &a, const tk_row<T, V> &b0,
-                             const tk_row<T, V> &b1, bool two, float *out) {
+template <int HD, int U, typename A, typename T, int V>
+TK_HD void tk_attention_chains(const A &a, const tk_row<T, V> &b0,
+                               const tk_row<T, V> &b1, bool two, float *out) {
   if (!tk_attention_pairs<HD>::value || !two) {
-    out[0] = tk_attention_dot<HD>(a, b0);
+    out[0] = tk_attention_chain<HD, U>(a, b0);
     if (two)
-      out[1] = tk_attention_dot<HD>(a, b1);
+      out[1] = tk_attention_chain<HD, U>(a, b1);
     return;
   }
   float dot0 = 0.0f, dot1 = 0.0f;
-  TK_UNROLL(4)
+  TK_UNROLL(U)
   for (int c = 0; c < HD / V; ++c) {
     float x[V], y0[V], y1[V];
     a.load(c, x);
@@ -277,30 +273,17 @@ TK_HD void tk_attention_dot2(const tk_row<T, V> &a, const tk_row<T, V> &b0,
   out[1] = dot1;
 }
 
-// The same with a row the thread holds in registers (unrolled fully, so
-// that the row's index is a constant and the row stays in registers).
+// tk_attention_chains with `a` a row of shared or global memory, or a row
+// the thread holds in registers.
+template <int HD, typename T, int V>
+TK_HD void tk_attention_dot2(const tk_row<T, V> &a, const tk_row<T, V> &b0,
+                             const tk_row<T, V> &b1, bool two, float *out) {
+  tk_attention_chains<HD, 4>(a, b0, b1, two, out);
+}
 template <int HD, typename T, int V>
 TK_HD void tk_attention_dot2(const float *a, const tk_row<T, V> &b0,
                              const tk_row<T, V> &b1, bool two, float *out) {
-  if (!tk_attention_pairs<HD>::value || !two) {
-    out[0] = tk_attention_dot<HD>(a, b0);
-    if (two)
-      out[1] = tk_attention_dot<HD>(a, b1);
-    return;
-  }
-  float dot0 = 0.0f, dot1 = 0.0f;
-  TK_UNROLL(HD / V)
-  for (int c = 0; c < HD / V; ++c) {
-    float y0[V], y1[V];
-    b0.load(c, y0);
-    b1.load(c, y1);
-    for (int e = 0; e < V; ++e) {
-      dot0 = tk_fma(a[c * V + e], y0[e], dot0);
-      dot1 = tk_fma(a[c * V + e], y1[e], dot1);
-    }
-  }
-  out[0] = dot0;
-  out[1] = dot1;
+  tk_attention_chains<HD, HD / V>(tk_reg_row<V>{a}, b0, b1, two, out);
 }
 
 // acc[d] += a·x[d] over the row, one fma each (unrolled fully: `acc` is
