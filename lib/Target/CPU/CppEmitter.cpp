@@ -188,7 +188,10 @@ LogicalResult FunctionEmitter::assignStorage() {
         if (emitDenseConstant(unit.constants, name, value, type))
           unit.expanders.push_back(name);
       }
-      pointers[constant.getResult()] = "((" + type.str() + " *)" + name + ")";
+      // Through tk_opaque (Prelude.h): GCC miscompiles some copies out of a
+      // constant array whose contents it can see.
+      pointers[constant.getResult()] =
+          "tk_opaque((" + type.str() + " *)" + name + ")";
       continue;
     }
     if (llvm::any_of(groups,

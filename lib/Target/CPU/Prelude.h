@@ -106,6 +106,19 @@ inline double tk_gelu(double x) {
          (1.0 + tandem_math::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 inline double tk_silu(double x) { return x / (1.0 + tandem_math::exp(-x)); }
+// A constant array's address, which the optimizer cannot see through: the
+// array's bytes are then read from memory. GCC 12 miscompiles a copy of a
+// fixed size out of a constant array, which it expands into vector stores
+// of the array's contents, under the tuning of recent Intel cores
+// (-mtune=icelake-server, sapphirerapids or rocketlake, which -march=native
+// picks on such machines): a 32-byte piece whose first 16 bytes repeat one
+// value is stored as that value repeated (a causal mask's row [1 1 1 1 0 0
+// 0 0] became eight ones). Every read of a tk_const array goes through
+// this (CppEmitter.cpp).
+template <typename T> inline T *tk_opaque(T *p) {
+  asm("" : "+r"(p));
+  return p;
+}
 template <typename T> inline T tk_maximum(T a, T b) {
   return std::isnan(a) || std::isnan(b) ? (T)NAN : (a < b ? b : a);
 }

@@ -127,14 +127,16 @@ const tandem::cpu::EmittedFunction *Compiled::find(llvm::StringRef name) const {
 }
 
 llvm::Expected<Compiled> tandem::cpu::testing::emitAndCompile(
-    llvm::ArrayRef<mlir::Operation *> functions, const EmitOptions &options) {
+    llvm::ArrayRef<mlir::Operation *> functions, const EmitOptions &options,
+    const CompileOptions &compile) {
   if (functions.empty())
     return llvm::createStringError("nothing to emit");
   DiagnosticCollector diagnostics(*functions.front()->getContext());
   mlir::FailureOr<EmitResult> emitted = emitCpp(functions, options);
   if (mlir::failed(emitted))
     return llvm::createStringError("emission failed:\n" + diagnostics.text);
-  llvm::Expected<CompiledLibrary> library = compileSource(emitted->source, {});
+  llvm::Expected<CompiledLibrary> library =
+      compileSource(emitted->source, compile);
   if (!library)
     return library.takeError();
   llvm::Expected<std::unique_ptr<Library>> loaded =

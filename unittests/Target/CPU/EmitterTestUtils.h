@@ -5,6 +5,7 @@
 #define TANDEM_UNITTESTS_TARGET_CPU_EMITTERTESTUTILS_H
 
 #include "tandem/Eval/Interpreter.h"
+#include "tandem/Target/CPU/Compiler.h"
 #include "tandem/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -50,10 +51,12 @@ struct Compiled {
 };
 
 /// Emits `functions` as one translation unit, compiles and loads it.
-/// Emitter diagnostics become the error's message.
+/// Emitter diagnostics become the error's message. `compile` chooses the
+/// compiler's target and flags (default: $TANDEM_CPU_ARCH or native).
 llvm::Expected<Compiled>
 emitAndCompile(llvm::ArrayRef<mlir::Operation *> functions,
-               const EmitOptions &options = {});
+               const EmitOptions &options = {},
+               const CompileOptions &compile = {});
 
 /// Calls the compiled `function` on `inputs` (its arguments, then its
 /// parameter slots) and returns its results.

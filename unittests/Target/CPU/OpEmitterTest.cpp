@@ -567,6 +567,47 @@ TEST_F(OpEmitter, OutOfRangeIdsReturnAnErrorCode) {
   EXPECT_EQ(llvm::toString(results.takeError()), "entry point returned 1");
 }
 
+// A constant returned as it is (the library copies it into the result) keeps
+// its bytes under the tuning that GCC 12 miscompiled such copies with
+// (Prelude.h, tk_opaque): rows of a causal mask, where a 32-byte piece
+// whose first half is ones ([1 1 1 1 0 0 0 0]) came out all ones. AVX2
+// instructions with icelake-server's tuning, so any machine of ours runs
+// it; the copy went wrong there before tk_opaque.
+TEST(OpEmitterConstants, ACopiedConstantKeepsItsBytesUnderEveryTuning) {
+  auto context = makeContext();
+  std::string mask;
+  for (int i = 0; i < 8; ++i) {
+    mask += i ? ", [" : "[";
+    for (int j = 0; j < 8; ++j)
+      mask += std::string(j ? ", " : "") + (j <= i ? "1.0" : "0.0");
+    mask += "]";
+  }
+  auto parsed = parseModule(
+      *context, "func.func @mask() -> tensor<8x8xf32> {\n  %c = nn.constant "
+                "dense<[" +
+                    mask +
+                    "]> : tensor<8x8xf32>\n  return %c : tensor<8x8xf32>\n}\n");
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  auto fn = (*parsed)->lookupSymbol<mlir::func::FuncOp>("mask");
+  CompileOptions compile;
+  compile.arch = "x86-64-v3";
+  compile.extraFlags = {"-mtune=icelake-server"};
+  auto compiled = emitAndCompile({fn.getOperation()}, {}, compile);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  const EmittedFunction *info = compiled->find("mask");
+  ASSERT_NE(info, nullptr);
+  auto results = runCompiled(*compiled, *info, {});
+  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 1u);
+  const tandem::eval::Tensor &got = results->front();
+  ASSERT_EQ(got.data.size(), 64u);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      EXPECT_EQ(got.data[i * 8 + j], j <= i ? 1.0 : 0.0)
+          << "row " << i << ", column " << j;
+}
+
 // nn.one_hot reports an id outside its classes as nn.embedding does.
 TEST_F(OpEmitter, OutOfRangeOneHotIdsReturnAnErrorCode) {
   auto fn = module->lookupSymbol<mlir::func::FuncOp>("one_hot");
