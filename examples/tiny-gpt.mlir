@@ -115,224 +115,224 @@ module {
     %9 = nn.param @h.0.attn.c_attn.bias : tensor<96xf32>
     %10 = nn.add %8, %9 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
     %11:3 = nn.split %10 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %12 = nn.attention %11#0, %11#1, %11#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %13 = nn.param @h.0.attn.c_proj.weight : tensor<32x32xf32>
-    %14 = nn.matmul %12, %13 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %15 = nn.param @h.0.attn.c_proj.bias : tensor<32xf32>
-    %16 = nn.add %14, %15 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %17 = nn.add %3, %16 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %18 = nn.param @h.0.ln_2.weight : tensor<32xf32>
-    %19 = nn.param @h.0.ln_2.bias : tensor<32xf32>
-    %20 = nn.layer_norm %17, %18, %19 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %21 = nn.param @h.0.mlp.c_fc.weight : tensor<32x128xf32>
-    %22 = nn.matmul %20, %21 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %23 = nn.param @h.0.mlp.c_fc.bias : tensor<128xf32>
-    %24 = nn.add %22, %23 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %25 = nn.gelu %24 : tensor<8x16x128xf32>
-    %26 = nn.param @h.0.mlp.c_proj.weight : tensor<128x32xf32>
-    %27 = nn.matmul %25, %26 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %28 = nn.param @h.0.mlp.c_proj.bias : tensor<32xf32>
-    %29 = nn.add %27, %28 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %30 = nn.add %17, %29 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %31 = nn.param @h.1.ln_1.weight : tensor<32xf32>
-    %32 = nn.param @h.1.ln_1.bias : tensor<32xf32>
-    %33 = nn.layer_norm %30, %31, %32 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %34 = nn.param @h.1.attn.c_attn.weight : tensor<32x96xf32>
-    %35 = nn.matmul %33, %34 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %36 = nn.param @h.1.attn.c_attn.bias : tensor<96xf32>
-    %37 = nn.add %35, %36 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %38:3 = nn.split %37 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %39 = nn.attention %38#0, %38#1, %38#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %40 = nn.param @h.1.attn.c_proj.weight : tensor<32x32xf32>
-    %41 = nn.matmul %39, %40 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %42 = nn.param @h.1.attn.c_proj.bias : tensor<32xf32>
-    %43 = nn.add %41, %42 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %44 = nn.add %30, %43 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %45 = nn.param @h.1.ln_2.weight : tensor<32xf32>
-    %46 = nn.param @h.1.ln_2.bias : tensor<32xf32>
-    %47 = nn.layer_norm %44, %45, %46 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %48 = nn.param @h.1.mlp.c_fc.weight : tensor<32x128xf32>
-    %49 = nn.matmul %47, %48 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %50 = nn.param @h.1.mlp.c_fc.bias : tensor<128xf32>
-    %51 = nn.add %49, %50 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %52 = nn.gelu %51 : tensor<8x16x128xf32>
-    %53 = nn.param @h.1.mlp.c_proj.weight : tensor<128x32xf32>
-    %54 = nn.matmul %52, %53 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %55 = nn.param @h.1.mlp.c_proj.bias : tensor<32xf32>
-    %56 = nn.add %54, %55 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %57 = nn.add %44, %56 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %58 = nn.stage_end %57 : tensor<8x16x32xf32>
-    %59 = nn.param @h.2.ln_1.weight : tensor<32xf32>
-    %60 = nn.param @h.2.ln_1.bias : tensor<32xf32>
-    %61 = nn.layer_norm %58, %59, %60 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %62 = nn.param @h.2.attn.c_attn.weight : tensor<32x96xf32>
-    %63 = nn.matmul %61, %62 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %64 = nn.param @h.2.attn.c_attn.bias : tensor<96xf32>
-    %65 = nn.add %63, %64 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %66:3 = nn.split %65 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %67 = nn.attention %66#0, %66#1, %66#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %68 = nn.param @h.2.attn.c_proj.weight : tensor<32x32xf32>
-    %69 = nn.matmul %67, %68 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %70 = nn.param @h.2.attn.c_proj.bias : tensor<32xf32>
-    %71 = nn.add %69, %70 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %72 = nn.add %58, %71 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %73 = nn.param @h.2.ln_2.weight : tensor<32xf32>
-    %74 = nn.param @h.2.ln_2.bias : tensor<32xf32>
-    %75 = nn.layer_norm %72, %73, %74 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %76 = nn.param @h.2.mlp.c_fc.weight : tensor<32x128xf32>
-    %77 = nn.matmul %75, %76 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %78 = nn.param @h.2.mlp.c_fc.bias : tensor<128xf32>
-    %79 = nn.add %77, %78 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %80 = nn.gelu %79 : tensor<8x16x128xf32>
-    %81 = nn.param @h.2.mlp.c_proj.weight : tensor<128x32xf32>
-    %82 = nn.matmul %80, %81 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %83 = nn.param @h.2.mlp.c_proj.bias : tensor<32xf32>
-    %84 = nn.add %82, %83 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %85 = nn.add %72, %84 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %86 = nn.param @h.3.ln_1.weight : tensor<32xf32>
-    %87 = nn.param @h.3.ln_1.bias : tensor<32xf32>
-    %88 = nn.layer_norm %85, %86, %87 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %89 = nn.param @h.3.attn.c_attn.weight : tensor<32x96xf32>
-    %90 = nn.matmul %88, %89 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %91 = nn.param @h.3.attn.c_attn.bias : tensor<96xf32>
-    %92 = nn.add %90, %91 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %93:3 = nn.split %92 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %94 = nn.attention %93#0, %93#1, %93#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %95 = nn.param @h.3.attn.c_proj.weight : tensor<32x32xf32>
-    %96 = nn.matmul %94, %95 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %97 = nn.param @h.3.attn.c_proj.bias : tensor<32xf32>
-    %98 = nn.add %96, %97 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %99 = nn.add %85, %98 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %100 = nn.param @h.3.ln_2.weight : tensor<32xf32>
-    %101 = nn.param @h.3.ln_2.bias : tensor<32xf32>
-    %102 = nn.layer_norm %99, %100, %101 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %103 = nn.param @h.3.mlp.c_fc.weight : tensor<32x128xf32>
-    %104 = nn.matmul %102, %103 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %105 = nn.param @h.3.mlp.c_fc.bias : tensor<128xf32>
-    %106 = nn.add %104, %105 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %107 = nn.gelu %106 : tensor<8x16x128xf32>
-    %108 = nn.param @h.3.mlp.c_proj.weight : tensor<128x32xf32>
-    %109 = nn.matmul %107, %108 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %110 = nn.param @h.3.mlp.c_proj.bias : tensor<32xf32>
-    %111 = nn.add %109, %110 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %112 = nn.add %99, %111 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %113 = nn.stage_end %112 : tensor<8x16x32xf32>
-    %114 = nn.param @h.4.ln_1.weight : tensor<32xf32>
-    %115 = nn.param @h.4.ln_1.bias : tensor<32xf32>
-    %116 = nn.layer_norm %113, %114, %115 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %117 = nn.param @h.4.attn.c_attn.weight : tensor<32x96xf32>
-    %118 = nn.matmul %116, %117 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %119 = nn.param @h.4.attn.c_attn.bias : tensor<96xf32>
-    %120 = nn.add %118, %119 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %121:3 = nn.split %120 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %122 = nn.attention %121#0, %121#1, %121#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %123 = nn.param @h.4.attn.c_proj.weight : tensor<32x32xf32>
-    %124 = nn.matmul %122, %123 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %125 = nn.param @h.4.attn.c_proj.bias : tensor<32xf32>
-    %126 = nn.add %124, %125 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %127 = nn.add %113, %126 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %128 = nn.param @h.4.ln_2.weight : tensor<32xf32>
-    %129 = nn.param @h.4.ln_2.bias : tensor<32xf32>
-    %130 = nn.layer_norm %127, %128, %129 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %131 = nn.param @h.4.mlp.c_fc.weight : tensor<32x128xf32>
-    %132 = nn.matmul %130, %131 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %133 = nn.param @h.4.mlp.c_fc.bias : tensor<128xf32>
-    %134 = nn.add %132, %133 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %135 = nn.gelu %134 : tensor<8x16x128xf32>
-    %136 = nn.param @h.4.mlp.c_proj.weight : tensor<128x32xf32>
-    %137 = nn.matmul %135, %136 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %138 = nn.param @h.4.mlp.c_proj.bias : tensor<32xf32>
-    %139 = nn.add %137, %138 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %140 = nn.add %127, %139 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %141 = nn.param @h.5.ln_1.weight : tensor<32xf32>
-    %142 = nn.param @h.5.ln_1.bias : tensor<32xf32>
-    %143 = nn.layer_norm %140, %141, %142 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %144 = nn.param @h.5.attn.c_attn.weight : tensor<32x96xf32>
-    %145 = nn.matmul %143, %144 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %146 = nn.param @h.5.attn.c_attn.bias : tensor<96xf32>
-    %147 = nn.add %145, %146 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %148:3 = nn.split %147 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %149 = nn.attention %148#0, %148#1, %148#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %150 = nn.param @h.5.attn.c_proj.weight : tensor<32x32xf32>
-    %151 = nn.matmul %149, %150 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %152 = nn.param @h.5.attn.c_proj.bias : tensor<32xf32>
-    %153 = nn.add %151, %152 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %154 = nn.add %140, %153 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %155 = nn.param @h.5.ln_2.weight : tensor<32xf32>
-    %156 = nn.param @h.5.ln_2.bias : tensor<32xf32>
-    %157 = nn.layer_norm %154, %155, %156 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %158 = nn.param @h.5.mlp.c_fc.weight : tensor<32x128xf32>
-    %159 = nn.matmul %157, %158 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %160 = nn.param @h.5.mlp.c_fc.bias : tensor<128xf32>
-    %161 = nn.add %159, %160 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %162 = nn.gelu %161 : tensor<8x16x128xf32>
-    %163 = nn.param @h.5.mlp.c_proj.weight : tensor<128x32xf32>
-    %164 = nn.matmul %162, %163 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %165 = nn.param @h.5.mlp.c_proj.bias : tensor<32xf32>
-    %166 = nn.add %164, %165 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %167 = nn.add %154, %166 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %168 = nn.stage_end %167 : tensor<8x16x32xf32>
-    %169 = nn.param @h.6.ln_1.weight : tensor<32xf32>
-    %170 = nn.param @h.6.ln_1.bias : tensor<32xf32>
-    %171 = nn.layer_norm %168, %169, %170 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %172 = nn.param @h.6.attn.c_attn.weight : tensor<32x96xf32>
-    %173 = nn.matmul %171, %172 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %174 = nn.param @h.6.attn.c_attn.bias : tensor<96xf32>
-    %175 = nn.add %173, %174 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %176:3 = nn.split %175 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %177 = nn.attention %176#0, %176#1, %176#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %178 = nn.param @h.6.attn.c_proj.weight : tensor<32x32xf32>
-    %179 = nn.matmul %177, %178 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %180 = nn.param @h.6.attn.c_proj.bias : tensor<32xf32>
-    %181 = nn.add %179, %180 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %182 = nn.add %168, %181 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %183 = nn.param @h.6.ln_2.weight : tensor<32xf32>
-    %184 = nn.param @h.6.ln_2.bias : tensor<32xf32>
-    %185 = nn.layer_norm %182, %183, %184 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %186 = nn.param @h.6.mlp.c_fc.weight : tensor<32x128xf32>
-    %187 = nn.matmul %185, %186 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %188 = nn.param @h.6.mlp.c_fc.bias : tensor<128xf32>
-    %189 = nn.add %187, %188 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %190 = nn.gelu %189 : tensor<8x16x128xf32>
-    %191 = nn.param @h.6.mlp.c_proj.weight : tensor<128x32xf32>
-    %192 = nn.matmul %190, %191 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %193 = nn.param @h.6.mlp.c_proj.bias : tensor<32xf32>
-    %194 = nn.add %192, %193 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %195 = nn.add %182, %194 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %196 = nn.param @h.7.ln_1.weight : tensor<32xf32>
-    %197 = nn.param @h.7.ln_1.bias : tensor<32xf32>
-    %198 = nn.layer_norm %195, %196, %197 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %199 = nn.param @h.7.attn.c_attn.weight : tensor<32x96xf32>
-    %200 = nn.matmul %198, %199 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
-    %201 = nn.param @h.7.attn.c_attn.bias : tensor<96xf32>
-    %202 = nn.add %200, %201 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
-    %203:3 = nn.split %202 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
-    %204 = nn.attention %203#0, %203#1, %203#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %205 = nn.param @h.7.attn.c_proj.weight : tensor<32x32xf32>
-    %206 = nn.matmul %204, %205 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
-    %207 = nn.param @h.7.attn.c_proj.bias : tensor<32xf32>
-    %208 = nn.add %206, %207 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %209 = nn.add %195, %208 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %210 = nn.param @h.7.ln_2.weight : tensor<32xf32>
-    %211 = nn.param @h.7.ln_2.bias : tensor<32xf32>
-    %212 = nn.layer_norm %209, %210, %211 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %213 = nn.param @h.7.mlp.c_fc.weight : tensor<32x128xf32>
-    %214 = nn.matmul %212, %213 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
-    %215 = nn.param @h.7.mlp.c_fc.bias : tensor<128xf32>
-    %216 = nn.add %214, %215 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
-    %217 = nn.gelu %216 : tensor<8x16x128xf32>
-    %218 = nn.param @h.7.mlp.c_proj.weight : tensor<128x32xf32>
-    %219 = nn.matmul %217, %218 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
-    %220 = nn.param @h.7.mlp.c_proj.bias : tensor<32xf32>
-    %221 = nn.add %219, %220 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
-    %222 = nn.add %209, %221 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
-    %223 = nn.param @ln_f.weight : tensor<32xf32>
-    %224 = nn.param @ln_f.bias : tensor<32xf32>
-    %225 = nn.layer_norm %222, %223, %224 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
-    %226 = nn.param @wte : tensor<256x32xf32>
-    %227 = nn.matmul %225, %226 {transpose_rhs} : tensor<8x16x32xf32>, tensor<256x32xf32> -> tensor<8x16x256xf32>
-    %228 = nn.cross_entropy %227, %arg1 : tensor<8x16x256xf32>, tensor<8x16xi32> -> tensor<f32>
-    return %228 : tensor<f32>
+    %result = nn.attention %11#0, %11#1, %11#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %12 = nn.param @h.0.attn.c_proj.weight : tensor<32x32xf32>
+    %13 = nn.matmul %result, %12 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %14 = nn.param @h.0.attn.c_proj.bias : tensor<32xf32>
+    %15 = nn.add %13, %14 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %16 = nn.add %3, %15 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %17 = nn.param @h.0.ln_2.weight : tensor<32xf32>
+    %18 = nn.param @h.0.ln_2.bias : tensor<32xf32>
+    %19 = nn.layer_norm %16, %17, %18 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %20 = nn.param @h.0.mlp.c_fc.weight : tensor<32x128xf32>
+    %21 = nn.matmul %19, %20 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %22 = nn.param @h.0.mlp.c_fc.bias : tensor<128xf32>
+    %23 = nn.add %21, %22 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %24 = nn.gelu %23 : tensor<8x16x128xf32>
+    %25 = nn.param @h.0.mlp.c_proj.weight : tensor<128x32xf32>
+    %26 = nn.matmul %24, %25 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %27 = nn.param @h.0.mlp.c_proj.bias : tensor<32xf32>
+    %28 = nn.add %26, %27 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %29 = nn.add %16, %28 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %30 = nn.param @h.1.ln_1.weight : tensor<32xf32>
+    %31 = nn.param @h.1.ln_1.bias : tensor<32xf32>
+    %32 = nn.layer_norm %29, %30, %31 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %33 = nn.param @h.1.attn.c_attn.weight : tensor<32x96xf32>
+    %34 = nn.matmul %32, %33 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %35 = nn.param @h.1.attn.c_attn.bias : tensor<96xf32>
+    %36 = nn.add %34, %35 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %37:3 = nn.split %36 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_0 = nn.attention %37#0, %37#1, %37#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %38 = nn.param @h.1.attn.c_proj.weight : tensor<32x32xf32>
+    %39 = nn.matmul %result_0, %38 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %40 = nn.param @h.1.attn.c_proj.bias : tensor<32xf32>
+    %41 = nn.add %39, %40 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %42 = nn.add %29, %41 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %43 = nn.param @h.1.ln_2.weight : tensor<32xf32>
+    %44 = nn.param @h.1.ln_2.bias : tensor<32xf32>
+    %45 = nn.layer_norm %42, %43, %44 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %46 = nn.param @h.1.mlp.c_fc.weight : tensor<32x128xf32>
+    %47 = nn.matmul %45, %46 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %48 = nn.param @h.1.mlp.c_fc.bias : tensor<128xf32>
+    %49 = nn.add %47, %48 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %50 = nn.gelu %49 : tensor<8x16x128xf32>
+    %51 = nn.param @h.1.mlp.c_proj.weight : tensor<128x32xf32>
+    %52 = nn.matmul %50, %51 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %53 = nn.param @h.1.mlp.c_proj.bias : tensor<32xf32>
+    %54 = nn.add %52, %53 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %55 = nn.add %42, %54 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %56 = nn.stage_end %55 : tensor<8x16x32xf32>
+    %57 = nn.param @h.2.ln_1.weight : tensor<32xf32>
+    %58 = nn.param @h.2.ln_1.bias : tensor<32xf32>
+    %59 = nn.layer_norm %56, %57, %58 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %60 = nn.param @h.2.attn.c_attn.weight : tensor<32x96xf32>
+    %61 = nn.matmul %59, %60 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %62 = nn.param @h.2.attn.c_attn.bias : tensor<96xf32>
+    %63 = nn.add %61, %62 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %64:3 = nn.split %63 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_1 = nn.attention %64#0, %64#1, %64#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %65 = nn.param @h.2.attn.c_proj.weight : tensor<32x32xf32>
+    %66 = nn.matmul %result_1, %65 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %67 = nn.param @h.2.attn.c_proj.bias : tensor<32xf32>
+    %68 = nn.add %66, %67 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %69 = nn.add %56, %68 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %70 = nn.param @h.2.ln_2.weight : tensor<32xf32>
+    %71 = nn.param @h.2.ln_2.bias : tensor<32xf32>
+    %72 = nn.layer_norm %69, %70, %71 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %73 = nn.param @h.2.mlp.c_fc.weight : tensor<32x128xf32>
+    %74 = nn.matmul %72, %73 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %75 = nn.param @h.2.mlp.c_fc.bias : tensor<128xf32>
+    %76 = nn.add %74, %75 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %77 = nn.gelu %76 : tensor<8x16x128xf32>
+    %78 = nn.param @h.2.mlp.c_proj.weight : tensor<128x32xf32>
+    %79 = nn.matmul %77, %78 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %80 = nn.param @h.2.mlp.c_proj.bias : tensor<32xf32>
+    %81 = nn.add %79, %80 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %82 = nn.add %69, %81 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %83 = nn.param @h.3.ln_1.weight : tensor<32xf32>
+    %84 = nn.param @h.3.ln_1.bias : tensor<32xf32>
+    %85 = nn.layer_norm %82, %83, %84 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %86 = nn.param @h.3.attn.c_attn.weight : tensor<32x96xf32>
+    %87 = nn.matmul %85, %86 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %88 = nn.param @h.3.attn.c_attn.bias : tensor<96xf32>
+    %89 = nn.add %87, %88 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %90:3 = nn.split %89 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_2 = nn.attention %90#0, %90#1, %90#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %91 = nn.param @h.3.attn.c_proj.weight : tensor<32x32xf32>
+    %92 = nn.matmul %result_2, %91 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %93 = nn.param @h.3.attn.c_proj.bias : tensor<32xf32>
+    %94 = nn.add %92, %93 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %95 = nn.add %82, %94 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %96 = nn.param @h.3.ln_2.weight : tensor<32xf32>
+    %97 = nn.param @h.3.ln_2.bias : tensor<32xf32>
+    %98 = nn.layer_norm %95, %96, %97 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %99 = nn.param @h.3.mlp.c_fc.weight : tensor<32x128xf32>
+    %100 = nn.matmul %98, %99 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %101 = nn.param @h.3.mlp.c_fc.bias : tensor<128xf32>
+    %102 = nn.add %100, %101 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %103 = nn.gelu %102 : tensor<8x16x128xf32>
+    %104 = nn.param @h.3.mlp.c_proj.weight : tensor<128x32xf32>
+    %105 = nn.matmul %103, %104 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %106 = nn.param @h.3.mlp.c_proj.bias : tensor<32xf32>
+    %107 = nn.add %105, %106 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %108 = nn.add %95, %107 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %109 = nn.stage_end %108 : tensor<8x16x32xf32>
+    %110 = nn.param @h.4.ln_1.weight : tensor<32xf32>
+    %111 = nn.param @h.4.ln_1.bias : tensor<32xf32>
+    %112 = nn.layer_norm %109, %110, %111 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %113 = nn.param @h.4.attn.c_attn.weight : tensor<32x96xf32>
+    %114 = nn.matmul %112, %113 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %115 = nn.param @h.4.attn.c_attn.bias : tensor<96xf32>
+    %116 = nn.add %114, %115 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %117:3 = nn.split %116 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_3 = nn.attention %117#0, %117#1, %117#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %118 = nn.param @h.4.attn.c_proj.weight : tensor<32x32xf32>
+    %119 = nn.matmul %result_3, %118 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %120 = nn.param @h.4.attn.c_proj.bias : tensor<32xf32>
+    %121 = nn.add %119, %120 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %122 = nn.add %109, %121 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %123 = nn.param @h.4.ln_2.weight : tensor<32xf32>
+    %124 = nn.param @h.4.ln_2.bias : tensor<32xf32>
+    %125 = nn.layer_norm %122, %123, %124 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %126 = nn.param @h.4.mlp.c_fc.weight : tensor<32x128xf32>
+    %127 = nn.matmul %125, %126 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %128 = nn.param @h.4.mlp.c_fc.bias : tensor<128xf32>
+    %129 = nn.add %127, %128 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %130 = nn.gelu %129 : tensor<8x16x128xf32>
+    %131 = nn.param @h.4.mlp.c_proj.weight : tensor<128x32xf32>
+    %132 = nn.matmul %130, %131 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %133 = nn.param @h.4.mlp.c_proj.bias : tensor<32xf32>
+    %134 = nn.add %132, %133 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %135 = nn.add %122, %134 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %136 = nn.param @h.5.ln_1.weight : tensor<32xf32>
+    %137 = nn.param @h.5.ln_1.bias : tensor<32xf32>
+    %138 = nn.layer_norm %135, %136, %137 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %139 = nn.param @h.5.attn.c_attn.weight : tensor<32x96xf32>
+    %140 = nn.matmul %138, %139 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %141 = nn.param @h.5.attn.c_attn.bias : tensor<96xf32>
+    %142 = nn.add %140, %141 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %143:3 = nn.split %142 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_4 = nn.attention %143#0, %143#1, %143#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %144 = nn.param @h.5.attn.c_proj.weight : tensor<32x32xf32>
+    %145 = nn.matmul %result_4, %144 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %146 = nn.param @h.5.attn.c_proj.bias : tensor<32xf32>
+    %147 = nn.add %145, %146 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %148 = nn.add %135, %147 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %149 = nn.param @h.5.ln_2.weight : tensor<32xf32>
+    %150 = nn.param @h.5.ln_2.bias : tensor<32xf32>
+    %151 = nn.layer_norm %148, %149, %150 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %152 = nn.param @h.5.mlp.c_fc.weight : tensor<32x128xf32>
+    %153 = nn.matmul %151, %152 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %154 = nn.param @h.5.mlp.c_fc.bias : tensor<128xf32>
+    %155 = nn.add %153, %154 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %156 = nn.gelu %155 : tensor<8x16x128xf32>
+    %157 = nn.param @h.5.mlp.c_proj.weight : tensor<128x32xf32>
+    %158 = nn.matmul %156, %157 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %159 = nn.param @h.5.mlp.c_proj.bias : tensor<32xf32>
+    %160 = nn.add %158, %159 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %161 = nn.add %148, %160 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %162 = nn.stage_end %161 : tensor<8x16x32xf32>
+    %163 = nn.param @h.6.ln_1.weight : tensor<32xf32>
+    %164 = nn.param @h.6.ln_1.bias : tensor<32xf32>
+    %165 = nn.layer_norm %162, %163, %164 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %166 = nn.param @h.6.attn.c_attn.weight : tensor<32x96xf32>
+    %167 = nn.matmul %165, %166 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %168 = nn.param @h.6.attn.c_attn.bias : tensor<96xf32>
+    %169 = nn.add %167, %168 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %170:3 = nn.split %169 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_5 = nn.attention %170#0, %170#1, %170#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %171 = nn.param @h.6.attn.c_proj.weight : tensor<32x32xf32>
+    %172 = nn.matmul %result_5, %171 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %173 = nn.param @h.6.attn.c_proj.bias : tensor<32xf32>
+    %174 = nn.add %172, %173 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %175 = nn.add %162, %174 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %176 = nn.param @h.6.ln_2.weight : tensor<32xf32>
+    %177 = nn.param @h.6.ln_2.bias : tensor<32xf32>
+    %178 = nn.layer_norm %175, %176, %177 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %179 = nn.param @h.6.mlp.c_fc.weight : tensor<32x128xf32>
+    %180 = nn.matmul %178, %179 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %181 = nn.param @h.6.mlp.c_fc.bias : tensor<128xf32>
+    %182 = nn.add %180, %181 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %183 = nn.gelu %182 : tensor<8x16x128xf32>
+    %184 = nn.param @h.6.mlp.c_proj.weight : tensor<128x32xf32>
+    %185 = nn.matmul %183, %184 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %186 = nn.param @h.6.mlp.c_proj.bias : tensor<32xf32>
+    %187 = nn.add %185, %186 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %188 = nn.add %175, %187 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %189 = nn.param @h.7.ln_1.weight : tensor<32xf32>
+    %190 = nn.param @h.7.ln_1.bias : tensor<32xf32>
+    %191 = nn.layer_norm %188, %189, %190 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %192 = nn.param @h.7.attn.c_attn.weight : tensor<32x96xf32>
+    %193 = nn.matmul %191, %192 : tensor<8x16x32xf32>, tensor<32x96xf32> -> tensor<8x16x96xf32>
+    %194 = nn.param @h.7.attn.c_attn.bias : tensor<96xf32>
+    %195 = nn.add %193, %194 : tensor<8x16x96xf32>, tensor<96xf32> -> tensor<8x16x96xf32>
+    %196:3 = nn.split %195 {axis = 2 : i64, sizes = array<i64: 32, 32, 32>} : tensor<8x16x96xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %result_6 = nn.attention %196#0, %196#1, %196#2 {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %197 = nn.param @h.7.attn.c_proj.weight : tensor<32x32xf32>
+    %198 = nn.matmul %result_6, %197 : tensor<8x16x32xf32>, tensor<32x32xf32> -> tensor<8x16x32xf32>
+    %199 = nn.param @h.7.attn.c_proj.bias : tensor<32xf32>
+    %200 = nn.add %198, %199 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %201 = nn.add %188, %200 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %202 = nn.param @h.7.ln_2.weight : tensor<32xf32>
+    %203 = nn.param @h.7.ln_2.bias : tensor<32xf32>
+    %204 = nn.layer_norm %201, %202, %203 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %205 = nn.param @h.7.mlp.c_fc.weight : tensor<32x128xf32>
+    %206 = nn.matmul %204, %205 : tensor<8x16x32xf32>, tensor<32x128xf32> -> tensor<8x16x128xf32>
+    %207 = nn.param @h.7.mlp.c_fc.bias : tensor<128xf32>
+    %208 = nn.add %206, %207 : tensor<8x16x128xf32>, tensor<128xf32> -> tensor<8x16x128xf32>
+    %209 = nn.gelu %208 : tensor<8x16x128xf32>
+    %210 = nn.param @h.7.mlp.c_proj.weight : tensor<128x32xf32>
+    %211 = nn.matmul %209, %210 : tensor<8x16x128xf32>, tensor<128x32xf32> -> tensor<8x16x32xf32>
+    %212 = nn.param @h.7.mlp.c_proj.bias : tensor<32xf32>
+    %213 = nn.add %211, %212 : tensor<8x16x32xf32>, tensor<32xf32> -> tensor<8x16x32xf32>
+    %214 = nn.add %201, %213 : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+    %215 = nn.param @ln_f.weight : tensor<32xf32>
+    %216 = nn.param @ln_f.bias : tensor<32xf32>
+    %217 = nn.layer_norm %214, %215, %216 {epsilon = 1.000000e-05 : f64} : tensor<8x16x32xf32>, tensor<32xf32>, tensor<32xf32>
+    %218 = nn.param @wte : tensor<256x32xf32>
+    %219 = nn.matmul %217, %218 {transpose_rhs} : tensor<8x16x32xf32>, tensor<256x32xf32> -> tensor<8x16x256xf32>
+    %220 = nn.cross_entropy %219, %arg1 : tensor<8x16x256xf32>, tensor<8x16xi32> -> tensor<f32>
+    return %220 : tensor<f32>
   }
 }
 

@@ -136,11 +136,11 @@ Expected<OpCost> attention(Operation *op) {
   return attentionCost(cast<nn::AttentionOp>(op), 2, 5);
 }
 
-/// The probabilities recomputed (QKᵀ and the softmax), then dP = dy·Vᵀ,
-/// dV = Pᵀ·dy, dQ = dS·K and dK = dSᵀ·Q, and per score the softmax, dS and
-/// its scale.
+/// The probabilities recomputed (QKᵀ, then e^(s − lse) from the forward's
+/// log-sum-exp), dP = dy·Vᵀ, dV = Pᵀ·dy, dQ = dS·K and dK = dSᵀ·Q, and per
+/// score its scale, the subtraction of lse, dS = P(dP − D) and its scale.
 Expected<OpCost> attentionGrad(Operation *op) {
-  return attentionCost(cast<nn::AttentionGradOp>(op), 5, 9);
+  return attentionCost(cast<nn::AttentionGradOp>(op), 5, 5);
 }
 
 /// Per input element (reductions and the per-axis ops read each element of

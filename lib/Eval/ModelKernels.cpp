@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace tandem::eval;
 namespace nn = tandem::nn;
@@ -178,30 +179,25 @@ mlir::FailureOr<AttentionShape> attentionShape(OpT op, const Tensor &q,
   return s;
 }
 
-/// Query i's row of head h in batch b: e^{scores - max} over the visible
-/// keys (all, or k <= i when causal) in `weights`, their sum returned; the
-/// probabilities are weights[j] / sum. Sums run in increasing index.
-double attentionWeights(const AttentionShape &s, const Tensor &q,
-                        const Tensor &k, int64_t b, int64_t h, int64_t i,
-                        std::vector<double> &weights) {
+/// Query i's row of head h in batch b: its scores q·k·scale over the
+/// visible keys (all, or k <= i when causal) in `scores`, their maximum
+/// returned. Sums run in increasing index.
+double attentionScores(const AttentionShape &s, const Tensor &q,
+                       const Tensor &k, int64_t b, int64_t h, int64_t i,
+                       std::vector<double> &scores) {
   const double *qi = &q.data[s.queryAt(b, i, h)];
   int64_t visible = s.causal ? i + 1 : s.tk;
-  weights.assign(visible, 0.0);
+  scores.assign(visible, 0.0);
   double max = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < visible; ++j) {
     const double *kj = &k.data[s.keyAt(b, j, h)];
     double dot = 0.0;
     for (int64_t d = 0; d < s.hd; ++d)
       dot += qi[d] * kj[d];
-    weights[j] = dot * s.scale;
-    max = std::fmax(max, weights[j]);
+    scores[j] = dot * s.scale;
+    max = std::fmax(max, scores[j]);
   }
-  double sum = 0.0;
-  for (int64_t j = 0; j < visible; ++j) {
-    weights[j] = tandem_math::exp(weights[j] - max);
-    sum += weights[j];
-  }
-  return sum;
+  return max;
 }
 
 KernelResult attentionShapeError(mlir::Operation *op) {
@@ -212,7 +208,8 @@ KernelResult attentionShapeError(mlir::Operation *op) {
 
 /// Directly from the definition: per batch, head and query, the scores
 /// q·k·scale over the visible keys (all, or k <= q when causal), their
-/// softmax, and the weighted sum of values. Sums run in increasing index.
+/// softmax e^{score - max} / sum, and the weighted sum of values; with a
+/// second result, max + log(sum). Sums run in increasing index.
 KernelResult attentionKernel(const KernelCall &call) {
   auto op = llvm::cast<nn::AttentionOp>(call.op);
   const Tensor &q = *call.operands[0], &k = *call.operands[1],
@@ -222,11 +219,21 @@ KernelResult attentionKernel(const KernelCall &call) {
     return attentionShapeError(call.op);
   const AttentionShape &s = *shape;
   Tensor result = resultTensor(call.op);
+  std::optional<Tensor> lse;
+  if (op.getLse())
+    lse = resultTensor(call.op, 1);
   std::vector<double> weights;
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < s.tq; ++i) {
-        double sum = attentionWeights(s, q, k, b, h, i, weights);
+        double max = attentionScores(s, q, k, b, h, i, weights);
+        double sum = 0.0;
+        for (double &w : weights) {
+          w = tandem_math::exp(w - max);
+          sum += w;
+        }
+        if (lse)
+          lse->data[(b * s.heads + h) * s.tq + i] = max + std::log(sum);
         double *out = &result.data[s.queryAt(b, i, h)];
         for (int64_t d = 0; d < s.hd; ++d) {
           double acc = 0.0;
@@ -235,18 +242,22 @@ KernelResult attentionKernel(const KernelCall &call) {
           out[d] = acc;
         }
       }
-  return single(std::move(result));
+  if (!lse)
+    return single(std::move(result));
+  return std::vector<Tensor>{std::move(result), std::move(*lse)};
 }
 
 /// From the definition (NNOps.td): per batch, head and query, the
-/// probabilities P, dP = dy·vᵀ, D = Σ P∘dP, dS = P∘(dP − D); then
-/// dq += dS·k·scale, dk += dSᵀ·q·scale, dv += Pᵀ·dy, the contributions of
-/// queries added in increasing order (with kv_heads, those of a group's
-/// query heads in increasing head order, each head's queries in turn).
+/// probabilities P = e^{score - lse}, dP = dy·vᵀ, D = dy·y (Σ P∘dP when y
+/// and lse are the forward pass's), dS = P∘(dP − D); then dq += dS·k·scale,
+/// dk += dSᵀ·q·scale, dv += Pᵀ·dy, the contributions of queries added in
+/// increasing order (with kv_heads, those of a group's query heads in
+/// increasing head order, each head's queries in turn).
 KernelResult attentionGradKernel(const KernelCall &call) {
   auto op = llvm::cast<nn::AttentionGradOp>(call.op);
   const Tensor &q = *call.operands[0], &k = *call.operands[1],
-               &v = *call.operands[2], &dy = *call.operands[3];
+               &v = *call.operands[2], &y = *call.operands[3],
+               &lse = *call.operands[4], &dy = *call.operands[5];
   mlir::FailureOr<AttentionShape> shape = attentionShape(op, q, k);
   if (failed(shape))
     return attentionShapeError(call.op);
@@ -260,16 +271,18 @@ KernelResult attentionGradKernel(const KernelCall &call) {
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < s.tq; ++i) {
-        double sum = attentionWeights(s, q, k, b, h, i, p);
+        attentionScores(s, q, k, b, h, i, p);
+        double rowLse = lse.data[(b * s.heads + h) * s.tq + i];
         int64_t at = s.queryAt(b, i, h);
-        dp.assign(p.size(), 0.0);
         double rowDot = 0.0;
+        for (int64_t d = 0; d < s.hd; ++d)
+          rowDot += dy.data[at + d] * y.data[at + d];
+        dp.assign(p.size(), 0.0);
         for (size_t j = 0; j < p.size(); ++j) {
-          p[j] /= sum;
+          p[j] = tandem_math::exp(p[j] - rowLse);
           const double *vj = &v.data[s.keyAt(b, j, h)];
           for (int64_t d = 0; d < s.hd; ++d)
             dp[j] += dy.data[at + d] * vj[d];
-          rowDot += p[j] * dp[j];
         }
         for (size_t j = 0; j < p.size(); ++j) {
           double ds = p[j] * (dp[j] - rowDot) * s.scale;

@@ -103,7 +103,8 @@ private:
                                       split.getResult(1), split.getResult(2),
                                       static_cast<uint64_t>(config.heads),
                                       /*causal=*/true, /*scale=*/FloatAttr(),
-                                      /*kv_heads=*/IntegerAttr());
+                                      /*kv_heads=*/IntegerAttr())
+                  .getResult();
     return linear(y, name + ".c_proj", d, residualStd);
   }
 

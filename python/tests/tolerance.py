@@ -211,13 +211,15 @@ def _reduction_lengths(op, attrs, axes, operand_types):
         heads = int(re.search(r"\bheads = (\d+)", attrs).group(1))
         head_dim = q[-1] // heads
         queries, keys = q[-2], k[-2]
-        # scores and the softmax's sum (recomputed), dP = dy·v (head_dim),
-        # the row sum of P·dP (keys), then dq over keys and dk, dv over
-        # queries (with kv_heads, a key and value head's dk and dv over
-        # the queries of its whole group of heads)
+        # the scores (recomputed; the probabilities from them and the
+        # forward's log-sum-exp, an operand whose error is inherited),
+        # dP = dy·v and D = dy·y (head_dim each; counted as if in
+        # sequence), then dq over keys and dk, dv over queries (with
+        # kv_heads, a key and value head's dk and dv over the queries of
+        # its whole group of heads)
         kv = re.search(r"\bkv_heads = (\d+)", attrs)
         group = heads // int(kv.group(1)) if kv else 1
-        return [head_dim, keys, head_dim, keys, max(keys, group * queries)]
+        return [head_dim, head_dim, head_dim, max(keys, group * queries)]
     if op in ("layer_norm", "rms_norm"):
         return [_last(first)] * (2 if op == "layer_norm" else 1)
     if op in ("layer_norm_grad", "rms_norm_grad"):
@@ -324,7 +326,11 @@ def chain_bound(mlir_text, function="forward", kind="jax", narrow=True):
             value = inherited + local
             # The result type: after "->", else the (last) operand type.
             result_types = re.findall(r"tensor<[^>]*>", types.partition(" -> ")[2] or types)
-            bits = _NARROW_BITS.get(_element_type(result_types[-1])) if result_types else None
+            # The narrowest result's (attention's log-sum-exp is f32
+            # whatever its output's type).
+            widths = [_NARROW_BITS.get(_element_type(t)) for t in result_types]
+            widths = [w for w in widths if w]
+            bits = min(widths) if widths else None
             if narrow and bits and value > 0:
                 # Both round (the flips), or one skips its rounding (half
                 # a spacing, whatever the difference before it).

@@ -10,8 +10,9 @@
 // arithmetic a thread alone would use: the tiles change where a row is
 // read from, not a bit of the result, and no Tq×Tk matrix is ever stored.
 // The forward pass keeps an online softmax (a running maximum, the sum and
-// the output rescaled when the maximum grows); the backward pass
-// recomputes the probabilities from each row's maximum and sum.
+// the output rescaled when the maximum grows) and, for the backward,
+// each row's log-sum-exp; the backward pass recomputes the probabilities
+// from the scores and that log-sum-exp.
 //
 // Layouts: q, dy and dq are B×Tq×D, D = H·HD, head h the columns
 // [h·HD, (h+1)·HD); k, v, dk and dv are B×Tk×(KV·HD) for KV key and value
@@ -79,13 +80,15 @@ struct tk_attention_layout {
   int64_t offset, batch, row;
 };
 
-// The tensors whose layouts a shape holds: q, k, v, then y (forward) or dy
-// (backward), then dq, dk, dv.
+// The tensors whose layouts a shape holds: q, k, v, y, then for the
+// backward dy, dq, dk, dv (the log-sum-exp is B×H×Tq f32 in a buffer of
+// its own).
 enum : int {
   TK_ATTENTION_Q,
   TK_ATTENTION_K,
   TK_ATTENTION_V,
   TK_ATTENTION_Y,
+  TK_ATTENTION_DY,
   TK_ATTENTION_DQ,
   TK_ATTENTION_DK,
   TK_ATTENTION_DV,
@@ -344,12 +347,21 @@ TK_HD void tk_attention_load(const tk_attention_layout &l, const T *src,
     tile[e] = src[tk_attention_at(l, from + e / HD, b, h, HD) + e % HD];
 }
 
+// Element r of the per-row f32 tensors (the log-sum-exp, D): row i of
+// query head h in batch b, B×H×Tq.
+TK_HD int64_t tk_attention_stat(const tk_attention_shape &s,
+                                const tk_attention_rows &at, int64_t h,
+                                int64_t i) {
+  return (at.b * s.heads + h) * s.tq + i;
+}
+
 // nn.attention: y = softmax(q·kᵀ·scale)·v over the visible keys (j <= i
-// when causal), a query row per thread, key tiles of BT rows.
+// when causal), a query row per thread, key tiles of BT rows; with `lse`,
+// each row's log-sum-exp max + log(sum) too.
 template <int HD, int BT, typename T>
 TK_BLOCK_FN void
 tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
-                     const T *k, const T *v, T *y, T *kt, T *vt) {
+                     const T *k, const T *v, T *y, float *lse, T *kt, T *vt) {
   // The query row and the output's accumulator stay in registers.
   TK_LOCAL_ROW(float, qi, HD);
   TK_LOCAL_ROW(float, acc, HD);
@@ -425,25 +437,28 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
           tk_attention_at(s.layout[TK_ATTENTION_Y], i, at.b, at.h, HD);
       for (int d = 0; d < HD; ++d)
         tk_store(y, row + d, TK_ROW(acc)[d] / TK_AT(sum));
+      if (lse)
+        lse[tk_attention_stat(s, at, at.h, i)] =
+            TK_AT(rowMax) + tk_log(TK_AT(sum));
     }
     TK_END_PHASE
   }
 }
 
-// nn.attention_grad, part one, a query row i per thread: the row's maximum
-// and sum of e^{score - max} (two passes over the keys), D = Σ_j P_ij dP_ij
-// with dP_ij = dy_i·v_j, and dq_i = scale Σ_j P_ij (dP_ij - D) k_j. The
-// statistics go to `stats` (max, sum, D per row) for part two. The q and
-// dy rows are in the row cache (`cache`, or memory when null), dq's row in
-// registers.
+// nn.attention_grad, part one, a query row i per thread: D = dy_i·y_i
+// (which is Σ_j P_ij dP_ij), then in one pass over the keys, with
+// P_ij = e^{score - lse_i} and dP_ij = dy_i·v_j, dq_i = scale Σ_j P_ij
+// (dP_ij - D) k_j. D goes to `rowDots` for part two. The q and dy rows are
+// in the row cache (`cache`, or memory when null), dq's row in registers.
 template <int HD, int BT, typename T>
 TK_BLOCK_FN void
 tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
-                       const T *k, const T *v, const T *dy, T *dq, float *stats,
-                       T *cache, T *kt, T *vt) {
+                       const T *k, const T *v, const T *y, const float *lse,
+                       const T *dy, T *dq, float *rowDots, T *cache, T *kt,
+                       T *vt) {
+  constexpr int V = tk_attention_width<HD, T>::value;
   TK_LOCAL_ROW(float, acc, HD);
-  TK_LOCAL(float, rowMax);
-  TK_LOCAL(float, sum);
+  TK_LOCAL(float, rowLse);
   TK_LOCAL(float, rowDot);
   int64_t blocks = tk_attention_blocks(s, s.heads, s.tq, TK_BLOCK_DIM);
   for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
@@ -454,89 +469,69 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     // memory.
     auto own = [&](int slot, int64_t thread, bool fill) {
       const tk_attention_layout &l =
-          s.layout[slot ? TK_ATTENTION_Y : TK_ATTENTION_Q];
+          s.layout[slot ? TK_ATTENTION_DY : TK_ATTENTION_Q];
       int64_t row = tk_attention_at(l, at.first + thread, at.b, at.h, HD);
       return tk_attention_own<HD>(slot ? dy : q, row, cache, slot, thread,
                                   TK_BLOCK_DIM, fill);
     };
     TK_PHASE
-    if (at.first + TK_THREAD < s.tq) {
+    int64_t i = at.first + TK_THREAD;
+    if (i < s.tq) {
       own(0, TK_THREAD, true);
-      own(1, TK_THREAD, true);
+      auto dyi = own(1, TK_THREAD, true);
       for (int d = 0; d < HD; ++d)
         TK_ROW(acc)[d] = 0.0f;
-      TK_AT(rowMax) = -INFINITY;
-      TK_AT(sum) = 0.0f;
-      TK_AT(rowDot) = 0.0f;
+      TK_AT(rowLse) = lse[tk_attention_stat(s, at, at.h, i)];
+      int64_t row =
+          tk_attention_at(s.layout[TK_ATTENTION_Y], i, at.b, at.h, HD);
+      TK_AT(rowDot) =
+          tk_attention_chain<HD, 4>(dyi, tk_row<T, V>{y + row, V, false});
     }
     TK_END_PHASE
-    // Pass 0: the maximum; 1: the sum; 2: D; 3: dq.
-    for (int pass = 0; pass < 4; ++pass) {
-      for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
-        int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
-        TK_PHASE
-        tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
-                              TK_THREAD, TK_BLOCK_DIM);
-        if (pass >= 2)
-          tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n,
-                                vt, TK_THREAD, TK_BLOCK_DIM);
-        TK_END_PHASE
-        TK_PHASE
-        int64_t i = at.first + TK_THREAD;
-        int64_t visible = s.causal ? i + 1 - k0 : n;
-        int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
-        auto qi = own(0, TK_THREAD, false);
-        auto dyi = own(1, TK_THREAD, false);
-        // Keys in pairs: both keys' dot products at once
-        // (tk_attention_dot2), then each key's step in order. An odd last
-        // key pairs with itself.
-        constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
-        for (int64_t j = 0; j < end; j += P) {
-          int64_t next = P == 2 && j + 1 < end ? j + 1 : j;
-          float scores[2], dps[2];
-          tk_attention_dot2<HD>(qi, tk_attention_tile_row<HD>(kt + j * HD),
-                                tk_attention_tile_row<HD>(kt + next * HD),
-                                next != j, scores);
-          if (pass >= 2)
-            tk_attention_dot2<HD>(dyi, tk_attention_tile_row<HD>(vt + j * HD),
-                                  tk_attention_tile_row<HD>(vt + next * HD),
-                                  next != j, dps);
-          TK_UNROLL(P)
-          for (int w = 0; w < P; ++w) {
-            if (w == 1 && next == j)
-              break;
-            int64_t u = j + w;
-            float score = scores[w] * s.scale;
-            if (pass == 0) {
-              TK_AT(rowMax) = tk_op_max::apply(TK_AT(rowMax), score);
-              continue;
-            }
-            if (pass == 1) {
-              TK_AT(sum) += tk_exp(score - TK_AT(rowMax));
-              continue;
-            }
-            float p = tk_exp(score - TK_AT(rowMax)) / TK_AT(sum);
-            float dp = dps[w];
-            if (pass == 2) {
-              TK_AT(rowDot) = tk_fma(p, dp, TK_AT(rowDot));
-              continue;
-            }
-            float ds = p * (dp - TK_AT(rowDot)) * s.scale;
-            tk_attention_axpy<HD>(ds, tk_attention_tile_row<HD>(kt + u * HD),
-                                  TK_ROW(acc));
-          }
+    for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
+      int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
+      TK_PHASE
+      tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
+                            TK_THREAD, TK_BLOCK_DIM);
+      tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n, vt,
+                            TK_THREAD, TK_BLOCK_DIM);
+      TK_END_PHASE
+      TK_PHASE
+      int64_t i = at.first + TK_THREAD;
+      int64_t visible = s.causal ? i + 1 - k0 : n;
+      int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
+      auto qi = own(0, TK_THREAD, false);
+      auto dyi = own(1, TK_THREAD, false);
+      // Keys in pairs: both keys' dot products at once
+      // (tk_attention_dot2), then each key's step in order. An odd last
+      // key pairs with itself.
+      constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
+      for (int64_t j = 0; j < end; j += P) {
+        int64_t next = P == 2 && j + 1 < end ? j + 1 : j;
+        float scores[2], dps[2];
+        tk_attention_dot2<HD>(qi, tk_attention_tile_row<HD>(kt + j * HD),
+                              tk_attention_tile_row<HD>(kt + next * HD),
+                              next != j, scores);
+        tk_attention_dot2<HD>(dyi, tk_attention_tile_row<HD>(vt + j * HD),
+                              tk_attention_tile_row<HD>(vt + next * HD),
+                              next != j, dps);
+        TK_UNROLL(P)
+        for (int w = 0; w < P; ++w) {
+          if (w == 1 && next == j)
+            break;
+          float p = tk_exp(scores[w] * s.scale - TK_AT(rowLse));
+          float ds = p * (dps[w] - TK_AT(rowDot)) * s.scale;
+          tk_attention_axpy<HD>(
+              ds, tk_attention_tile_row<HD>(kt + (j + w) * HD), TK_ROW(acc));
         }
-        TK_END_PHASE
       }
+      TK_END_PHASE
     }
     TK_PHASE
     int64_t i = at.first + TK_THREAD;
     if (i < s.tq) {
       tk_attention_store<HD>(s.layout[TK_ATTENTION_DQ], dq, at, i, TK_ROW(acc));
-      int64_t r = (at.b * s.heads + at.h) * s.tq + i;
-      stats[3 * r] = TK_AT(rowMax);
-      stats[3 * r + 1] = TK_AT(sum);
-      stats[3 * r + 2] = TK_AT(rowDot);
+      rowDots[tk_attention_stat(s, at, at.h, i)] = TK_AT(rowDot);
     }
     TK_END_PHASE
   }
@@ -545,16 +540,17 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
 // nn.attention_grad, part two, a key row j of a key and value head per
 // thread: over the query heads of its group in increasing order, and in
 // each over the queries that see key j (i >= j when causal), in query
-// tiles of BT rows with their statistics, P_ij and dP_ij recomputed as part
-// one computed them, dk_j = scale Σ_i P_ij (dP_ij - D_i) q_i (KEYS) or
-// dv_j = Σ_i P_ij dy_i.
+// tiles of BT rows with their statistics (lse and D), P_ij and dP_ij
+// recomputed as part one computed them, dk_j = scale Σ_i P_ij
+// (dP_ij - D_i) q_i (KEYS) or dv_j = Σ_i P_ij dy_i.
 // One accumulator row per launch: both at once spill registers at HD = 64
 // (gpt2-124m). The k row (and, for dk, the v row) is in the row cache.
 template <int HD, int BT, bool KEYS, typename T>
 TK_BLOCK_FN void
 tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
-                       const T *k, const T *v, const T *dy, T *out,
-                       const float *stats, T *cache, T *qt, T *dyt, float *st) {
+                       const T *k, const T *v, const float *lse, const T *dy,
+                       T *out, const float *rowDots, T *cache, T *qt, T *dyt,
+                       float *st) {
   TK_LOCAL_ROW(float, acc, HD);
   int64_t blocks = tk_attention_blocks(s, s.kv_heads, s.tk, TK_BLOCK_DIM);
   for (int64_t g = TK_BLOCK; g < blocks; g += TK_GRID_DIM) {
@@ -586,10 +582,13 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
         TK_PHASE
         tk_attention_load<HD>(s.layout[TK_ATTENTION_Q], q, at.b, qh, q0, n, qt,
                               TK_THREAD, TK_BLOCK_DIM);
-        tk_attention_load<HD>(s.layout[TK_ATTENTION_Y], dy, at.b, qh, q0, n,
+        tk_attention_load<HD>(s.layout[TK_ATTENTION_DY], dy, at.b, qh, q0, n,
                               dyt, TK_THREAD, TK_BLOCK_DIM);
-        for (int64_t e = TK_THREAD; e < 3 * n; e += TK_BLOCK_DIM)
-          st[e] = stats[3 * ((at.b * s.heads + qh) * s.tq + q0) + e];
+        for (int64_t e = TK_THREAD; e < n; e += TK_BLOCK_DIM) {
+          int64_t r = tk_attention_stat(s, at, qh, q0 + e);
+          st[2 * e] = lse[r];
+          st[2 * e + 1] = rowDots[r];
+        }
         TK_END_PHASE
         TK_PHASE
         int64_t j = at.first + TK_THREAD;
@@ -617,9 +616,9 @@ tk_attention_grad_keys(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
               if (w == 1 && next == ii)
                 break;
               int64_t u = ii + w;
-              float p = tk_exp(dots[w] * s.scale - st[3 * u]) / st[3 * u + 1];
+              float p = tk_exp(dots[w] * s.scale - st[2 * u]);
               if (KEYS) {
-                float ds = p * (dps[w] - st[3 * u + 2]) * s.scale;
+                float ds = p * (dps[w] - st[2 * u + 1]) * s.scale;
                 tk_attention_axpy<HD>(
                     ds, tk_attention_tile_row<HD>(qt + u * HD), TK_ROW(acc));
               } else {

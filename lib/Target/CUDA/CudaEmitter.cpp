@@ -128,8 +128,14 @@ struct AttentionView {
 /// before.
 llvm::DenseMap<Value, AttentionView> planAttentionViews(Block &body) {
   llvm::DenseMap<Value, AttentionView> views;
-  auto isAttention = [](Operation *op) {
-    return isa<nn::AttentionOp, nn::AttentionGradOp>(op);
+  // A row tensor of an attention op (not its log-sum-exp, which has rows
+  // of its own shape).
+  auto isAttentionRows = [](Operation *op, Value value) {
+    if (auto at = dyn_cast<nn::AttentionOp>(op))
+      return value != at.getLse();
+    if (auto grad = dyn_cast<nn::AttentionGradOp>(op))
+      return value != grad.getLse();
+    return false;
   };
   auto plan = [&](Value whole, ValueRange pieces, int64_t axis,
                   llvm::function_ref<bool(Value)> inPlace) {
@@ -151,13 +157,15 @@ llvm::DenseMap<Value, AttentionView> planAttentionViews(Block &body) {
     if (auto split = dyn_cast<nn::SplitOp>(op))
       plan(split.getInput(), split.getResults(), split.getAxis(),
            [&](Value piece) {
-             return llvm::all_of(piece.getUsers(), isAttention);
+             return llvm::all_of(piece.getUsers(), [&](Operation *user) {
+               return isAttentionRows(user, piece);
+             });
            });
     else if (auto concat = dyn_cast<nn::ConcatOp>(op))
       plan(concat.getResult(), concat.getInputs(), concat.getAxis(),
            [&](Value piece) {
              Operation *def = piece.getDefiningOp();
-             return def && isAttention(def) && piece.hasOneUse();
+             return def && isAttentionRows(def, piece) && piece.hasOneUse();
            });
   }
   return views;
@@ -1698,14 +1706,17 @@ void FunctionEmitter::emitAttention(Operation *op) {
       forward ? forward.getKeyValueHeads() : backward.getKeyValueHeads();
   std::string type = storageOf(op->getOperand(0)).str();
   int64_t hd = dim / heads;
-  // The tensors in the shape's order (tk_attention_layout): q, k, v, then y
-  // or dy, dq, dk, dv. Each is its own buffer (rows of its width) or a
-  // piece of a wider one, in place.
-  llvm::SmallVector<Value, 7> tensors(op->getOperands());
-  tensors.append(op->getResults().begin(), op->getResults().end());
+  // The row tensors in the shape's order (tk_attention_layout): q, k, v, y,
+  // then dy, dq, dk, dv. Each is its own buffer (rows of its width) or a
+  // piece of a wider one, in place. The log-sum-exp is not among them.
+  Value lse = forward ? forward.getLse() : backward.getLse();
+  llvm::SmallVector<Value, 8> tensors;
+  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (value != lse)
+      tensors.push_back(value);
   std::string layouts;
   for (auto [index, value] : llvm::enumerate(tensors)) {
-    bool keySide = index == 1 || index == 2 || index == 5 || index == 6;
+    bool keySide = index == 1 || index == 2 || index == 6 || index == 7;
     int64_t rows = keySide ? tk : tq, width = keySide ? kvHeads * hd : dim;
     AttentionView own{value, 0, rows * width, width};
     auto view = attentionViews.find(value);
@@ -1724,12 +1735,12 @@ void FunctionEmitter::emitAttention(Operation *op) {
                       std::to_string(unit.attentionShapes.of(initializer)) +
                       ")";
   int64_t bytes = tensorOf(op->getOperand(0)).getElementTypeBitWidth() / 8;
-  std::vector<std::string> args = {shape};
-  for (Value operand : op->getOperands()) {
+  // An operand's buffer: its own, or the split's it is a piece of.
+  auto operandBuffer = [&](Value operand) {
     auto view = attentionViews.find(operand);
-    args.push_back(pointers.lookup(
-        view == attentionViews.end() ? operand : view->second.whole));
-  }
+    return pointers.lookup(view == attentionViews.end() ? operand
+                                                        : view->second.whole);
+  };
   // A result's buffer: its own, or the concat's it is a piece of (the
   // first piece written allocates it).
   auto resultBuffer = [&](Value result) {
@@ -1739,27 +1750,37 @@ void FunctionEmitter::emitAttention(Operation *op) {
     Value whole = view->second.whole;
     return pointers.count(whole) ? pointers.lookup(whole) : outputBuffer(whole);
   };
+  // A parameter of a block function: its C type and the launch's argument
+  // (std::nullopt: the kernel passes a null pointer instead).
+  struct Param {
+    std::string type;
+    std::optional<std::string> argument;
+  };
+  std::string rows = "const " + type + " *";
   // One kernel calling the block function `function` (template arguments
-  // HD, the tile rows, then `more`) on its pointers: `inputs` inputs,
-  // `operands`' output, the rows' statistics (written by dq, read by dk
-  // and dv), then its shared memory: the row cache when the shape has one,
-  // two tiles, and the tiles' statistics where it reads statistics. Then
-  // its launch: a block of block.rows threads per block.rows of `rows`
-  // rows of each of `rowHeads` heads.
-  enum class Stats { None, Write, Read };
+  // HD, the tile rows, then `more`) on `params`, then its shared memory:
+  // with `cache`, the row cache when the shape has one; two tiles; with
+  // `tileStats`, the tiles' rows' lse and D. Then its launch: a block of
+  // block.rows threads per block.rows of `rowCount` rows of each of
+  // `rowHeads` heads.
   auto emit = [&](StringRef title, StringRef function, StringRef more,
-                  unsigned inputs, Stats stats, const AttentionBlock &block,
-                  int64_t rowHeads, int64_t rows,
-                  ArrayRef<std::string> operands) {
-    std::string text;
+                  ArrayRef<Param> params, bool cache, bool tileStats,
+                  const AttentionBlock &block, int64_t rowHeads,
+                  int64_t rowCount) {
+    std::string text, call;
     llvm::raw_string_ostream b(text);
+    std::vector<std::string> operands;
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
-    for (unsigned i = 0; i < inputs; ++i)
-      b << ", const " << type << " *__restrict__ i" << i;
-    b << ", " << type << " *__restrict__ o0";
-    if (stats != Stats::None)
-      b << ", " << (stats == Stats::Write ? "" : "const ")
-        << "float *__restrict__ st";
+    for (const Param &param : params) {
+      if (!param.argument) {
+        call += ", (" + param.type + ")nullptr";
+        continue;
+      }
+      std::string name = "p" + std::to_string(operands.size());
+      b << ", " << param.type << "__restrict__ " << name;
+      call += ", " + name;
+      operands.push_back(*param.argument);
+    }
     b << ") {\n  // " << title << ", tiles of " << block.tile << "\n";
     if (block.cached)
       b << "  TK_SHARED(" << type << ", tk_rows, "
@@ -1767,56 +1788,76 @@ void FunctionEmitter::emitAttention(Operation *op) {
     for (unsigned t = 0; t < 2; ++t)
       b << "  TK_SHARED(" << type << ", tk_tile" << t << ", " << block.tile * hd
         << ");\n";
-    if (stats == Stats::Read)
-      b << "  TK_SHARED(float, tk_tile_stats, " << 3 * block.tile << ");\n";
+    if (tileStats)
+      b << "  TK_SHARED(float, tk_tile_stats, " << 2 * block.tile << ");\n";
     b << "  " << function << "<" << hd << ", " << block.tile << more
-      << ">(TK_LAUNCH_ARG s";
-    for (unsigned i = 0; i < inputs; ++i)
-      b << ", i" << i;
-    b << ", o0";
-    if (stats != Stats::None)
-      b << ", st, " << (block.cached ? "tk_rows" : "(" + type + " *)nullptr");
+      << ">(TK_LAUNCH_ARG s" << call;
+    if (cache)
+      b << ", " << (block.cached ? "tk_rows" : "(" + type + " *)nullptr");
     b << ", tk_tile0, tk_tile1";
-    if (stats == Stats::Read)
+    if (tileStats)
       b << ", tk_tile_stats";
     b << ");\n}\n";
-    if (rows == 0)
+    if (rowCount == 0)
       return;
-    int64_t blocks = batch * rowHeads * ((rows + block.rows - 1) / block.rows);
+    operands.insert(operands.begin(), shape);
+    int64_t blocks =
+        batch * rowHeads * ((rowCount + block.rows - 1) / block.rows);
     // TK_ATTENTION_KERNEL: blocks of at most 64 threads, registers enough
     // for one block a multiprocessor (AttentionPrelude.h).
     launch(addKernel(text, "TK_ATTENTION_KERNEL"), std::min(blocks, kMaxBlocks),
            operands, block.rows);
   };
-  if (isa<nn::AttentionOp>(op)) {
-    args.push_back(resultBuffer(op->getResult(0)));
-    emit("nn.attention: a query row per thread", "tk_attention_forward", "", 3,
-         Stats::None, attentionBlock(hd, bytes, 0, 0), heads, tq, args);
+  Param q{rows, operandBuffer(op->getOperand(0))},
+      k{rows, operandBuffer(op->getOperand(1))},
+      v{rows, operandBuffer(op->getOperand(2))};
+  if (forward) {
+    emit("nn.attention: a query row per thread", "tk_attention_forward", "",
+         {q,
+          k,
+          v,
+          {type + " *", resultBuffer(forward.getResult())},
+          {"float *", lse ? std::optional(outputBuffer(lse)) : std::nullopt}},
+         /*cache=*/false, /*tileStats=*/false, attentionBlock(hd, bytes, 0, 0),
+         heads, tq);
     return;
   }
-  // Per query row: its maximum, sum and D = rowsum(P ∘ dP), in f32.
-  std::string stats = allocateTemporary(
-      static_cast<uint64_t>(batch * heads * tq) * 3 * sizeof(float));
-  std::vector<std::string> rowArgs = args;
-  rowArgs.push_back(resultBuffer(op->getResult(0)));
-  rowArgs.push_back(stats);
+  Param lseIn{"const float *", pointers.lookup(lse)},
+      dy{rows, operandBuffer(backward.getCotangent())};
+  // Per query row D = dy·y, in f32: written by dq, read by dk and dv.
+  std::string dots = allocateTemporary(
+      static_cast<uint64_t>(batch * heads * tq) * sizeof(float));
   // dq caches the q and dy rows and walks key and value tiles.
   emit("nn.attention_grad: dq, a query row per thread",
-       "tk_attention_grad_rows", "", 4, Stats::Write,
-       attentionBlock(hd, bytes, 0, 2), heads, tq, rowArgs);
+       "tk_attention_grad_rows", "",
+       {q,
+        k,
+        v,
+        {rows, operandBuffer(backward.getOutput())},
+        lseIn,
+        dy,
+        {type + " *", resultBuffer(backward.getDquery())},
+        {"float *", dots}},
+       /*cache=*/true, /*tileStats=*/false, attentionBlock(hd, bytes, 0, 2),
+       heads, tq);
   // dk, then dv: a key row of a key and value head per thread, one
   // accumulator row each, walking the query and output-gradient tiles of
-  // the head's group with their rows' statistics (no atomics: a group's
-  // sum is one thread's). dk caches the k and v rows, dv the k row.
+  // the head's group with their rows' lse and D (no atomics: a group's sum
+  // is one thread's). dk caches the k and v rows, dv the k row.
   for (unsigned result : {1u, 2u}) {
     bool keys = result == 1;
-    std::vector<std::string> keyArgs = args;
-    keyArgs.push_back(resultBuffer(op->getResult(result)));
-    keyArgs.push_back(stats);
     emit(keys ? "nn.attention_grad: dk, a key row per thread"
               : "nn.attention_grad: dv, a key row per thread",
-         "tk_attention_grad_keys", keys ? ", true" : ", false", 4, Stats::Read,
-         attentionBlock(hd, bytes, 3, keys ? 2 : 1), kvHeads, tk, keyArgs);
+         "tk_attention_grad_keys", keys ? ", true" : ", false",
+         {q,
+          k,
+          v,
+          lseIn,
+          dy,
+          {type + " *", resultBuffer(op->getResult(result))},
+          {"const float *", dots}},
+         /*cache=*/true, /*tileStats=*/true,
+         attentionBlock(hd, bytes, 2, keys ? 2 : 1), kvHeads, tk);
   }
 }
 

@@ -69,3 +69,26 @@ func.func @grouped(%q: tensor<1x3x8xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x
   %0 = nn.attention %q, %k, %v {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<1x3x8xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32> -> tensor<1x3x8xf32>
   return %0 : tensor<1x3x8xf32>
 }
+
+// -----
+
+// A log-sum-exp result: each row's max + log Σ exp(score − max) over the
+// masked scores, widened to f32 first (the hidden scores are −∞ and add 0).
+// CHECK-LABEL: func.func @lse
+// CHECK: %[[S:.*]] = nn.mul %{{.*}}, %{{.*}} : tensor<1x2x3x3xbf16>, tensor<bf16>
+// CHECK: %[[M:.*]] = nn.add %[[S]], %{{.*}} : tensor<1x2x3x3xbf16>, tensor<3x3xbf16>
+// CHECK: nn.softmax %[[M]] {axis = 3 : i64}
+// CHECK: %[[R:.*]] = nn.reshape %{{.*}} : tensor<1x3x2x4xbf16> to tensor<1x3x8xbf16>
+// CHECK: %[[W:.*]] = nn.cast %[[M]] : tensor<1x2x3x3xbf16> to tensor<1x2x3x3xf32>
+// CHECK: %[[MAX:.*]] = nn.reduce_max %[[W]] [3] keepdims : tensor<1x2x3x3xf32> -> tensor<1x2x3x1xf32>
+// CHECK: %[[D:.*]] = nn.sub %[[W]], %[[MAX]]
+// CHECK: %[[E:.*]] = nn.exp %[[D]]
+// CHECK: %[[SUM:.*]] = nn.reduce_sum %[[E]] [3] : tensor<1x2x3x3xf32> -> tensor<1x2x3xf32>
+// CHECK: %[[MR:.*]] = nn.reshape %[[MAX]] : tensor<1x2x3x1xf32> to tensor<1x2x3xf32>
+// CHECK: %[[LOG:.*]] = nn.log %[[SUM]]
+// CHECK: %[[LSE:.*]] = nn.add %[[MR]], %[[LOG]]
+// CHECK: return %[[R]], %[[LSE]]
+func.func @lse(%q: tensor<1x3x8xbf16>) -> (tensor<1x3x8xbf16>, tensor<1x2x3xf32>) {
+  %y, %lse = nn.attention %q, %q, %q {causal, heads = 2 : i64} : tensor<1x3x8xbf16>, tensor<1x3x8xbf16>, tensor<1x3x8xbf16> -> tensor<1x3x8xbf16>, tensor<1x2x3xf32>
+  return %y, %lse : tensor<1x3x8xbf16>, tensor<1x2x3xf32>
+}

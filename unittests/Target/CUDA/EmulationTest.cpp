@@ -80,6 +80,48 @@ struct Case {
 
 InputRange positive() { return {0.25, 4.0, 4}; }
 
+/// Fused attention's error bounds in units of 2^-24 absolute, for heads of
+/// `hd`, `keys` keys a query row and `queries` query rows a key row's
+/// gradient sums (Tq times the group of query heads a key and value head
+/// serves), inputs in [-1, 1], scale 1/sqrt(hd), element type `t`
+/// (docs/cuda-backend.md, "Attention"). Every magnitude is at most 1 but a
+/// score's, at most hd·scale = sqrt(hd), and the log-sum-exp's, at most
+/// sqrt(hd) + log T (below 8 in these cases). A score is off by
+/// ds = (hd^2 + 2 hd) scale (the fma chain of hd terms of partial sums up
+/// to hd, the scale and its rounding); the output y by 2 ds + 12 T + 6 (the
+/// online softmax rescales the running sum and the output up to T times,
+/// an exp and a product each) and the row's sum relatively by as much, so
+/// the log-sum-exp max + log(sum) by ds + y + 4 log T + 8 (the maximum's
+/// score, the sum through the log, tk_log's 4 units relative of a log
+/// below log T, the sum's rounding). The gradients take y and the
+/// log-sum-exp of the forward pass, and in a narrow type the two sides may
+/// round y to neighbouring values: one ulp of 1 in t apart (2^17 units in
+/// bf16, 2^14 in f16). A probability e^{score - lse} is off relatively by
+/// ep = ds + lse + 18 (the argument's errors, its rounding below 16,
+/// exp's own); D = dy·y by ed = hd (y + that ulp) + hd^2; dP = dy·v by
+/// hd^2; and per row a term scale (2 hd ep + hd^2 + ed + 6 hd)
+/// (|dP - D| <= 2 hd) before the sums over keys (dq) or queries (dk, dv).
+struct AttentionBounds {
+  double y, lse, dq, dk, dv;
+  AttentionBounds(int64_t headDim, int64_t keyCount, int64_t queryCount,
+                  const std::string &t) {
+    const double hd = static_cast<double>(headDim), scale = 1 / std::sqrt(hd),
+                 keys = static_cast<double>(keyCount),
+                 nq = static_cast<double>(queryCount);
+    const double narrowY = t == "bf16"  ? std::ldexp(1.0, 17)
+                           : t == "f16" ? std::ldexp(1.0, 14)
+                                        : 0.0;
+    double ds = (hd * hd + 2 * hd) * scale;
+    y = 2 * ds + 12 * keys + 6;
+    lse = ds + y + 4 * std::log(keys) + 8;
+    double ep = ds + lse + 18, ed = hd * (y + narrowY) + hd * hd;
+    double perRow = scale * (2 * hd * ep + hd * hd + ed + 6 * hd);
+    dq = perRow + keys * scale * 2 * hd;
+    dk = nq * perRow + nq * nq * scale * 2 * hd;
+    dv = nq * (ep + nq);
+  }
+};
+
 /// The cases for element type `t` ("f32", "bf16", "f16").
 std::vector<Case> cases(const std::string &t) {
   std::string x = "tensor<4x333x" + t + ">", row = "tensor<333x" + t + ">";
@@ -614,34 +656,20 @@ std::vector<Case> cases(const std::string &t) {
             1.13 * (22 + narrow) + 46);
   }
   // Fused attention (AttentionPrelude.h), D = 16 in `heads` heads of
-  // hd = 16 / heads (8 unless said), inputs in [-1, 1], scale 1/sqrt(hd);
-  // errors in units of 2^-24 absolute (every
-  // magnitude is at most 1), docs/cuda-backend.md "Attention":
-  // a score is off by ds = (hd^2 + 2 hd) scale (the fma chain of hd terms of
-  // partial sums up to hd, the scale and its rounding); a probability by
-  // Ep = 2 ds + T + 9 relative (the scores, exp, the row's sum, the
-  // division); the forward output by 2 ds + 12 T + 6 (the online softmax
-  // rescales the running sum and output up to T times, an exp and a
-  // product each); the gradients by the chain below. With grouped-query
-  // attention (`group` query heads a key and value head, kv_heads =
-  // heads / group), a key and value row's gradient sums group·Tq queries.
+  // hd = 16 / heads (8 unless said), inputs in [-1, 1], scale 1/sqrt(hd):
+  // the bounds of attentionBounds. `output`: 0 y, 1 dq, 2 dk, 3 dv, 4 the
+  // log-sum-exp; the gradients' cases run the forward pass first, as a
+  // training step does.
   auto attention = [&](const std::string &name, int64_t tq, int64_t tk,
                        bool causal, int output, int64_t group = 1,
                        int64_t heads = 2) {
-    const double hd = 16.0 / heads, scale = 1 / std::sqrt(hd),
-                 keys = static_cast<double>(tk);
-    const double nq = static_cast<double>(tq * group);
-    double ds = (hd * hd + 2 * hd) * scale, ep = 2 * ds + keys + 9;
-    double edp = hd * hd, ed = hd * ep + hd * hd + keys * hd;
-    double perRow = scale * (2 * hd * ep + edp + ed + 6 * hd);
-    double units[] = {2 * ds + 12 * keys + 6,         // y
-                      perRow + keys * scale * 2 * hd, // dq: sum over keys
-                      nq * perRow +
-                          nq * nq * scale * 2 * hd, // dk: sum over queries
-                      nq * (ep + nq)};              // dv
+    AttentionBounds bounds(16 / heads, tk, tq * group, t);
+    double units[] = {bounds.y, bounds.dq, bounds.dk, bounds.dv, bounds.lse};
     std::string qt = "tensor<2x" + std::to_string(tq) + "x16x" + t + ">";
     std::string kt = "tensor<2x" + std::to_string(tk) + "x" +
                      std::to_string(16 / group) + "x" + t + ">";
+    std::string lt = "tensor<2x" + std::to_string(heads) + "x" +
+                     std::to_string(tq) + "xf32>";
     std::string attrs =
         std::string("{") + (causal ? "causal, " : "") +
         "heads = " + std::to_string(heads) + " : i64" +
@@ -652,23 +680,36 @@ std::vector<Case> cases(const std::string &t) {
               Bound::Absolute,
               units[output],
               {-1.0, 1.0, 4},
-              output == 0 || output == 1 ? qt : kt};
+              output == 4                  ? lt
+              : output == 0 || output == 1 ? qt
+                                           : kt};
     if (output == 0)
       c.function = llvm::formatv("(%x: {0}, %k: {1}, %v: {1}) -> {0} {{\n"
                                  "  %y = nn.attention %x, %k, %v {2} : {0}, "
                                  "{1}, {1} -> {0}\n  return %y : {0}\n}\n",
                                  qt, kt, attrs)
                        .str();
+    else if (output == 4)
+      c.function =
+          llvm::formatv("(%x: {0}, %k: {1}, %v: {1}) -> {3} {{\n"
+                        "  %y, %lse = nn.attention %x, %k, %v {2} : {0}, "
+                        "{1}, {1} -> {0}, {3}\n  return %lse : {3}\n}\n",
+                        qt, kt, attrs, lt)
+              .str();
     else
       c.function =
           llvm::formatv("(%x: {0}, %k: {1}, %v: {1}, %g: {0}) -> {3} {{\n"
-                        "  %dq, %dk, %dv = nn.attention_grad %x, %k, %v, %g "
-                        "{2} : {0}, {1}, {1}, {0} -> {0}, {1}, {1}\n"
+                        "  %y, %lse = nn.attention %x, %k, %v {2} : {0}, "
+                        "{1}, {1} -> {0}, {5}\n"
+                        "  %dq, %dk, %dv = nn.attention_grad %x, %k, %v, %y, "
+                        "%lse, %g {2} : {0}, {1}, {1}, {0}, {5}, {0} -> {0}, "
+                        "{1}, {1}\n"
                         "  return {4} : {3}\n}\n",
                         qt, kt, attrs, c.resultType,
                         output == 1   ? "%dq"
                         : output == 2 ? "%dk"
-                                      : "%dv")
+                                      : "%dv",
+                        lt)
               .str();
     all.push_back(c);
   };
@@ -680,6 +721,8 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grad_cross_dq", 5, 9, false, 1);
   attention("attention_grad_cross_dk", 5, 9, false, 2);
   attention("attention_grad_cross_dv", 5, 9, false, 3);
+  attention("attention_lse", 13, 13, true, 4);
+  attention("attention_cross_lse", 5, 9, false, 4);
   // Longer than a block's rows and a tile (64 each at hd = 8): several
   // blocks per head, several tiles per row, causal tiles cut mid-block.
   attention("attention_causal_tiles", 150, 150, true, 0);
@@ -687,6 +730,7 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grad_tiles_dk", 150, 150, true, 2);
   attention("attention_grad_tiles_dv", 150, 150, true, 3);
   attention("attention_cross_tiles", 70, 130, false, 0);
+  attention("attention_causal_tiles_lse", 150, 150, true, 4);
   attention("attention_grad_cross_tiles_dk", 70, 130, false, 2);
   // Grouped-query attention: four query heads of 4 on two key and value
   // heads (query heads 0 and 1 read key head 0, 2 and 3 key head 1), in
@@ -697,6 +741,7 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grouped_grad_dk", 13, 13, true, 2, 2, 4);
   attention("attention_grouped_grad_dv", 13, 13, true, 3, 2, 4);
   attention("attention_grouped_cross_tiles", 70, 130, false, 0, 2, 4);
+  attention("attention_grouped_lse", 13, 13, true, 4, 2, 4);
   attention("attention_grouped_grad_cross_dq", 5, 9, false, 1, 2, 4);
   attention("attention_grouped_grad_tiles_dk", 150, 150, true, 2, 2, 4);
   attention("attention_grouped_grad_tiles_dv", 150, 150, true, 3, 2, 4);
@@ -713,16 +758,9 @@ std::vector<Case> cases(const std::string &t) {
   // the values' magnitude, about 2^24 times more).
   auto inPlace = [&](const std::string &name, int64_t len, bool causal,
                      bool grad, int64_t heads, int64_t hd, int64_t group = 1) {
-    const double d = static_cast<double>(hd), scale = 1 / std::sqrt(d),
-                 keys = static_cast<double>(len),
-                 nq = static_cast<double>(len * group);
-    double ds = (d * d + 2 * d) * scale, ep = 2 * ds + keys + 9;
-    double ed = d * ep + d * d + keys * d;
-    double perRow = scale * (2 * d * ep + d * d + ed + 6 * d);
+    AttentionBounds bounds(hd, len, len * group, t);
     double units =
-        grad ? std::max({perRow + keys * scale * 2 * d,
-                         nq * perRow + nq * nq * scale * 2 * d, nq * (ep + nq)})
-             : 2 * ds + 12 * keys + 6;
+        grad ? std::max({bounds.dq, bounds.dk, bounds.dv}) : bounds.y;
     int64_t width = heads * hd, kvWidth = heads / group * hd;
     auto tensor = [&](int64_t w) {
       return "tensor<2x" + std::to_string(len) + "x" + std::to_string(w) + "x" +
@@ -751,11 +789,16 @@ std::vector<Case> cases(const std::string &t) {
     else
       c.function =
           llvm::formatv("(%x: {0}, %g: {1}) -> {0} {{\n{2}"
-                        "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %g "
-                        "{3} : {1}, {4}, {4}, {1} -> {1}, {4}, {4}\n"
-                        "  %y = nn.concat %dv, %dq, %dk {{axis = 2 : i64} : "
-                        "({4}, {1}, {4}) -> {0}\n  return %y : {0}\n}\n",
-                        whole, qt, pieces, attrs, kt)
+                        "  %y, %lse = nn.attention %q, %k, %v {3} : {1}, {4}, "
+                        "{4} -> {1}, {5}\n"
+                        "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %y, "
+                        "%lse, %g {3} : {1}, {4}, {4}, {1}, {5}, {1} -> {1}, "
+                        "{4}, {4}\n"
+                        "  %d = nn.concat %dv, %dq, %dk {{axis = 2 : i64} : "
+                        "({4}, {1}, {4}) -> {0}\n  return %d : {0}\n}\n",
+                        whole, qt, pieces, attrs, kt,
+                        "tensor<2x" + std::to_string(heads) + "x" +
+                            std::to_string(len) + "xf32>")
               .str();
     all.push_back(c);
   };
@@ -1545,12 +1588,15 @@ TEST(EmulationAttentionInPlace, GivesTheCopiesBits) {
       std::string body = llvm::formatv(
           "  %q, %k, %v = nn.split %x {{axis = 2 : i64, sizes = array<i64: "
           "{0}, {1}, {1}>} : {2} -> {3}, {4}, {4}\n"
-          "  %y = nn.attention %q, %k, %v {5} : {3}, {4}, {4} -> {3}\n"
-          "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %g {5} : {3}, {4}, "
-          "{4}, {3} -> {3}, {4}, {4}\n"
+          "  %y, %lse = nn.attention %q, %k, %v {5} : {3}, {4}, {4} -> {3}, "
+          "{6}\n"
+          "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %y, %lse, %g {5} : "
+          "{3}, {4}, {4}, {3}, {6}, {3} -> {3}, {4}, {4}\n"
           "  %d = nn.concat %dq, %dk, %dv {{axis = 2 : i64} : ({3}, {4}, {4}) "
           "-> {2}\n",
-          width, kvWidth, whole, qt, kt, attrs);
+          width, kvWidth, whole, qt, kt, attrs,
+          "tensor<2x" + std::to_string(heads) + "x" + std::to_string(len) +
+              "xf32>");
       std::string text = llvm::formatv(
           "func.func @in_place(%x: {0}, %g: {1}) -> ({1}, {0}) {{\n{3}"
           "  return %y, %d : {1}, {0}\n}\n"

@@ -618,15 +618,46 @@ static LogicalResult checkAttentionOperands(std::optional<Location> loc,
   return success();
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
+RankedTensorType AttentionOp::getLseType(Value query, int64_t heads) {
+  auto qt = cast<RankedTensorType>(query.getType());
+  return RankedTensorType::get({qt.getShape()[0], heads, qt.getShape()[1]},
+                               Float32Type::get(query.getContext()));
+}
+
+void AttentionOp::build(OpBuilder &b, OperationState &state, Value query,
+                        Value key, Value value, int64_t heads, bool causal,
+                        FloatAttr scale, IntegerAttr kvHeads, bool withLse) {
+  build(b, state, query.getType(), withLse ? getLseType(query, heads) : Type(),
+        query, key, value, heads, causal, scale, kvHeads);
+}
+
+/// An attention op's log-sum-exp (`what`): B×heads×Tq f32 for a query
+/// of type `queryType`.
+static LogicalResult checkLse(std::optional<Location> loc, StringRef name,
+                              Value lse, RankedTensorType queryType,
+                              int64_t heads, StringRef what) {
+  auto expected = RankedTensorType::get(
+      {queryType.getShape()[0], heads, queryType.getShape()[1]},
+      Float32Type::get(queryType.getContext()));
+  if (lse.getType() != expected)
+    return inferError(loc, name, "expected ", what, " of type ", expected,
+                      " (batch x heads x query length, f32), found ",
+                      lse.getType());
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  std::optional<Location> loc = getLoc();
   RankedTensorType queryType;
   if (failed(
-          checkAttentionOperands(loc, getOperationName(), adaptor, &queryType)))
+          checkAttentionOperands(loc, getOperationName(), *this, &queryType)))
     return failure();
-  results.push_back(queryType);
+  if (getResult().getType() != queryType)
+    return emitOpError("expected a result of the query's type ")
+           << queryType << ", found " << getResult().getType();
+  if (Value lse = getLse())
+    return checkLse(loc, getOperationName(), lse, queryType, getHeads(),
+                    "a log-sum-exp result");
   return success();
 }
 
@@ -638,8 +669,15 @@ AttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   RankedTensorType queryType;
   if (failed(checkAttentionOperands(loc, name, adaptor, &queryType)))
     return failure();
+  auto yt = getTensor(loc, name, adaptor.getOutput(), "output");
   auto dt = getTensor(loc, name, adaptor.getCotangent(), "cotangent");
-  if (failed(dt))
+  if (failed(yt) || failed(dt))
+    return failure();
+  if (*yt != queryType)
+    return inferError(loc, name, "expected an output of the query's type ",
+                      queryType, ", found ", *yt);
+  if (failed(checkLse(loc, name, adaptor.getLse(), queryType,
+                      adaptor.getHeads(), "a log-sum-exp operand")))
     return failure();
   if (*dt != queryType)
     return inferError(loc, name, "expected a cotangent of the query's type ",

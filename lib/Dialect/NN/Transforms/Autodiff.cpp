@@ -301,12 +301,34 @@ void NNAutodiffPass::runOnOperation() {
   }
 }
 
+/// Gives every nn.attention of `grad` without a log-sum-exp result one, for
+/// nn.attention_grad to read (the same op otherwise).
+static void giveAttentionLse(func::FuncOp grad) {
+  SmallVector<AttentionOp> plain;
+  grad.walk([&](AttentionOp op) {
+    if (!op.getLse())
+      plain.push_back(op);
+  });
+  for (AttentionOp op : plain) {
+    OpBuilder b(op);
+    auto withLse = AttentionOp::create(
+        b, op.getLoc(), op.getQuery(), op.getKey(), op.getValue(),
+        op.getHeads(), op.getCausal(), op.getScaleAttr(), op.getKvHeadsAttr(),
+        /*withLse=*/true);
+    withLse->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    op.getResult().replaceAllUsesWith(withLse.getResult());
+    op.erase();
+  }
+}
+
 LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
   MLIRContext *ctx = grad.getContext();
   if (decomposeAttention) {
     RewritePatternSet patterns(ctx);
     populateDecomposeAttentionPatterns(patterns);
     walkAndApplyPatterns(grad, std::move(patterns));
+  } else {
+    giveAttentionLse(grad);
   }
   Block &body = grad.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -379,6 +401,15 @@ LogicalResult NNAutodiffPass::differentiate(func::FuncOp grad) {
         inputGradients.insert(cot[r]);
     if (isa<ParamOp>(op))
       continue;
+    // nn.attention_grad takes the log-sum-exp as the forward pass left it,
+    // a constant: it has no cotangent to pass on.
+    if (auto at = dyn_cast<AttentionOp>(op);
+        at && at.getLse() && cot.count(at.getLse()))
+      return op->emitError() << "nn-autodiff: the loss depends on the "
+                                "log-sum-exp result of '"
+                             << op->getName()
+                             << "', which fused attention does not "
+                                "differentiate; use decompose-attention=true";
     auto rule = rules.find(op->getName().getStringRef());
     if (rule == rules.end())
       return op->emitError()

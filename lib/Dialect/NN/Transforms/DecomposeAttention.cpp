@@ -109,7 +109,33 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // B×H×T×Dh → B×T×H×Dh → B×T×D.
     Value merged = TransposeOp::create(rewriter, loc, context,
                                        ArrayRef<int64_t>{0, 2, 1, 3});
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, qType, merged);
+    Value result = ReshapeOp::create(rewriter, loc, qType, merged);
+    if (!op.getLse()) {
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // The log-sum-exp of each row of scores, in f32 whatever their type:
+    // max + log Σ exp(score − max), the hidden scores (−∞) adding 0. A
+    // row's own key is visible, so the maximum is finite.
+    auto f32 = rewriter.getF32Type();
+    Value wide = scores;
+    if (elementType != f32)
+      wide = CastOp::create(
+          rewriter, loc,
+          RankedTensorType::get(
+              cast<RankedTensorType>(scores.getType()).getShape(), f32),
+          scores, BoolAttr());
+    Value rowMax = ReduceMaxOp::create(rewriter, loc, wide,
+                                       ArrayRef<int64_t>{3}, /*keepdims=*/true);
+    Value shifted = SubOp::create(rewriter, loc, wide, rowMax);
+    Value sum = ReduceSumOp::create(rewriter, loc,
+                                    ExpOp::create(rewriter, loc, shifted),
+                                    ArrayRef<int64_t>{3}, /*keepdims=*/false);
+    Value flatMax = ReshapeOp::create(
+        rewriter, loc, cast<RankedTensorType>(op.getLse().getType()), rowMax);
+    Value logSum = LogOp::create(rewriter, loc, sum);
+    Value lse = AddOp::create(rewriter, loc, flatMax, logSum);
+    rewriter.replaceOp(op, {result, lse});
     return success();
   }
 };

@@ -184,13 +184,18 @@ LogicalResult embeddingGradRule(GradBuilder &gb, Operation *op, Cots cots,
 }
 
 // One op for all three cotangents (nn.attention_grad recomputes the
-// probabilities), with the forward op's attributes.
+// probabilities from the forward op's log-sum-exp, which nn-autodiff gave
+// it), with the forward op's attributes.
 LogicalResult attentionRule(GradBuilder &gb, Operation *op, Cots cots,
                             Out &out) {
   auto at = cast<AttentionOp>(op);
+  if (!at.getLse())
+    return op->emitError("nn-autodiff: internal error: fused attention "
+                         "without its log-sum-exp result");
   auto grad = AttentionGradOp::create(
-      gb.b, gb.loc, at.getQuery(), at.getKey(), at.getValue(), cots[0],
-      at.getHeads(), at.getCausal(), at.getScaleAttr(), at.getKvHeadsAttr());
+      gb.b, gb.loc, at.getQuery(), at.getKey(), at.getValue(), at.getResult(),
+      at.getLse(), cots[0], at.getHeads(), at.getCausal(), at.getScaleAttr(),
+      at.getKvHeadsAttr());
   out.append({grad.getDquery(), grad.getDkey(), grad.getDvalue()});
   return success();
 }

@@ -355,8 +355,11 @@ void NNMixedPrecisionPass::rewrite(func::FuncOp func, Type compute) {
     for (OpOperand &operand : op->getOpOperands())
       if (isFloatTensorValue(operand.get()))
         operand.set(convert(operand.get(), target));
+    // Attention's log-sum-exp is f32 whatever its operands' type.
+    auto attention = dyn_cast<AttentionOp>(op);
     for (Value result : op->getResults())
-      if (isFloatTensorValue(result))
+      if (isFloatTensorValue(result) &&
+          !(attention && result == attention.getLse()))
         result.setType(cast<RankedTensorType>(result.getType()).clone(target));
   }
 }

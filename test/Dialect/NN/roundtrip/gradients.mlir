@@ -35,9 +35,9 @@ func.func @tags(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK-LABEL: func.func @attention_grad(
-// CHECK: nn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 2 : i64, scale = 5.000000e-01 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
-func.func @attention_grad(%q: tensor<2x4x8xf32>, %dy: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %dy {causal, heads = 2 : i64, scale = 0.5 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+// CHECK: nn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 2 : i64, scale = 5.000000e-01 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+func.func @attention_grad(%q: tensor<2x4x8xf32>, %y: tensor<2x4x8xf32>, %lse: tensor<2x2x4xf32>, %dy: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %dq, %dk, %dv = nn.attention_grad %q, %q, %q, %y, %lse, %dy {causal, heads = 2 : i64, scale = 0.5 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
   return %dk : tensor<2x4x8xf32>
 }
 

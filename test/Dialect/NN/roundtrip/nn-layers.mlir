@@ -142,11 +142,13 @@ func.func @attention_flags(%q: tensor<2x4x8xf32>, %kl: tensor<2x6x8xf32>, %vl: t
 // CHECK-LABEL: func.func @attention_kv_heads(
 // CHECK-NEXT: nn.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT: nn.attention %{{.*}}, %{{.*}}, %{{.*}} {heads = 4 : i64, kv_heads = 1 : i64, scale = 5.000000e-01 : f64} : tensor<2x4x8xf32>, tensor<2x6x2xf32>, tensor<2x6x2xf32> -> tensor<2x4x8xf32>
-// CHECK-NEXT: nn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+// CHECK-NEXT: %[[Y:.*]], %[[LSE:.*]] = nn.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>
+// CHECK-NEXT: nn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[LSE]], %{{.*}} {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
 func.func @attention_kv_heads(%q: tensor<2x4x8xf32>, %k: tensor<2x4x4xf32>, %k1: tensor<2x6x2xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
   %a = nn.attention %q, %k, %k {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>
   %b = nn.attention %q, %k1, %k1 {heads = 4 : i64, kv_heads = 1 : i64, scale = 0.5 : f64} : tensor<2x4x8xf32>, tensor<2x6x2xf32>, tensor<2x6x2xf32> -> tensor<2x4x8xf32>
-  %dq, %dk, %dv = nn.attention_grad %q, %k, %k, %a {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+  %y, %lse = nn.attention %q, %k, %k {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>
+  %dq, %dk, %dv = nn.attention_grad %q, %k, %k, %y, %lse, %a {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
   return %b, %dq, %dk : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
 }
 

@@ -550,7 +550,7 @@ def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
   let hasVerifier = 1;
 }
 
-def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
+def NN_AttentionOp : NN_Op<"attention", [Pure]> {
   let summary = "Multi-head scaled dot-product attention";
   let description = [{
     `q` is B×Tq×D, and D is split into `heads` heads of Dh = D/heads each.
@@ -566,21 +566,42 @@ def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
     the op into matmuls, a softmax and reshapes (and, with `kv_heads`, a
     broadcast of the key and value heads over their groups).
 
+    A second result, when the op has one, is each query row's log-sum-exp
+    of its visible scores, `lse[b, h, i] = log Σ_j exp(scale·q_i·k_j)`, a
+    B×heads×Tq f32 tensor whatever the operands' type: what
+    `nn.attention_grad` needs to recompute the probabilities without a
+    pass for their maximum and sum (`nn-autodiff{decompose-attention=false}`
+    asks for it).
+
     ```mlir
     %y = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
     %z = nn.attention %q, %kg, %vg {causal, heads = 4 : i64, kv_heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x16xf32>, tensor<8x16x16xf32> -> tensor<8x16x32xf32>
+    %w, %lse = nn.attention %q, %k, %v {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>, tensor<8x2x16xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
                        NN_FloatTensor:$value, I64Attr:$heads,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$kv_heads);
-  let results = (outs NN_FloatTensor:$result);
+  let results = (outs NN_FloatTensor:$result,
+                      Optional<NN_FloatTensor>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `->` type($result)
+    type($value) `->` type($result) (`,` type($lse)^)?
   }];
+  let builders = [
+    // The result's type (and, with `withLse`, the log-sum-exp's) from the
+    // operands; they must be valid (the verifier reports bad ones).
+    OpBuilder<(ins "mlir::Value":$query, "mlir::Value":$key,
+                   "mlir::Value":$value, "int64_t":$heads, "bool":$causal,
+                   "mlir::FloatAttr":$scale, "mlir::IntegerAttr":$kv_heads,
+                   CArg<"bool", "false">:$withLse)>
+  ];
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The type of the log-sum-exp result for these operands.
+    static mlir::RankedTensorType getLseType(mlir::Value query,
+                                             int64_t heads);
     /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
     double getEffectiveScale();
     /// The key and value heads: `kv_heads`, or `heads` without it.
@@ -591,32 +612,37 @@ def NN_AttentionOp : NN_Op<"attention", [Pure, InferTypeOpAdaptor]> {
 def NN_AttentionGradOp : NN_Op<"attention_grad", [Pure, InferTypeOpAdaptor]> {
   let summary = "Gradients of nn.attention with respect to query, key and value";
   let description = [{
-    For the operands and attributes of an `nn.attention` and the cotangent
-    `dy` of its result (B×Tq×D, the query's type), returns the cotangents of
-    the query, key and value. Per head, with P = softmax(q·kᵀ·scale + mask)
-    and dP = dy·vᵀ: dv = Pᵀ·dy, dS = P ∘ (dP − rowsum(dP ∘ P)),
-    dq = dS·k·scale, dk = dSᵀ·q·scale; with `kv_heads`, a key and value
-    head's dk and dv sum those of the query heads of its group. Nothing of
-    the forward pass is stored: the probabilities are recomputed, so a
-    target can lower the pair without a Tq×Tk matrix in memory. `nn-autodiff{decompose-attention=false}`
-    writes it; `nn-decompose-attention` does not touch it (a target that
-    does not lower it asks autodiff to decompose `nn.attention` instead).
+    For the operands and attributes of an `nn.attention`, its two results
+    `y` (B×Tq×D, the query's type) and `lse` (B×heads×Tq f32), and the
+    cotangent `dy` of `y` (the query's type), returns the cotangents of the
+    query, key and value. Per head, with P = exp(q·kᵀ·scale + mask − lse)
+    (the softmax, from the forward pass's log-sum-exp) and dP = dy·vᵀ:
+    dv = Pᵀ·dy, dS = P ∘ (dP − D) with D = rowsum(dy ∘ y) (which is
+    rowsum(dP ∘ P)), dq = dS·k·scale, dk = dSᵀ·q·scale; with `kv_heads`, a
+    key and value head's dk and dv sum those of the query heads of its
+    group. No probability is stored: they are recomputed from the scores
+    and `lse`, so a target can lower the pair without a Tq×Tk matrix in
+    memory. `nn-autodiff{decompose-attention=false}` writes it;
+    `nn-decompose-attention` does not touch it (a target that does not
+    lower it asks autodiff to decompose `nn.attention` instead).
 
     ```mlir
-    %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %dy {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
+    %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %y, %lse, %dy {causal, heads = 2 : i64} : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x2x16xf32>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<8x16x32xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
-                       NN_FloatTensor:$value, NN_FloatTensor:$cotangent,
+                       NN_FloatTensor:$value, NN_FloatTensor:$output,
+                       NN_FloatTensor:$lse, NN_FloatTensor:$cotangent,
                        I64Attr:$heads, UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$kv_heads);
   let results = (outs NN_FloatTensor:$dquery, NN_FloatTensor:$dkey,
                       NN_FloatTensor:$dvalue);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $cotangent attr-dict `:` type($query) `,`
-    type($key) `,` type($value) `,` type($cotangent) `->` type($dquery) `,`
-    type($dkey) `,` type($dvalue)
+    $query `,` $key `,` $value `,` $output `,` $lse `,` $cotangent attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
+    type($lse) `,` type($cotangent) `->` type($dquery) `,` type($dkey) `,`
+    type($dvalue)
   }];
   let extraClassDeclaration = [{
     /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).

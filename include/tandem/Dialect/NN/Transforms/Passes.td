@@ -13,7 +13,9 @@ def NNDecomposeAttention : Pass<"nn-decompose-attention"> {
     head-dim), scores `q·kᵀ` scaled by the op's scale, a causal mask of
     zeros and -infinity (the lowest finite value for types without
     infinity) added when the op is causal, a softmax over keys, the product
-    with `v`, and the inverse reshape. Later phases that have no dedicated
+    with `v`, and the inverse reshape; a log-sum-exp result becomes each
+    row's maximum plus the log of Σ exp(score − maximum), in f32. Later
+    phases that have no dedicated
     attention rule (the evaluator's cross-checks, backends without a fused
     kernel) run after this pass.
   }];
@@ -112,7 +114,9 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
            /*default=*/"true",
            "Rewrite nn.attention into matmuls and a softmax before "
            "differentiating (targets without a fused attention kernel); "
-           "false keeps it and differentiates it with nn.attention_grad">,
+           "false keeps it, gives it a log-sum-exp result and "
+           "differentiates it with nn.attention_grad, which reads that and "
+           "the output">,
     Option<"decomposeNorms", "decompose-norms", "bool", /*default=*/"true",
            "Write the gradients of nn.layer_norm and nn.rms_norm as "
            "elementwise ops and reductions; false writes their input "
