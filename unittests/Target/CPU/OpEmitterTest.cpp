@@ -598,7 +598,8 @@ TEST(OpEmitterConstants, ACopiedConstantKeepsItsBytesUnderEveryTuning) {
   const EmittedFunction *info = compiled->find("mask");
   ASSERT_NE(info, nullptr);
   auto results = runCompiled(*compiled, *info, {});
-  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
   ASSERT_EQ(results->size(), 1u);
   const tandem::eval::Tensor &got = results->front();
   ASSERT_EQ(got.data.size(), 64u);
