@@ -347,6 +347,27 @@ TK_HD void tk_attention_load(const tk_attention_layout &l, const T *src,
     tile[e] = src[tk_attention_at(l, from + e / HD, b, h, HD) + e % HD];
 }
 
+// Key and value rows [from, from + n) of key and value head h in batch b
+// into the tiles kt and vt. One phase.
+template <int HD, typename T>
+TK_HD void tk_attention_load_kv(const tk_attention_shape &s, int64_t b,
+                                int64_t h, int64_t from, int64_t n, const T *k,
+                                const T *v, T *kt, T *vt, int64_t thread,
+                                int64_t threads) {
+  tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, b, h, from, n, kt, thread,
+                        threads);
+  tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, b, h, from, n, vt, thread,
+                        threads);
+}
+
+// How many of a tile's keys [k0, k0 + n) query row i sees: all, or those up
+// to i when causal; none for a row past the queries.
+TK_HD int64_t tk_attention_visible(const tk_attention_shape &s, int64_t i,
+                                   int64_t k0, int64_t n) {
+  int64_t visible = s.causal ? i + 1 - k0 : n;
+  return i < s.tq ? (visible < n ? visible : n) : 0;
+}
+
 // Element r of the per-row f32 tensors (the log-sum-exp, D): row i of
 // query head h in batch b, B×H×Tq.
 TK_HD int64_t tk_attention_stat(const tk_attention_shape &s,
@@ -388,15 +409,12 @@ tk_attention_forward(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
       int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
       TK_PHASE
-      tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
-                            TK_THREAD, TK_BLOCK_DIM);
-      tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n, vt,
-                            TK_THREAD, TK_BLOCK_DIM);
+      tk_attention_load_kv<HD>(s, at.b, kvh, k0, n, k, v, kt, vt, TK_THREAD,
+                               TK_BLOCK_DIM);
       TK_END_PHASE
       TK_PHASE
       int64_t i = at.first + TK_THREAD;
-      int64_t visible = s.causal ? i + 1 - k0 : n;
-      int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
+      int64_t end = tk_attention_visible(s, i, k0, n);
       // Keys in pairs: both scores at once (tk_attention_dot2), then each
       // key's update in order. An odd last key pairs with itself.
       constexpr int P = tk_attention_pairs<HD>::value ? 2 : 1;
@@ -491,15 +509,12 @@ tk_attention_grad_rows(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
       int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
       TK_PHASE
-      tk_attention_load<HD>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0, n, kt,
-                            TK_THREAD, TK_BLOCK_DIM);
-      tk_attention_load<HD>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0, n, vt,
-                            TK_THREAD, TK_BLOCK_DIM);
+      tk_attention_load_kv<HD>(s, at.b, kvh, k0, n, k, v, kt, vt, TK_THREAD,
+                               TK_BLOCK_DIM);
       TK_END_PHASE
       TK_PHASE
       int64_t i = at.first + TK_THREAD;
-      int64_t visible = s.causal ? i + 1 - k0 : n;
-      int64_t end = i < s.tq ? (visible < n ? visible : n) : 0;
+      int64_t end = tk_attention_visible(s, i, k0, n);
       auto qi = own(0, TK_THREAD, false);
       auto dyi = own(1, TK_THREAD, false);
       // Keys in pairs: both keys' dot products at once
