@@ -74,6 +74,9 @@ constexpr int64_t kSplitColumnsBelow = 16384;
 constexpr int64_t kColumnChunk = 64;
 /// The attention kernels keep a head's row in registers (AttentionPrelude.h).
 constexpr int64_t kMaxAttentionHeadDim = 256;
+/// Floats the dk and dv kernels keep per query row of a tile: its
+/// log-sum-exp and D (AttentionPrelude.h, tk_attention_grad_keys).
+constexpr int64_t kAttentionTileStats = 2;
 /// The attention kernels' tiles and row caches (AttentionPrelude.h) are
 /// static shared memory, which CUDA limits to 48 KiB per block.
 constexpr int64_t kMaxStaticShared = 48 * 1024;
@@ -1769,14 +1772,15 @@ void FunctionEmitter::emitAttention(Operation *op) {
                   int64_t rowCount) {
     std::string text, call;
     llvm::raw_string_ostream b(text);
-    std::vector<std::string> operands;
+    // The launch's operands: the shape, then the parameters p0, p1, ...
+    std::vector<std::string> operands = {shape};
     b << "(TK_KERNEL_ARGS tk_attention_shape s";
     for (const Param &param : params) {
       if (!param.argument) {
         call += ", (" + param.type + ")nullptr";
         continue;
       }
-      std::string name = "p" + std::to_string(operands.size());
+      std::string name = "p" + std::to_string(operands.size() - 1);
       b << ", " << param.type << "__restrict__ " << name;
       call += ", " + name;
       operands.push_back(*param.argument);
@@ -1789,7 +1793,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
       b << "  TK_SHARED(" << type << ", tk_tile" << t << ", " << block.tile * hd
         << ");\n";
     if (tileStats)
-      b << "  TK_SHARED(float, tk_tile_stats, " << 2 * block.tile << ");\n";
+      b << "  TK_SHARED(float, tk_tile_stats, "
+        << kAttentionTileStats * block.tile << ");\n";
     b << "  " << function << "<" << hd << ", " << block.tile << more
       << ">(TK_LAUNCH_ARG s" << call;
     if (cache)
@@ -1800,7 +1805,6 @@ void FunctionEmitter::emitAttention(Operation *op) {
     b << ");\n}\n";
     if (rowCount == 0)
       return;
-    operands.insert(operands.begin(), shape);
     int64_t blocks =
         batch * rowHeads * ((rowCount + block.rows - 1) / block.rows);
     // TK_ATTENTION_KERNEL: blocks of at most 64 threads, registers enough
@@ -1857,7 +1861,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
           {type + " *", resultBuffer(op->getResult(result))},
           {"const float *", dots}},
          /*cache=*/true, /*tileStats=*/true,
-         attentionBlock(hd, bytes, 2, keys ? 2 : 1), kvHeads, tk);
+         attentionBlock(hd, bytes, kAttentionTileStats, keys ? 2 : 1), kvHeads,
+         tk);
   }
 }
 

@@ -618,27 +618,27 @@ static LogicalResult checkAttentionOperands(std::optional<Location> loc,
   return success();
 }
 
-RankedTensorType AttentionOp::getLseType(Value query, int64_t heads) {
-  auto qt = cast<RankedTensorType>(query.getType());
-  return RankedTensorType::get({qt.getShape()[0], heads, qt.getShape()[1]},
-                               Float32Type::get(query.getContext()));
+RankedTensorType AttentionOp::getLseType(RankedTensorType query,
+                                         int64_t heads) {
+  return RankedTensorType::get(
+      {query.getShape()[0], heads, query.getShape()[1]},
+      Float32Type::get(query.getContext()));
 }
 
 void AttentionOp::build(OpBuilder &b, OperationState &state, Value query,
                         Value key, Value value, int64_t heads, bool causal,
                         FloatAttr scale, IntegerAttr kvHeads, bool withLse) {
-  build(b, state, query.getType(), withLse ? getLseType(query, heads) : Type(),
+  build(b, state, query.getType(),
+        withLse ? getLseType(cast<RankedTensorType>(query.getType()), heads)
+                : Type(),
         query, key, value, heads, causal, scale, kvHeads);
 }
 
-/// An attention op's log-sum-exp (`what`): B×heads×Tq f32 for a query
-/// of type `queryType`.
+/// An attention op's log-sum-exp (`what`) for a query of type `queryType`.
 static LogicalResult checkLse(std::optional<Location> loc, StringRef name,
                               Value lse, RankedTensorType queryType,
                               int64_t heads, StringRef what) {
-  auto expected = RankedTensorType::get(
-      {queryType.getShape()[0], heads, queryType.getShape()[1]},
-      Float32Type::get(queryType.getContext()));
+  RankedTensorType expected = AttentionOp::getLseType(queryType, heads);
   if (lse.getType() != expected)
     return inferError(loc, name, "expected ", what, " of type ", expected,
                       " (batch x heads x query length, f32), found ",

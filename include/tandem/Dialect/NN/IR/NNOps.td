@@ -599,8 +599,9 @@ def NN_AttentionOp : NN_Op<"attention", [Pure]> {
   ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The type of the log-sum-exp result for these operands.
-    static mlir::RankedTensorType getLseType(mlir::Value query,
+    /// The type of the log-sum-exp for a query of type `query`:
+    /// batch x heads x query length, f32.
+    static mlir::RankedTensorType getLseType(mlir::RankedTensorType query,
                                              int64_t heads);
     /// The softmax scale: the explicit `scale`, or 1/sqrt(head dimension).
     double getEffectiveScale();
