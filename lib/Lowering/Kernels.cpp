@@ -165,7 +165,10 @@ struct Former {
           int candidate = kernelOfValue(operand);
           if (candidate < 0)
             continue;
-          if (kernels[candidate].kernel.reduction && !policy.fuseReductions)
+          if (kernels[candidate].kernel.reduction && !policy.fuseReductions &&
+              !(policy.acceptsReductionEpilogue &&
+                policy.acceptsReductionEpilogue(kernels[candidate].kernel,
+                                                &op)))
             continue;
           if (canJoin(&op, candidate)) {
             joined = candidate;

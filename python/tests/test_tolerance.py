@@ -85,7 +85,7 @@ def test_logits_norm_bound_holds_for_any_input():
 
 
 def test_tiny_gpt_in_bf16(tmp_path):
-    """66 bf16 results of the tiny GPT's @forward depend on its tokens; its
+    """106 bf16 results of the tiny GPT's @forward depend on its tokens; its
     initial logits are within 2.45 (docs/cuda-backend.md, "Training in
     emulation")."""
     harness.run("tandemc", harness.EXAMPLES / "tiny-gpt.mlir", "--precision", "bf16",
@@ -93,7 +93,7 @@ def test_tiny_gpt_in_bf16(tmp_path):
     harness.run("tandem-eval", harness.EXAMPLES / "tiny-gpt.mlir", "--seed", 3, "--save-params", tmp_path / "p.st")
     text = (tmp_path / "bf16.mlir").read_text()
     n, bits, _ = tolerance._narrow_sites(tolerance.function_text(text, "forward"))
-    assert (n, bits) == (66, 8)
+    assert (n, bits) == (106, 8)
     r = tolerance.logits_norm_bound(text, "forward", tolerance.read_params(tmp_path / "p.st"))
     assert 2.43 < r < 2.46
-    assert tolerance.narrow_loss_bound(text, "forward", 64, r) == pytest.approx(0.0424, rel=1e-2)
+    assert tolerance.narrow_loss_bound(text, "forward", 64, r) == pytest.approx(0.0534, rel=1e-2)

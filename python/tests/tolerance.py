@@ -43,7 +43,7 @@ roundoff):
   one spacing, at least the half spacing a skipped rounding leaves
   (`narrow_rounding_bound`: the flips' mean square); the next ops inherit
   it, so through a deep chain every narrow rounding adds up to a spacing
-  and the tiny GPT's bf16 @forward gets 1.5: no bound. A loss gets
+  and the tiny GPT's bf16 @forward gets 5.7: no bound. A loss gets
   `narrow_loss_bound` instead (below), with `chain_bound(...,
   narrow=False)` for the f32 arithmetic.
 - An op's result inherits the largest error of its operands (first order,
@@ -98,12 +98,12 @@ sensitivity is not assumed: R is measured, a posteriori, from the step's
 parameters (`logits_norm_bound`): z = W h with h the last norm's output,
 ||h|| <= max|gamma| sqrt(D) + ||beta|| (a normalized row has norm at most
 sqrt(D)), ||z|| <= sigma_max(W) ||h||, times 1 + 2^-p for each narrow
-rounding of h and z. The tiny GPT in bf16 (n = 66, M = 64 sequences a
+rounding of h and z. The tiny GPT in bf16 (n = 106, M = 64 sequences a
 step): R grows from 2.4 to 9.8 over its 20 steps as the tied embedding's
-largest singular value grows from 0.43 to 1.66, the bound from 0.042 to
-0.17 in the loss, 7.7e-3 to 3.8e-2 of it (plus chain_bound's 3.9e-4 for
+largest singular value grows from 0.43 to 1.66, the bound from 0.053 to
+0.21 in the loss, 9.6e-3 to 4.8e-2 of it (plus chain_bound's 3.9e-4 for
 the f32 arithmetic); the emulated CUDA and CPU targets differ by at most
-1.3e-5 (test/Target/CUDA/train-emulated.test).
+1.4e-5 (test/Target/CUDA/train-emulated.test).
 """
 
 import math

@@ -72,6 +72,11 @@ struct FusionPolicy {
   /// unset, no kernel does (a target with no row kernels).
   std::function<bool(mlir::Operation *row, const Kernel &kernel)>
       acceptsRowEpilogue;
+  /// Without fuseReductions, an elementwise op still joins a reduction's
+  /// kernel (as its epilogue) when this is set and accepts it (a target
+  /// whose reductions take a fixed set of epilogues).
+  std::function<bool(const Kernel &kernel, mlir::Operation *op)>
+      acceptsReductionEpilogue;
 };
 
 struct KernelPlan {

@@ -743,7 +743,7 @@ private:
   void emitKernel(const tandem::lowering::Kernel &kernel);
   /// A reduction alone: one block per row when it reduces the trailing
   /// dimensions, else one thread per output combining in row-major order.
-  void emitReduction(Operation *op);
+  void emitReduction(const tandem::lowering::Kernel &kernel);
   /// A row reduction of few long rows in two passes (kSplitRowsBelow).
   void emitSplitRows(Operation *op, int64_t rows, int64_t n,
                      const std::string &combine, const std::string &init,
@@ -1290,8 +1290,35 @@ static bool reducesRows(Operation *op) {
                      llvm::seq<int64_t>(rank - reducedDims.size(), rank));
 }
 
-void FunctionEmitter::emitReduction(Operation *op) {
-  Value input = op->getOperand(0), result = op->getResult(0);
+/// `op` converts column reduction `reduction`'s result, which nothing else
+/// reads, between f32, bf16 and f16 (a bf16 bias gradient widened for its
+/// f32 master weight): the pass that finishes each output stores the
+/// converted value, so the unconverted result never reaches memory and the
+/// conversion costs no launch.
+static bool isReductionCast(Operation *reduction, Operation *op) {
+  auto cast = dyn_cast<nn::CastOp>(op);
+  Value result = reduction->getResult(0);
+  auto plain = [](Value value) {
+    std::optional<StringRef> storage =
+        storageType(tensorOf(value).getElementType());
+    return storage && (*storage == "float" || *storage == "tk_bf16" ||
+                       *storage == "tk_f16");
+  };
+  return cast && cast.getInput() == result && result.hasOneUse() &&
+         !reducesRows(reduction) && plain(result) && plain(cast.getResult());
+}
+
+/// The cast a reduction kernel ends with (isReductionCast), or null when
+/// it is the reduction alone.
+static Operation *reductionEpilogue(const tandem::lowering::Kernel &kernel) {
+  return kernel.members.size() == 2 ? kernel.members[1] : nullptr;
+}
+
+void FunctionEmitter::emitReduction(const tandem::lowering::Kernel &kernel) {
+  Operation *op = kernel.reduction;
+  Operation *epilogue = reductionEpilogue(kernel);
+  Value input = op->getOperand(0);
+  Value result = epilogue ? epilogue->getResult(0) : op->getResult(0);
   llvm::ArrayRef<int64_t> shape = tensorOf(input).getShape();
   auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
   bool max = isa<nn::ReduceMaxOp>(op), mean = isa<nn::ReduceMeanOp>(op);
@@ -1311,6 +1338,9 @@ void FunctionEmitter::emitReduction(Operation *op) {
   bool rows = reducesRows(op);
   std::string finish =
       mean ? "tk_acc / " + floatLiteral(static_cast<float>(reduced)) : "tk_acc";
+  // A cast epilogue converts the reduction's value as stored in its type.
+  if (epilogue)
+    finish = roundTo(finish, storageOf(op->getResult(0)));
   if (rows && !(outputs < kSplitRowsBelow && reduced >= kSplitRowLength)) {
     emitRowKernel(op, {{combine, init, "x", finish}}, "s0", /*perRow=*/true);
     return;
@@ -2382,10 +2412,13 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
       continue;
     for (Operation *member : kernel.members)
       kernelOf[member] = index;
-    if (kernel.reduction && kernel.members.size() > 1)
+    if (kernel.reduction && kernel.members.size() > 1 &&
+        !(kernel.members.size() == 2 &&
+          kernel.members.front() == kernel.reduction &&
+          isReductionCast(kernel.reduction, kernel.members.back())))
       return kernel.reduction->emitError(
-          "the cuda target does not fuse reductions yet "
-          "(docs/cuda-backend.md)");
+          "the cuda target fuses only a cast of a column reduction's result "
+          "into the reduction (docs/cuda-backend.md)");
     if (kernel.gemm) {
       std::optional<GemmEpilogue> epilogue =
           gemmEpilogueOf(kernel.gemm, kernel);
@@ -2452,8 +2485,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (kernel.gemm || kernel.row)
       return false;
     if (kernel.reduction)
-      return kernel.reduction == def && kernel.members.size() == 1 &&
-             !reducesRows(def);
+      return def == kernel.members.back() && !reducesRows(kernel.reduction);
     return def->hasTrait<nn::ElementwiseKernel>() &&
            loweringOf(def) == Lowering::Kernel && !attentionViews.count(value);
   };
@@ -2565,7 +2597,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     const tandem::lowering::Kernel &kernel = plan.kernels[last->second];
     if (kernel.reduction) {
       flushPending();
-      emitReduction(kernel.reduction);
+      emitReduction(kernel);
     } else if (kernel.gemm) {
       flushPending();
       emitGemm(cast<nn::MatmulOp>(kernel.gemm),
@@ -2629,9 +2661,14 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
 
 tandem::lowering::FusionPolicy tandem::cuda::fusionPolicy() {
   tandem::lowering::FusionPolicy policy;
-  // Reductions come with their kernels; until then every reduction stands
-  // alone. A GEMM takes the epilogues cuBLASLt runs.
+  // Reductions come with their kernels; until then a reduction stands
+  // alone but for a cast of its result. A GEMM takes the epilogues
+  // cuBLASLt runs.
   policy.fuseReductions = false;
+  policy.acceptsReductionEpilogue = [](const tandem::lowering::Kernel &kernel,
+                                       Operation *op) {
+    return kernel.members.size() == 1 && isReductionCast(kernel.reduction, op);
+  };
   policy.acceptsGemmEpilogue = [](Operation *matmul,
                                   const tandem::lowering::Kernel &kernel) {
     return gemmEpilogueOf(matmul, kernel).has_value();

@@ -41,9 +41,20 @@ func.func @cross(%q: tensor<1x3x8xf32>, %k: tensor<1x5x8xf32>, %v: tensor<1x5x8x
 
 // -----
 
-// f8E4M3FN has no infinity: the mask uses its lowest finite value.
+// Narrow operands are widened to f32 once (self-attention reads one value
+// three times) and only the output is rounded back: the scores, their mask
+// (−∞, which f8E4M3FN could not hold) and the softmax are f32, and the cast
+// to an 8-bit float saturates.
 // CHECK-LABEL: func.func @no_inf
-// CHECK: nn.constant dense<{{\[}}[0.000000e+00, -4.480000e+02], [0.000000e+00, 0.000000e+00]]> : tensor<2x2xf8E4M3FN>
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4xf8E4M3FN>)
+// CHECK-NEXT: %[[W:.*]] = nn.cast %[[Q]] : tensor<1x2x4xf8E4M3FN> to tensor<1x2x4xf32>
+// CHECK-NOT: nn.cast %[[Q]]
+// CHECK: nn.matmul {{.*}} : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x1x2x2xf32>
+// CHECK: nn.constant dense<{{\[}}[0.000000e+00, 0xFF800000], [0.000000e+00, 0.000000e+00]]> : tensor<2x2xf32>
+// CHECK: nn.softmax {{.*}} : tensor<1x1x2x2xf32>
+// CHECK: %[[Y:.*]] = nn.reshape {{.*}} : tensor<1x2x1x4xf32> to tensor<1x2x4xf32>
+// CHECK-NEXT: %[[N:.*]] = nn.cast %[[Y]] {saturate = true} : tensor<1x2x4xf32> to tensor<1x2x4xf8E4M3FN>
+// CHECK-NEXT: return %[[N]]
 func.func @no_inf(%q: tensor<1x2x4xf8E4M3FN>) -> tensor<1x2x4xf8E4M3FN> {
   %0 = nn.attention %q, %q, %q {causal, heads = 1 : i64} : tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN>, tensor<1x2x4xf8E4M3FN> -> tensor<1x2x4xf8E4M3FN>
   return %0 : tensor<1x2x4xf8E4M3FN>
@@ -73,15 +84,16 @@ func.func @grouped(%q: tensor<1x3x8xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x
 // -----
 
 // A log-sum-exp result: each row's max + log Σ exp(score − max) over the
-// masked scores, widened to f32 first (the hidden scores are −∞ and add 0).
+// masked f32 scores (the hidden scores are −∞ and add 0); the bf16 output
+// is the f32 one rounded once.
 // CHECK-LABEL: func.func @lse
-// CHECK: %[[S:.*]] = nn.mul %{{.*}}, %{{.*}} : tensor<1x2x3x3xbf16>, tensor<bf16>
-// CHECK: %[[M:.*]] = nn.add %[[S]], %{{.*}} : tensor<1x2x3x3xbf16>, tensor<3x3xbf16>
+// CHECK: %[[S:.*]] = nn.mul %{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<f32>
+// CHECK: %[[M:.*]] = nn.add %[[S]], %{{.*}} : tensor<1x2x3x3xf32>, tensor<3x3xf32>
 // CHECK: nn.softmax %[[M]] {axis = 3 : i64}
-// CHECK: %[[R:.*]] = nn.reshape %{{.*}} : tensor<1x3x2x4xbf16> to tensor<1x3x8xbf16>
-// CHECK: %[[W:.*]] = nn.cast %[[M]] : tensor<1x2x3x3xbf16> to tensor<1x2x3x3xf32>
-// CHECK: %[[MAX:.*]] = nn.reduce_max %[[W]] [3] keepdims : tensor<1x2x3x3xf32> -> tensor<1x2x3x1xf32>
-// CHECK: %[[D:.*]] = nn.sub %[[W]], %[[MAX]]
+// CHECK: %[[Y:.*]] = nn.reshape %{{.*}} : tensor<1x3x2x4xf32> to tensor<1x3x8xf32>
+// CHECK-NEXT: %[[R:.*]] = nn.cast %[[Y]] : tensor<1x3x8xf32> to tensor<1x3x8xbf16>
+// CHECK-NEXT: %[[MAX:.*]] = nn.reduce_max %[[M]] [3] keepdims : tensor<1x2x3x3xf32> -> tensor<1x2x3x1xf32>
+// CHECK: %[[D:.*]] = nn.sub %[[M]], %[[MAX]]
 // CHECK: %[[E:.*]] = nn.exp %[[D]]
 // CHECK: %[[SUM:.*]] = nn.reduce_sum %[[E]] [3] : tensor<1x2x3x3xf32> -> tensor<1x2x3xf32>
 // CHECK: %[[MR:.*]] = nn.reshape %[[MAX]] : tensor<1x2x3x1xf32> to tensor<1x2x3xf32>

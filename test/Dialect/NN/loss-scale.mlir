@@ -9,15 +9,18 @@
 // RUN: tandem-opt %s --nn-mixed-precision="policy=fp16 loss-scale=static:8" --nn-autodiff --nn-optimizer="optimizer=sgd lr=0.5" | FileCheck %s --check-prefix=STATIC
 
 // CHECK-LABEL: func.func @forward_grad(
-// CHECK: %[[LOSS:.*]] = nn.reduce_sum %{{.*}} [0, 1] {nn.id = 7 : i64} : tensor<2x4xf32> -> tensor<f32>
-// CHECK-NEXT: %[[S0:.*]] = nn.constant dense<1.024000e+03> : tensor<f32> {nn.grad = #nn.grad<B, of = 7>}
-// CHECK-NEXT: %[[F:.*]] = nn.param @opt.loss_scale {nn.grad = #nn.grad<B, of = 7>} : tensor<f32>
-// CHECK-NEXT: %[[SEED:.*]] = nn.mul %[[S0]], %[[F]] {nn.grad = #nn.grad<B, of = 7>}
+// CHECK: %[[LOSS:.*]] = nn.reduce_sum %{{.*}} [0, 1] {nn.id = 8 : i64} : tensor<2x4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[S0:.*]] = nn.constant dense<1.024000e+03> : tensor<f32> {nn.grad = #nn.grad<B, of = 8>}
+// CHECK-NEXT: %[[F:.*]] = nn.param @opt.loss_scale {nn.grad = #nn.grad<B, of = 8>} : tensor<f32>
+// CHECK-NEXT: %[[SEED:.*]] = nn.mul %[[S0]], %[[F]] {nn.grad = #nn.grad<B, of = 8>}
 // CHECK-NEXT: nn.reshape %[[SEED]]
-// The f16 matmul's weight gradient comes back f32 through the cast rule.
-// CHECK: %[[WG16:.*]] = nn.matmul {{.*}} -> tensor<4x4xf16>
+// The f16 matmul's weight gradient and the f16 bias add's bias gradient
+// come back f32 through the cast rule.
+// CHECK: %[[BG16:.*]] = nn.reduce_sum {{.*}} -> tensor<4xf16>
+// CHECK-NEXT: %[[WG16:.*]] = nn.matmul {{.*}} -> tensor<4x4xf16>
+// CHECK-NEXT: %[[BG:.*]] = nn.cast %[[BG16]] {nn.grad = #nn.grad<W, of = 4>} : tensor<4xf16> to tensor<4xf32>
 // CHECK-NEXT: %[[WG:.*]] = nn.cast %[[WG16]] {nn.grad = #nn.grad<W, of = 2>} : tensor<4x4xf16> to tensor<4x4xf32>
-// CHECK: return %[[LOSS]], %[[WG]], %{{.*}} : tensor<f32>, tensor<4x4xf32>, tensor<4xf32>
+// CHECK: return %[[LOSS]], %[[WG]], %[[BG]] : tensor<f32>, tensor<4x4xf32>, tensor<4xf32>
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: attributes {nn.updates = [@w, @b, @opt.step, @opt.loss_scale, @opt.good_steps]}
@@ -66,7 +69,7 @@
 // Static scaling: a constant seed, the same unscaling and skip, no state.
 // STATIC-NOT: @opt.loss_scale
 // STATIC-LABEL: func.func @forward_grad(
-// STATIC: nn.constant dense<8.000000e+00> : tensor<f32> {nn.grad = #nn.grad<B, of = 7>}
+// STATIC: nn.constant dense<8.000000e+00> : tensor<f32> {nn.grad = #nn.grad<B, of = 8>}
 // STATIC-LABEL: func.func @train_step(
 // STATIC-SAME: attributes {nn.updates = [@w, @b, @opt.step]}
 // STATIC: %[[OK:.*]] = nn.greater_equal

@@ -1,12 +1,12 @@
-// nn.attention under nn-mixed-precision: in the policy's f32 list by
-// default (its softmax), so the bf16 pieces of a split are cast up for it
-// and its output cast down for the next matmul; with
-// low-precision-ops=nn.attention it takes the bf16 pieces as they are and
-// gives a bf16 output, its log-sum-exp result staying f32 (the type
-// nn.attention_grad reads), and the f32 policy changes nothing.
+// nn.attention under nn-mixed-precision: in the policy's low list by
+// default (every lowering keeps its softmax in f32), so it takes the bf16
+// pieces of a split as they are and gives a bf16 output, its log-sum-exp
+// result staying f32 (the type nn.attention_grad reads); with
+// f32-ops=nn.attention the pieces are cast up for it and its output cast
+// down for the next matmul; the f32 policy changes nothing.
 //
-// RUN: tandem-opt %s --nn-mixed-precision | FileCheck %s --check-prefix=F32LIST
-// RUN: tandem-opt %s --nn-mixed-precision="low-precision-ops=nn.attention" | FileCheck %s --check-prefix=LOW
+// RUN: tandem-opt %s --nn-mixed-precision | FileCheck %s --check-prefix=LOW
+// RUN: tandem-opt %s --nn-mixed-precision="f32-ops=nn.attention" | FileCheck %s --check-prefix=F32LIST
 // RUN: tandem-opt %s --nn-mixed-precision="policy=f32 low-precision-ops=nn.attention" | FileCheck %s --check-prefix=SAME
 
 nn.parameter @w : tensor<8x24xf32> = normal(0.02)

@@ -17,9 +17,12 @@ nn.parameter @g : tensor<4xf32> = ones
 // %x feeds a layer_norm (f32 list) and, through it, two matmuls that share
 // @w: one cast of @w right after its read, one cast of the normalized input.
 // The first product feeds a reshape (follows: stays bf16) and a bias add
-// (mixed operands: f32), the second a gelu (follows: bf16) then a softmax
-// (f32 list), and the reshape a reduce_sum (f32 list): each bf16 value is
-// cast up once, however many f32 users it has, right after its definition.
+// (the master weight @b does not widen it: bf16, @b cast once after its
+// read for it while the layer_norm reads it f32), the second a gelu
+// (follows: bf16) then a softmax (f32 list), and the reshape a reduce_sum
+// (f32 list): each bf16 value is cast up once, however many f32 users it
+// has, right after its definition; a mul of f32 and bf16 activations runs
+// in f32.
 //
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:.*]]: tensor<2x4xf32>) -> tensor<f32>
@@ -27,6 +30,7 @@ nn.parameter @g : tensor<4xf32> = ones
 // CHECK: %[[W:.*]] = nn.param @w : tensor<4x4xf32>
 // CHECK-NEXT: %[[WL:.*]] = nn.cast %[[W]] : tensor<4x4xf32> to tensor<4x4xbf16>
 // CHECK-NEXT: %[[B:.*]] = nn.param @b : tensor<4xf32>
+// CHECK-NEXT: %[[BL:.*]] = nn.cast %[[B]] : tensor<4xf32> to tensor<4xbf16>
 // CHECK-NEXT: %[[G:.*]] = nn.param @g : tensor<4xf32>
 // CHECK-NEXT: %[[N:.*]] = nn.layer_norm %[[X]], %[[G]], %[[B]] {{.*}}: tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>
 // CHECK-NEXT: %[[NL:.*]] = nn.cast %[[N]] : tensor<2x4xf32> to tensor<2x4xbf16>
@@ -34,14 +38,15 @@ nn.parameter @g : tensor<4xf32> = ones
 // CHECK-NEXT: %[[M0F:.*]] = nn.cast %[[M0]] : tensor<2x4xbf16> to tensor<2x4xf32>
 // CHECK-NEXT: %[[R:.*]] = nn.reshape %[[M0]] : tensor<2x4xbf16> to tensor<8xbf16>
 // CHECK-NEXT: %[[RF:.*]] = nn.cast %[[R]] : tensor<8xbf16> to tensor<8xf32>
-// CHECK-NEXT: %[[A:.*]] = nn.add %[[M0F]], %[[B]] : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[A:.*]] = nn.add %[[M0]], %[[BL]] : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
+// CHECK-NEXT: %[[AF:.*]] = nn.cast %[[A]] : tensor<2x4xbf16> to tensor<2x4xf32>
 // CHECK-NEXT: %[[M1:.*]] = nn.matmul %[[NL]], %[[WL]] : tensor<2x4xbf16>, tensor<4x4xbf16> -> tensor<2x4xbf16>
 // CHECK-NEXT: %[[GE:.*]] = nn.gelu %[[M1]] : tensor<2x4xbf16>
 // CHECK-NEXT: %[[GEF:.*]] = nn.cast %[[GE]] : tensor<2x4xbf16> to tensor<2x4xf32>
 // CHECK-NEXT: %[[S:.*]] = nn.softmax %[[GEF]] {axis = 1 : i64} : tensor<2x4xf32>
 // CHECK-NEXT: %[[S2:.*]] = nn.softmax %[[GEF]] {axis = 0 : i64} : tensor<2x4xf32>
 // CHECK-NEXT: %[[M2:.*]] = nn.mul %[[S]], %[[M0F]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
-// CHECK-NEXT: %[[T:.*]] = nn.mul %[[M2]], %[[A]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[T:.*]] = nn.mul %[[M2]], %[[AF]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
 // CHECK-NEXT: %[[U:.*]] = nn.mul %[[T]], %[[S2]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
 // CHECK-NEXT: %[[L:.*]] = nn.reduce_sum %[[U]] [0, 1] : tensor<2x4xf32> -> tensor<f32>
 // CHECK-NEXT: %[[RS:.*]] = nn.reduce_sum %[[RF]] [0] : tensor<8xf32> -> tensor<f32>
@@ -136,5 +141,39 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<f32> {
   %df = nn.cast %ds : tensor<f64> to tensor<f32>
   %s = nn.reduce_sum %e#0 [0, 1] : tensor<2x4xf32> -> tensor<f32>
   %l = nn.add %s, %df : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Master weights seen through views: a bias reshaped and broadcast as an
+// importer writes it does not widen the bf16 add (the view stays f32, the
+// cast follows it), an op reading only master weights keeps f32, and a
+// weight added to an f32 activation stays f32.
+nn.parameter @w : tensor<4x4xf32> = normal(0.02)
+nn.parameter @b : tensor<4xf32> = zeros
+
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[B:.*]] = nn.param @b : tensor<4xf32>
+// CHECK-NEXT: %[[BR:.*]] = nn.reshape %[[B]] : tensor<4xf32> to tensor<1x4xf32>
+// CHECK-NEXT: %[[BB:.*]] = nn.broadcast_to %[[BR]] : tensor<1x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT: %[[BL:.*]] = nn.cast %[[BB]] : tensor<2x4xf32> to tensor<2x4xbf16>
+// CHECK-NEXT: %[[A:.*]] = nn.add %{{.*}}, %[[BL]] : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x4xbf16>
+// CHECK: %[[WB:.*]] = nn.add %{{.*}}, %[[BR]] : tensor<4x4xf32>, tensor<1x4xf32> -> tensor<4x4xf32>
+// CHECK: nn.add %[[X:.*]], %[[BR]] : tensor<2x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+func.func @forward(%x: tensor<2x4xf32>) -> tensor<f32> {
+  %w = nn.param @w : tensor<4x4xf32>
+  %m = nn.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %b = nn.param @b : tensor<4xf32>
+  %br = nn.reshape %b : tensor<4xf32> to tensor<1x4xf32>
+  %bb = nn.broadcast_to %br : tensor<1x4xf32> to tensor<2x4xf32>
+  %a = nn.add %m, %bb : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  %wb = nn.add %w, %br : tensor<4x4xf32>, tensor<1x4xf32> -> tensor<4x4xf32>
+  %xb = nn.add %x, %br : tensor<2x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+  %s0 = nn.reduce_sum %a [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  %s1 = nn.reduce_sum %wb [0, 1] : tensor<4x4xf32> -> tensor<f32>
+  %s2 = nn.reduce_sum %xb [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  %s01 = nn.add %s0, %s1 : tensor<f32>, tensor<f32> -> tensor<f32>
+  %l = nn.add %s01, %s2 : tensor<f32>, tensor<f32> -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -53,3 +53,15 @@ func.func @attention_too_many_rows(%q: tensor<4x536870912x8xf32>) -> tensor<4x53
   %y = nn.attention %q, %q, %q {heads = 1 : i64} : tensor<4x536870912x8xf32>, tensor<4x536870912x8xf32>, tensor<4x536870912x8xf32> -> tensor<4x536870912x8xf32>
   return %y : tensor<4x536870912x8xf32>
 }
+
+// -----
+
+// A recorded plan (tandem-form-kernels without the CUDA policy) may fuse
+// more into a reduction than the CUDA target's reductions take: a cast
+// whose operand is also returned needs the reduction's value stored too.
+func.func @reduction_epilogue(%x: tensor<8x96xbf16>) -> (tensor<96xf32>, tensor<96xbf16>) {
+  // expected-error @below {{the cuda target fuses only a cast of a column reduction's result into the reduction (docs/cuda-backend.md)}}
+  %s = nn.reduce_sum %x [0] {nn.kernel = 0 : i64} : tensor<8x96xbf16> -> tensor<96xbf16>
+  %f = nn.cast %s {nn.kernel = 0 : i64} : tensor<96xbf16> to tensor<96xf32>
+  return %f, %s : tensor<96xf32>, tensor<96xbf16>
+}

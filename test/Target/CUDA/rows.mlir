@@ -188,3 +188,47 @@ func.func @residual_grads(%x: tensor<4x300xbf16>, %w: tensor<300xbf16>, %dy: ten
   %neg4 = nn.neg %sum4 : tensor<4x300xf32>
   return %sum, %terms, %sum2, %yhat, %sum3, %terms3, %neg4 : tensor<4x300xbf16>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>
 }
+
+// A cast of a column reduction's result that nothing else reads is the
+// reduction's epilogue (a bf16 bias gradient widened for its f32 master
+// weight): the pass that finishes each output rounds the sum to bf16 and
+// stores it as f32, one launch instead of two; with partials (few outputs
+// of a long column) the pass over the partials does it. A sum that is
+// also returned, and a reduction over rows, keep their casts apart.
+// RUN: FileCheck %s --check-prefix=CAST --input-file=%t.cu
+// CAST-LABEL: // nn.reduce_sum: 96 outputs of 8 strided inputs
+// CAST: tk_store(o0, tk_g, tk_round(tk_acc, (tk_bf16 *)0));
+// CAST-LABEL: // nn.reduce_sum: 32 outputs of 200 strided inputs, partials of 4 chunks
+// CAST: o0[tk_g] = tk_acc;
+// CAST-LABEL: // nn.reduce_sum: 32 outputs of 4 partials
+// CAST: tk_store(o0, o, tk_round(tk_acc, (tk_bf16 *)0));
+// CAST-LABEL: static const int64_t tandem_cast_sums_program[] = {
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(0), TK_ARG(0),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_SCRATCH([[P:[0-9]+]]), TK_ARG(1),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(1), TK_SCRATCH([[P]]),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(3), TK_ARG(0),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(2), TK_RESULT(3),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 8, 256, TK_SCRATCH({{[0-9]+}}), TK_ARG(0),
+// CAST-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 1, 256, TK_RESULT(4), TK_SCRATCH({{[0-9]+}}),
+// CAST-NEXT: TK_OP_END
+// IR-LABEL: func.func @cast_sums(
+// IR: nn.reduce_sum {{.*}}nn.kernel = [[C:[0-9]+]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[C]]
+// IR-NEXT: nn.reduce_sum {{.*}}nn.kernel = [[D:[0-9]+]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[D]]
+// IR-NEXT: nn.reduce_sum {{.*}}nn.kernel = [[E:[0-9]+]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[F:[0-9]+]]
+// IR-NEXT: nn.reduce_sum {{.*}}nn.kernel = [[G:[0-9]+]]
+// IR-NEXT: nn.cast {{.*}}nn.kernel = [[H:[0-9]+]]
+func.func @cast_sums(%x: tensor<8x96xbf16>, %y: tensor<200x32xbf16>)
+    -> (tensor<96xf32>, tensor<32xf32>, tensor<96xf32>, tensor<96xbf16>, tensor<8xf32>) {
+  %a = nn.reduce_sum %x [0] : tensor<8x96xbf16> -> tensor<96xbf16>
+  %af = nn.cast %a : tensor<96xbf16> to tensor<96xf32>
+  %b = nn.reduce_sum %y [0] : tensor<200x32xbf16> -> tensor<32xbf16>
+  %bf = nn.cast %b : tensor<32xbf16> to tensor<32xf32>
+  %c = nn.reduce_sum %x [0] : tensor<8x96xbf16> -> tensor<96xbf16>
+  %cf = nn.cast %c : tensor<96xbf16> to tensor<96xf32>
+  %r = nn.reduce_sum %x [1] : tensor<8x96xbf16> -> tensor<8xbf16>
+  %rf = nn.cast %r : tensor<8xbf16> to tensor<8xf32>
+  return %af, %bf, %cf, %c, %rf : tensor<96xf32>, tensor<32xf32>, tensor<96xf32>, tensor<96xbf16>, tensor<8xf32>
+}

@@ -1560,6 +1560,58 @@ TEST(EmulationAccumulation, AWidenedGemmAddsWithBetaOne) {
   EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
 }
 
+// Under mixed precision a bias gradient is a bf16 column sum widened to
+// f32; the widening cast is the reduction's epilogue, so the kernel that
+// finishes each output (the one pass over 8 terms, or the pass over the
+// partials of 300) adds the widened value into the f32 sum itself: no
+// cast launch, no add at the end. The widened value is the bf16 sum's,
+// bit for bit (@sums returns the bf16 sums of the same inputs).
+TEST(EmulationAccumulation, AWidenedColumnSumAddsInItsReduction) {
+  const char *text =
+      "func.func @grads(%a: tensor<8x12xbf16>, %c: tensor<300x4xbf16>) -> "
+      "(tensor<12xf32>, tensor<4xf32>) "
+      "attributes {nn.accumulated = array<i64: 0, 1>} {\n"
+      "  %s = nn.reduce_sum %a [0] : tensor<8x12xbf16> -> tensor<12xbf16>\n"
+      "  %sf = nn.cast %s : tensor<12xbf16> to tensor<12xf32>\n"
+      "  %r = nn.reduce_sum %c [0] : tensor<300x4xbf16> -> tensor<4xbf16>\n"
+      "  %rf = nn.cast %r : tensor<4xbf16> to tensor<4xf32>\n"
+      "  return %sf, %rf : tensor<12xf32>, tensor<4xf32>\n}\n"
+      "func.func @sums(%a: tensor<8x12xbf16>, %c: tensor<300x4xbf16>) -> "
+      "(tensor<12xbf16>, tensor<4xbf16>) {\n"
+      "  %s = nn.reduce_sum %a [0] : tensor<8x12xbf16> -> tensor<12xbf16>\n"
+      "  %r = nn.reduce_sum %c [0] : tensor<300x4xbf16> -> tensor<4xbf16>\n"
+      "  return %s, %r : tensor<12xbf16>, tensor<4xbf16>\n}\n";
+  std::string source = expectSecondCallAdds(
+      text, {{96, 2}, {1200, 2}}, {12 * 4, 4 * 4}, /*accumulated=*/2, 20261209);
+  EXPECT_EQ(source.find("TK_OP_ACCUMULATE, "), std::string::npos);
+  EXPECT_NE(source.find(", TK_RESULT(0), TK_ARG(0), TK_SUM,"),
+            std::string::npos);
+  EXPECT_NE(source.find("TK_RESULT(1), TK_SCRATCH(0), TK_SUM,"),
+            std::string::npos);
+
+  auto emulation = cuda::testing::buildEmulation(text);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  std::mt19937 rng(20261210);
+  std::vector<std::vector<char>> inputs = {randomElements(rng, 96, 2),
+                                           randomElements(rng, 1200, 2)};
+  std::vector<std::vector<char>> widened = {std::vector<char>(12 * 4),
+                                            std::vector<char>(4 * 4)};
+  std::vector<std::vector<char>> narrow = {std::vector<char>(12 * 2),
+                                           std::vector<char>(4 * 2)};
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "grads", inputs, widened), 0);
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "sums", inputs, narrow), 0);
+  for (size_t r = 0; r < 2; ++r)
+    for (size_t i = 0; i < narrow[r].size() / 2; ++i) {
+      uint16_t high;
+      uint32_t bits;
+      std::memcpy(&high, &narrow[r][i * 2], 2);
+      std::memcpy(&bits, &widened[r][i * 4], 4);
+      EXPECT_EQ(bits, uint32_t{high} << 16)
+          << "result " << r << " element " << i;
+    }
+}
+
 // Attention reading q, k and v in place from their split's operand and
 // writing dq, dk and dv in place into their concat gives bitwise the
 // general path's results, where the split and the concat copy (there the

@@ -29,17 +29,14 @@ Value scalarConstant(PatternRewriter &rewriter, Location loc, Type elementType,
                             DenseElementsAttr::get(type, apValue));
 }
 
-/// The additive causal mask: 0 where key <= query, the most negative value
-/// of the element type elsewhere.
+/// The additive causal mask: 0 where key <= query, −∞ elsewhere (the
+/// scores are f32 or f64: narrow operands are widened first).
 Value causalMask(PatternRewriter &rewriter, Location loc, Type elementType,
                  int64_t length) {
   const llvm::fltSemantics &sem =
       cast<FloatType>(elementType).getFloatSemantics();
   llvm::APFloat zero = llvm::APFloat::getZero(sem);
-  llvm::APFloat hidden =
-      llvm::APFloat::semanticsHasInf(sem)
-          ? llvm::APFloat::getInf(sem, /*Negative=*/true)
-          : llvm::APFloat::getLargest(sem, /*Negative=*/true);
+  llvm::APFloat hidden = llvm::APFloat::getInf(sem, /*Negative=*/true);
   SmallVector<llvm::APFloat> values;
   values.reserve(length * length);
   for (int64_t q = 0; q < length; ++q)
@@ -57,7 +54,27 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto qType = op.getQuery().getType();
+    // Narrow operands (bf16, f16, 8-bit) are widened to f32 and only the
+    // output is rounded back, so the scores, the softmax and both products
+    // keep f32 as the fused kernels do: the narrow scores of a bf16 product
+    // would move each probability by about 2^-9 of the score's magnitude.
+    auto f32 = rewriter.getF32Type();
     Type elementType = qType.getElementType();
+    bool widen = cast<FloatType>(elementType).getWidth() < 32;
+    // Self-attention reads one value three times: cast it once.
+    llvm::SmallDenseMap<Value, Value, 4> wide;
+    auto widened = [&](Value x) -> Value {
+      if (!widen)
+        return x;
+      Value &cast = wide[x];
+      if (!cast)
+        cast = CastOp::create(
+            rewriter, loc, mlir::cast<RankedTensorType>(x.getType()).clone(f32),
+            x, BoolAttr());
+      return cast;
+    };
+    if (widen)
+      elementType = f32;
     int64_t batch = qType.getShape()[0], queries = qType.getShape()[1];
     int64_t dim = qType.getShape()[2], heads = op.getHeads();
     int64_t headDim = dim / heads, kvHeads = op.getKeyValueHeads();
@@ -89,9 +106,9 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
           rewriter, loc,
           RankedTensorType::get({batch, length, dim}, elementType), grouped);
     };
-    Value q = splitHeads(op.getQuery());
-    Value k = splitHeads(repeatHeads(op.getKey()));
-    Value v = splitHeads(repeatHeads(op.getValue()));
+    Value q = splitHeads(widened(op.getQuery()));
+    Value k = splitHeads(repeatHeads(widened(op.getKey())));
+    Value v = splitHeads(repeatHeads(widened(op.getValue())));
 
     Value scores = MatmulOp::create(rewriter, loc, q, k,
                                     /*transpose_lhs=*/false,
@@ -109,25 +126,31 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // B×H×T×Dh → B×T×H×Dh → B×T×D.
     Value merged = TransposeOp::create(rewriter, loc, context,
                                        ArrayRef<int64_t>{0, 2, 1, 3});
-    Value result = ReshapeOp::create(rewriter, loc, qType, merged);
+    Value result =
+        ReshapeOp::create(rewriter, loc, qType.clone(elementType), merged);
+    if (widen)
+      result = CastOp::create(rewriter, loc, qType, result,
+                              isFloat8(qType.getElementType())
+                                  ? rewriter.getBoolAttr(true)
+                                  : BoolAttr());
     if (!op.getLse()) {
       rewriter.replaceOp(op, result);
       return success();
     }
     // The log-sum-exp of each row of scores, in f32 whatever their type:
     // max + log Σ exp(score − max), the hidden scores (−∞) adding 0. A
-    // row's own key is visible, so the maximum is finite.
-    auto f32 = rewriter.getF32Type();
-    Value wide = scores;
+    // row's own key is visible, so the maximum is finite. (The scores are
+    // f32, or f64 for f64 operands: narrow operands were widened.)
+    Value rowScores = scores;
     if (elementType != f32)
-      wide = CastOp::create(
+      rowScores = CastOp::create(
           rewriter, loc,
           RankedTensorType::get(
               cast<RankedTensorType>(scores.getType()).getShape(), f32),
           scores, BoolAttr());
-    Value rowMax = ReduceMaxOp::create(rewriter, loc, wide,
+    Value rowMax = ReduceMaxOp::create(rewriter, loc, rowScores,
                                        ArrayRef<int64_t>{3}, /*keepdims=*/true);
-    Value shifted = SubOp::create(rewriter, loc, wide, rowMax);
+    Value shifted = SubOp::create(rewriter, loc, rowScores, rowMax);
     Value sum = ReduceSumOp::create(rewriter, loc,
                                     ExpOp::create(rewriter, loc, shifted),
                                     ArrayRef<int64_t>{3}, /*keepdims=*/false);

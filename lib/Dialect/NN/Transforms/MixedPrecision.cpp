@@ -132,17 +132,19 @@ struct Policy {
 };
 
 /// Matmuls are where low precision pays (tensor cores, half the bytes);
-/// their products are accumulated wide and rounded once.
-constexpr llvm::StringLiteral kLowOps[] = {"nn.matmul"};
+/// their products are accumulated wide and rounded once. Attention is two
+/// matmuls around a softmax that every lowering keeps in f32 (the fused
+/// kernels compute in f32 from narrow operands, the decomposition widens
+/// them), so only its operands and output are narrow, as with PyTorch's
+/// scaled_dot_product_attention under autocast.
+constexpr llvm::StringLiteral kLowOps[] = {"nn.matmul", "nn.attention"};
 /// Ops whose results lose too much in 8 or 11 bits of mantissa, or whose
 /// range overflows f16: exponentials, normalizations, reductions, the loss
-/// (PyTorch's autocast keeps the same families in f32). nn.attention holds a
-/// softmax; a backend with a fused kernel that keeps its softmax in f32
-/// could move it to the low list.
+/// (PyTorch's autocast keeps the same families in f32).
 constexpr llvm::StringLiteral kF32Ops[] = {
-    "nn.softmax",       "nn.log_softmax", "nn.layer_norm", "nn.rms_norm",
-    "nn.cross_entropy", "nn.attention",   "nn.reduce_sum", "nn.reduce_mean",
-    "nn.reduce_max",    "nn.exp",         "nn.log",        "nn.pow"};
+    "nn.softmax",       "nn.log_softmax", "nn.layer_norm",  "nn.rms_norm",
+    "nn.cross_entropy", "nn.reduce_sum",  "nn.reduce_mean", "nn.reduce_max",
+    "nn.exp",           "nn.log",         "nn.pow"};
 
 Type getBF16(MLIRContext *context) { return BFloat16Type::get(context); }
 Type getF16(MLIRContext *context) { return Float16Type::get(context); }
@@ -296,6 +298,43 @@ static bool isFloatTensorValue(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
+/// A parameter read, or a view of one (reshape, broadcast_to, transpose:
+/// how an importer shapes a bias for its add).
+static bool isMasterWeight(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<ParamOp>(def))
+      return true;
+    if (!isa<ReshapeOp, BroadcastToOp, TransposeOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return false;
+}
+
+/// The type a follow op runs in: its float operands' when they agree, f32
+/// (the wider) when they do not. A master weight is f32 for the optimizer's
+/// sake, not as a claim on the compute's precision, so it does not widen an
+/// op whose other operands are narrow: a bias added to a bf16 product is
+/// cast to bf16, as PyTorch's autocast casts a linear layer's bias with its
+/// weight. An op that reads only master weights keeps their type.
+static Type followedType(Operation *op, Type original) {
+  SmallVector<Value> floats;
+  for (Value operand : op->getOperands())
+    if (isFloatTensorValue(operand))
+      floats.push_back(operand);
+  bool onlyWeights = llvm::all_of(floats, isMasterWeight);
+  Type common;
+  bool agree = true;
+  for (Value operand : floats) {
+    if (!onlyWeights && isMasterWeight(operand))
+      continue;
+    Type t = cast<RankedTensorType>(operand.getType()).getElementType();
+    agree &= !common || common == t;
+    common = common ? common : t;
+  }
+  return common && agree ? common : original;
+}
+
 void NNMixedPrecisionPass::rewrite(func::FuncOp func, Type compute) {
   Type f32 = Float32Type::get(func.getContext());
   Block &body = func.getBody().front();
@@ -340,17 +379,7 @@ void NNMixedPrecisionPass::rewrite(func::FuncOp func, Type compute) {
     if (kind == Precision::Low) {
       target = compute;
     } else if (kind == Precision::Follow) {
-      Type common;
-      bool agree = true;
-      for (Value operand : op->getOperands()) {
-        if (!isFloatTensorValue(operand))
-          continue;
-        Type t = cast<RankedTensorType>(operand.getType()).getElementType();
-        agree &= !common || common == t;
-        common = common ? common : t;
-      }
-      if (common && agree)
-        target = common;
+      target = followedType(op, original);
     }
     for (OpOperand &operand : op->getOpOperands())
       if (isFloatTensorValue(operand.get()))

@@ -11,10 +11,12 @@ def NNDecomposeAttention : Pass<"nn-decompose-attention"> {
     Replaces every `nn.attention` by its definition: split the model
     dimension into heads (reshape + transpose to batch × heads × sequence ×
     head-dim), scores `q·kᵀ` scaled by the op's scale, a causal mask of
-    zeros and -infinity (the lowest finite value for types without
-    infinity) added when the op is causal, a softmax over keys, the product
-    with `v`, and the inverse reshape; a log-sum-exp result becomes each
-    row's maximum plus the log of Σ exp(score − maximum), in f32. Later
+    zeros and -infinity added when the op is causal, a softmax over keys,
+    the product with `v`, and the inverse reshape; a log-sum-exp result
+    becomes each row's maximum plus the log of Σ exp(score − maximum), in
+    f32. Operands narrower than f32 (bf16, f16, 8-bit floats) are cast to
+    f32 first and only the output is cast back (saturating for 8-bit
+    floats), so scores, mask and softmax are f32 as in a fused kernel. Later
     phases that have no dedicated
     attention rule (the evaluator's cross-checks, backends without a fused
     kernel) run after this pass.
@@ -236,20 +238,24 @@ def NNMixedPrecision : Pass<"nn-mixed-precision", "::mlir::ModuleOp"> {
     a row of a table: its compute type, the ops that run in it (the low
     list), the ops kept in f32 (the f32 list), and its default loss scaling:
 
-    | policy | compute type | low list  | f32 list | loss scale |
-    |--------|--------------|-----------|----------|------------|
-    | `bf16` | bf16         | nn.matmul | see below | none      |
-    | `fp16` | f16          | nn.matmul | see below | dynamic   |
-    | `f32`  | (no-op)      |           |           | none      |
+    | policy | compute type | low list                | f32 list  | loss scale |
+    |--------|--------------|-------------------------|-----------|------------|
+    | `bf16` | bf16         | nn.matmul, nn.attention | see below | none       |
+    | `fp16` | f16          | nn.matmul, nn.attention | see below | dynamic    |
+    | `f32`  | (no-op)      |                         |           | none       |
 
     The f32 list: nn.softmax, nn.log_softmax, nn.layer_norm, nn.rms_norm,
-    nn.cross_entropy, nn.attention (its softmax), nn.reduce_sum,
-    nn.reduce_mean, nn.reduce_max, nn.exp, nn.log, nn.pow.
+    nn.cross_entropy, nn.reduce_sum, nn.reduce_mean, nn.reduce_max,
+    nn.exp, nn.log, nn.pow. (Attention's softmax stays f32 in every
+    lowering; its log-sum-exp result is f32.)
     `low-precision-ops` and `f32-ops` move ops between the lists (an op
     named in both, an unknown op or a structural op such as nn.param,
     nn.constant, nn.cast or nn.stage_end is an error). Every other op
     follows its operands: it runs in their type when all its float
-    operands agree, and in f32 (the wider type) when they do not.
+    operands agree, and in f32 (the wider type) when they do not. Master
+    weights (parameter reads, and reshapes, broadcasts and transposes of
+    them) do not count unless the op reads nothing else: a bias added to
+    a bf16 product is a bf16 add, its bias cast to bf16.
 
     Only f32 ops change. Parameters (the master weights) keep their type;
     a low-list op's float operands are cast to the compute type and its
