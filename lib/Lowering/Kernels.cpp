@@ -29,6 +29,7 @@ namespace {
 constexpr llvm::StringLiteral kKernelAttr = "nn.kernel";
 constexpr llvm::StringLiteral kGemmAttr = "nn.kernel_gemm";
 constexpr llvm::StringLiteral kRowAttr = "nn.kernel_row";
+constexpr llvm::StringLiteral kRowInputAttr = "nn.kernel_row_input";
 constexpr llvm::StringLiteral kInPlaceAttr = "nn.in_place";
 constexpr llvm::StringLiteral kAccumulatedAttr = "nn.accumulated";
 
@@ -66,6 +67,23 @@ bool readsOnlyBefore(const Kernel &k, Operation *row, int index,
       Operation *def = operand.getDefiningOp();
       return !def || def == row || inKernel(kernelOf, def, index) ||
              position.lookup(def) < position.lookup(row);
+    });
+  });
+}
+
+/// Whether kernel `index` can run at `row`, computing its first operand:
+/// only its last value is read outside it, by `row` and by ops after it.
+bool isRowInput(const Kernel &k, Operation *row, int index,
+                const llvm::DenseMap<Operation *, int> &kernelOf,
+                const llvm::DenseMap<Operation *, unsigned> &position) {
+  Operation *last = k.members.back();
+  return llvm::all_of(k.members, [&](Operation *member) {
+    return llvm::all_of(member->getUsers(), [&](Operation *user) {
+      if (inKernel(kernelOf, user, index))
+        return true;
+      Operation *at = row->getBlock()->findAncestorOpInBlock(*user);
+      return member == last && at &&
+             (at == row || position.lookup(at) > position.lookup(row));
     });
   });
 }
@@ -203,6 +221,35 @@ struct Former {
       attachGemmEpilogues();
     if (policy.acceptsRowEpilogue)
       attachRowEpilogues();
+    if (policy.acceptsRowPrologue)
+      attachRowPrologues();
+  }
+
+  /// An op that is neither elementwise nor a reduction whose first operand
+  /// is the last value of a kernel without a reduction, GEMM, row op or
+  /// row input, of that operand's shape, whose other values only the
+  /// kernel reads, and whose last value nothing between the kernel and the
+  /// op reads, gets that kernel as its rows when the policy accepts it.
+  void attachRowPrologues() {
+    for (Operation &op : body.getOperations()) {
+      if (op.getNumOperands() == 0 || isElementwise(&op) || isReduction(&op) ||
+          !isa<RankedTensorType>(op.getOperand(0).getType()))
+        continue;
+      Value rows = op.getOperand(0);
+      Operation *def = rows.getDefiningOp();
+      auto it = def ? kernelOf.find(def) : kernelOf.end();
+      if (it == kernelOf.end())
+        continue;
+      Kernel &k = kernels[it->second].kernel;
+      if (k.reduction || k.gemm || k.row || k.rowInput ||
+          k.members.back() != def ||
+          llvm::ArrayRef<int64_t>(k.shape) != shapeOf(rows) ||
+          llvm::count(op.getOperands(), rows) != 1 ||
+          !isRowInput(k, &op, it->second, kernelOf, position))
+        continue;
+      if (policy.acceptsRowPrologue(&op, k))
+        k.rowInput = &op;
+    }
   }
 
   /// An op that is neither elementwise nor a reduction, whose first result
@@ -386,6 +433,7 @@ void tandem::lowering::recordKernels(Operation *function,
     op.removeAttr(kKernelAttr);
     op.removeAttr(kGemmAttr);
     op.removeAttr(kRowAttr);
+    op.removeAttr(kRowInputAttr);
   }
   Builder b(function->getContext());
   for (auto [id, kernel] : llvm::enumerate(plan.kernels)) {
@@ -395,6 +443,8 @@ void tandem::lowering::recordKernels(Operation *function,
       kernel.gemm->setAttr(kGemmAttr, b.getI64IntegerAttr(id));
     if (kernel.row)
       kernel.row->setAttr(kRowAttr, b.getI64IntegerAttr(id));
+    if (kernel.rowInput)
+      kernel.rowInput->setAttr(kRowInputAttr, b.getI64IntegerAttr(id));
   }
   if (!plan.inPlace.empty()) {
     llvm::SmallVector<int64_t> flat;
@@ -415,7 +465,7 @@ tandem::lowering::readKernels(Operation *function) {
   for (Operation &op : body->getOperations()) {
     position[&op] = ++index;
     any |= op.hasAttr(kKernelAttr) || op.hasAttr(kGemmAttr) ||
-           op.hasAttr(kRowAttr);
+           op.hasAttr(kRowAttr) || op.hasAttr(kRowInputAttr);
   }
   if (!any)
     return std::optional<KernelPlan>();
@@ -435,19 +485,33 @@ tandem::lowering::readKernels(Operation *function) {
   };
   KernelPlan plan;
   llvm::DenseMap<Operation *, int> kernelOf;
-  std::map<int64_t, Operation *> gemms, rows;
+  std::map<int64_t, Operation *> gemms, rows, rowInputs;
+  // A row op (neither elementwise nor a reduction) whose value (its first
+  // result for an epilogue, its first operand for a row input) is a
+  // tensor, one per kernel.
+  auto readRowOp = [&](Operation &op, llvm::StringRef name,
+                       std::map<int64_t, Operation *> &ops,
+                       bool operand) -> LogicalResult {
+    int64_t id;
+    if (!op.hasAttr(name))
+      return success();
+    if (failed(idOf(op, name, id)))
+      return failure();
+    bool has = operand ? op.getNumOperands() > 0 : op.getNumResults() > 0;
+    if (isElementwise(&op) || isReduction(&op) || !has ||
+        !isa<RankedTensorType>(operand ? op.getOperand(0).getType()
+                                       : op.getResult(0).getType()) ||
+        !ops.insert({id, &op}).second)
+      return op.emitError() << "'" << name
+                            << "' belongs on one row op (neither "
+                               "elementwise nor a reduction) per kernel";
+    return success();
+  };
   for (Operation &op : body->getOperations()) {
     int64_t id;
-    if (op.hasAttr(kRowAttr)) {
-      if (failed(idOf(op, kRowAttr, id)))
-        return failure();
-      if (isElementwise(&op) || isReduction(&op) || op.getNumResults() == 0 ||
-          !isa<RankedTensorType>(op.getResult(0).getType()) ||
-          !rows.insert({id, &op}).second)
-        return op.emitError() << "'" << kRowAttr
-                              << "' belongs on one row op (neither "
-                                 "elementwise nor a reduction) per kernel";
-    }
+    if (failed(readRowOp(op, kRowInputAttr, rowInputs, /*operand=*/true)) ||
+        failed(readRowOp(op, kRowAttr, rows, /*operand=*/false)))
+      return failure();
     if (op.hasAttr(kGemmAttr)) {
       if (failed(idOf(op, kGemmAttr, id)))
         return failure();
@@ -477,7 +541,8 @@ tandem::lowering::readKernels(Operation *function) {
   // The ops whose epilogues kernels are: each names a kernel with members.
   for (auto [ops, attr, field] :
        {std::make_tuple(&gemms, kGemmAttr, &Kernel::gemm),
-        std::make_tuple(&rows, kRowAttr, &Kernel::row)})
+        std::make_tuple(&rows, kRowAttr, &Kernel::row),
+        std::make_tuple(&rowInputs, kRowInputAttr, &Kernel::rowInput)})
     for (auto [id, op] : *ops) {
       if (static_cast<size_t>(id) >= plan.kernels.size() ||
           plan.kernels[id].members.empty())
@@ -495,6 +560,8 @@ tandem::lowering::readKernels(Operation *function) {
     if (k.members.empty())
       continue;
     Operation *last = k.members.back();
+    // A row op's rows run at the op (checked below).
+    Operation *runsAt = k.rowInput ? k.rowInput : last;
     Value shaped = k.reduction ? k.reduction->getResult(0)
                                : k.members.front()->getResult(0);
     llvm::ArrayRef<int64_t> shape = shapeOf(shaped);
@@ -520,11 +587,12 @@ tandem::lowering::readKernels(Operation *function) {
       for (Operation *user : member->getUsers()) {
         Operation *at = body->findAncestorOpInBlock(*user);
         if (!inKernel(kernelOf, user, static_cast<int>(id)) && at &&
-            position[at] <= position[last] &&
+            at != k.rowInput && position[at] <= position[runsAt] &&
             !at->hasTrait<OpTrait::IsTerminator>())
           return user->emitError()
                  << "reads a value of kernel " << id << " before the kernel "
-                 << "runs (at its last member)";
+                 << (k.rowInput ? "runs (at the row op whose rows it computes)"
+                                : "runs (at its last member)");
       }
     }
     if (k.row) {
@@ -542,6 +610,18 @@ tandem::lowering::readKernels(Operation *function) {
                << "must be the only reader of its first result, of its "
                   "shape, without a reduction or GEMM, reading nothing "
                   "defined after the op";
+    }
+    if (k.rowInput) {
+      Value rows = k.rowInput->getOperand(0);
+      if (k.reduction || k.gemm || k.row || rows.getDefiningOp() != last ||
+          shapeOf(rows) != shape ||
+          llvm::count(k.rowInput->getOperands(), rows) != 1 ||
+          !isRowInput(k, k.rowInput, static_cast<int>(id), kernelOf, position))
+        return k.rowInput->emitError()
+               << "kernel " << id << " cannot compute this op's rows: it "
+               << "must end with the op's first operand, of its shape, "
+                  "without a reduction, GEMM or row op, its other values "
+                  "read only inside it and its last only after the op";
     }
     if (k.gemm) {
       Value product = k.gemm->getResult(0);

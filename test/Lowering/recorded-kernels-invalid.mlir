@@ -170,3 +170,52 @@ func.func @row_on_cpu(%x: tensor<2x4xf32>, %r: tensor<2x4xf32>) -> tensor<2x4xf3
   %s = nn.add %r, %y {nn.kernel = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
   return %s : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @row_input_on_elementwise(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.kernel_row_input' belongs on one row op (neither elementwise nor a reduction) per kernel}}
+  %0 = nn.exp %x {nn.kernel_row_input = 0 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @row_input_without_kernel(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'nn.kernel_row_input' names kernel 1, which has no members}}
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row_input = 1 : i64} : tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// The sum is read before the row op, which computes it: the kernel runs
+// at the row op.
+func.func @row_input_read_before(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %x = nn.add %a, %b {nn.kernel = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // expected-error @+1 {{reads a value of kernel 0 before the kernel runs (at the row op whose rows it computes)}}
+  %e = nn.exp %x {nn.kernel = 1 : i64} : tensor<2x4xf32>
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>
+  return %y, %e : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A kernel that does not end with the row op's first operand.
+func.func @row_input_not_the_rows(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %x = nn.add %a, %b {nn.kernel = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // expected-error @+1 {{kernel 0 cannot compute this op's rows}}
+  %y = nn.softmax %a {axis = 1 : i64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>
+  %s = nn.add %x, %y : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// -----
+
+// A valid row input: the CPU emitter has no row kernels.
+func.func @row_input_on_cpu(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %x = nn.add %a, %b {nn.kernel = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // expected-error @+1 {{the CPU emitter has no row kernels to compute a row op's rows ('nn.kernel_row_input'): form the kernels for the cpu target}}
+  %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

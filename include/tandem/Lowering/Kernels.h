@@ -7,7 +7,8 @@
 // elementwise consumers of its result as its epilogue; a kernel that is the
 // only reader of a matmul becomes its epilogue, run over the GEMM's output,
 // and a target may take a kernel reading a row op's result (a norm
-// gradient's dx) into that op's row kernel;
+// gradient's dx) into that op's row kernel, or a kernel computing a row
+// op's rows (a residual add before a norm) into it;
 // an optimizer update that a flat elementwise kernel computes may be
 // written over the parameter it replaces. Op traits (nn::ElementwiseKernel,
 // nn::ReductionKernel) say what may fuse; a target's FusionPolicy says
@@ -15,7 +16,8 @@
 //
 // Recorded form: `nn.kernel = K : i64` on every member of kernel K,
 // `nn.kernel_gemm = K : i64` on the matmul whose epilogue K is,
-// `nn.kernel_row = K : i64` on the row op whose epilogue K is, and
+// `nn.kernel_row = K : i64` on the row op whose epilogue K is,
+// `nn.kernel_row_input = K : i64` on the row op whose rows K computes, and
 // `nn.in_place = array<i64: r0, a0, r1, a1, ...>` on a fragment whose
 // result r may share the buffer of argument a. Emitters read it back with
 // readKernels, which checks it, and print; they never change the IR.
@@ -51,6 +53,11 @@ struct Kernel {
   /// this kernel reads: the kernel runs inside the op's row kernel, at the
   /// op, so everything else it reads is defined before the op.
   mlir::Operation *row = nullptr;
+  /// A row op whose first operand is this kernel's last value, which only
+  /// ops after the row op read besides: the kernel runs inside the op's row
+  /// kernel, at the op, computing each element where the op reads it (and
+  /// storing it there when others read it).
+  mlir::Operation *rowInput = nullptr;
   /// The iteration shape: the members' result shape, or for a kernel with a
   /// reduction its result's shape.
   llvm::SmallVector<int64_t> shape;
@@ -72,6 +79,10 @@ struct FusionPolicy {
   /// unset, no kernel does (a target with no row kernels).
   std::function<bool(mlir::Operation *row, const Kernel &kernel)>
       acceptsRowEpilogue;
+  /// When set, a kernel becomes the computation of a row op's rows (its
+  /// first operand) when this accepts it; unset, no kernel does.
+  std::function<bool(mlir::Operation *row, const Kernel &kernel)>
+      acceptsRowPrologue;
   /// Without fuseReductions, an elementwise op still joins a reduction's
   /// kernel (as its epilogue) when this is set and accepts it (a target
   /// whose reductions take a fixed set of epilogues).

@@ -55,6 +55,10 @@ LogicalResult FunctionEmitter::loadKernels() {
       return kernel.row->emitError(
           "the CPU emitter has no row kernels to run a row epilogue "
           "('nn.kernel_row'): form the kernels for the cpu target");
+    if (kernel.rowInput)
+      return kernel.rowInput->emitError(
+          "the CPU emitter has no row kernels to compute a row op's rows "
+          "('nn.kernel_row_input'): form the kernels for the cpu target");
     Group group;
     group.members = kernel.members;
     group.shape = kernel.shape;

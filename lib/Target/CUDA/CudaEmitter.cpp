@@ -640,6 +640,53 @@ rowEpilogueOf(Operation *row, const tandem::lowering::Kernel &kernel) {
   return RowEpilogue{other, add.getResult()};
 }
 
+/// A residual add computed where the norm after it reads its rows (the
+/// residual stream plus a layer's output, as llm.c's fused residual and
+/// layer norm forward): the kernel is one nn.add of the norm's input type,
+/// each operand a buffer of that type, or a cast to it of a narrower one
+/// (a bf16 projection's output joining the f32 stream), of the input's
+/// shape, no constant.
+struct RowPrologue {
+  /// The buffers the add reads (each through its cast, if any).
+  std::array<Value, 2> inputs;
+};
+
+std::optional<RowPrologue>
+rowPrologueOf(Operation *row, const tandem::lowering::Kernel &kernel) {
+  if (!isa<nn::LayerNormOp, nn::RMSNormOp>(row) || kernel.members.empty() ||
+      kernel.members.size() > 3)
+    return std::nullopt;
+  Value rows = row->getOperand(0);
+  auto add = dyn_cast<nn::AddOp>(kernel.members.back());
+  if (!add || add.getResult() != rows)
+    return std::nullopt;
+  RowPrologue prologue;
+  size_t casts = 0;
+  for (unsigned i = 0; i < 2; ++i) {
+    Value operand = add->getOperand(i);
+    if (auto widen = operand.getDefiningOp<nn::CastOp>();
+        widen && llvm::is_contained(kernel.members, widen.getOperation())) {
+      ++casts;
+      operand = widen.getInput();
+      auto from = dyn_cast<FloatType>(tensorOf(operand).getElementType());
+      auto to = cast<FloatType>(tensorOf(rows).getElementType());
+      if (!from || from.getWidth() >= to.getWidth() ||
+          !storageType(tensorOf(operand).getElementType()))
+        return std::nullopt;
+    } else if (operand.getType() != rows.getType()) {
+      return std::nullopt;
+    }
+    if (tensorOf(operand).getShape() != tensorOf(rows).getShape() ||
+        operand.getDefiningOp<nn::ConstantOp>() ||
+        llvm::is_contained(kernel.members, operand.getDefiningOp()))
+      return std::nullopt;
+    prologue.inputs[i] = operand;
+  }
+  if (kernel.members.size() != casts + 1)
+    return std::nullopt;
+  return prologue;
+}
+
 /// True when the expression `text` reads the identifier `name`.
 bool readsName(llvm::StringRef text, llvm::StringRef name) {
   auto isIdentifier = [](char c) { return llvm::isAlnum(c) || c == '_'; };
@@ -665,6 +712,9 @@ struct RowKernel {
   /// padded vocabulary's padding is no class.
   int64_t reduced = 0;
   std::vector<RowPass> passes;
+  /// The row's element j, x, when it is computed rather than loaded from
+  /// input 0 (a row prologue): an expression of row and j.
+  std::string x;
   /// An expression of x (the row's element j), the statistics s<k> and the
   /// loaded values p<i>: written for every element, or with `perRow` once
   /// per row.
@@ -859,6 +909,8 @@ private:
   std::vector<PendingLaunch> pending;
   /// Row ops whose row kernel also runs a kernel of the plan.
   llvm::DenseMap<Operation *, RowEpilogue> rowEpilogues;
+  /// Row ops whose rows a kernel computes, with that kernel's reads.
+  llvm::DenseMap<Operation *, RowPrologue> rowPrologues;
   /// Attention operands and results read or written in place in a split's
   /// operand or a concat's result (planAttentionViews): they have no
   /// buffer of their own, and the split or concat copies only its other
@@ -1527,8 +1579,11 @@ void FunctionEmitter::emitRows(const RowKernel &k) {
   auto loadsFor = [&](llvm::StringRef uses, bool perRow = false) {
     std::string text;
     if (!perRow && readsName(uses, "x"))
-      text += "      const float x = tk_load(i0, row * " + std::to_string(k.n) +
-              " + j);\n";
+      text +=
+          "      const float x = " +
+          (k.x.empty() ? "tk_load(i0, row * " + std::to_string(k.n) + " + j)"
+                       : k.x) +
+          ";\n";
     for (const auto &[i, index] : k.loads)
       if (readsName(uses, "p" + std::to_string(i)))
         text += "      const auto p" + std::to_string(i) + " = tk_load(i" +
@@ -1627,6 +1682,20 @@ void FunctionEmitter::emitRowKernel(Operation *op,
   k.n = k.rows == 0 ? 0 : total / k.rows;
   for (Value operand : op->getOperands())
     k.inputs.push_back({storageOf(operand).str(), pointers.lookup(operand)});
+  // With a row prologue the kernel computes its rows from the add's
+  // buffers (the first in input 0's place) and stores them where the add's
+  // result goes when anything else reads them.
+  auto prologue = rowPrologues.find(op);
+  if (prologue != rowPrologues.end()) {
+    auto [first, second] = prologue->second.inputs;
+    std::string index = "row * " + std::to_string(k.n) + " + j";
+    k.inputs[0] = {storageOf(first).str(), pointers.lookup(first)};
+    k.inputs.push_back({storageOf(second).str(), pointers.lookup(second)});
+    k.x = roundTo("(tk_load(i0, " + index + ") + tk_load(i" +
+                      std::to_string(k.inputs.size() - 1) + ", " + index + "))",
+                  storageOf(input));
+    k.title = "nn.add + " + k.title;
+  }
   // Further operands are per column (a norm's weight and bias), or per
   // element like the rows (a norm gradient's cotangent).
   for (unsigned i = 1; i < op->getNumOperands(); ++i)
@@ -1655,6 +1724,8 @@ void FunctionEmitter::emitRowKernel(Operation *op,
     k.moreOutputs.push_back(
         {storageOf(more).str(), outputBuffer(more), expression});
   }
+  if (prologue != rowPrologues.end() && !input.hasOneUse())
+    k.moreOutputs.push_back({storageOf(input).str(), outputBuffer(input), "x"});
   k.passes.assign(passes.begin(), passes.end());
   k.output = epilogue == rowEpilogues.end()
                  ? output
@@ -2429,6 +2500,17 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
             "(docs/cuda-backend.md)");
       epilogues[kernel.gemm] = *epilogue;
     }
+    if (kernel.rowInput) {
+      std::optional<RowPrologue> prologue =
+          rowPrologueOf(kernel.rowInput, kernel);
+      if (!prologue)
+        return kernel.rowInput->emitError(
+            "the cuda target computes only a residual add ('a + b' or "
+            "'a + cast(b)') into a norm's row kernel (docs/cuda-backend.md)");
+      rowPrologues[kernel.rowInput] = *prologue;
+      // Launched with the row op, not at its last member.
+      continue;
+    }
     if (kernel.row) {
       std::optional<RowEpilogue> epilogue = rowEpilogueOf(kernel.row, kernel);
       if (!epilogue)
@@ -2482,7 +2564,7 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (member == kernelOf.end())
       return false;
     const tandem::lowering::Kernel &kernel = plan.kernels[member->second];
-    if (kernel.gemm || kernel.row)
+    if (kernel.gemm || kernel.row || kernel.rowInput)
       return false;
     if (kernel.reduction)
       return def == kernel.members.back() && !reducesRows(kernel.reduction);
@@ -2556,7 +2638,8 @@ FailureOr<EmittedFragment> FunctionEmitter::emit(llvm::raw_ostream &os) {
     if (!op.hasTrait<nn::ElementwiseKernel>() &&
         lowering != Lowering::Structure)
       for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
-        if (pointers.count(operand) || attentionViews.count(operand))
+        if (pointers.count(operand) || attentionViews.count(operand) ||
+            (index == 0 && rowPrologues.count(&op)))
           continue;
         if (!splats.count(operand) && !arrays.count(operand))
           return op.emitError("the cuda target finds no buffer for operand ")
@@ -2676,6 +2759,10 @@ tandem::lowering::FusionPolicy tandem::cuda::fusionPolicy() {
   policy.acceptsRowEpilogue = [](Operation *row,
                                  const tandem::lowering::Kernel &kernel) {
     return rowEpilogueOf(row, kernel).has_value();
+  };
+  policy.acceptsRowPrologue = [](Operation *row,
+                                 const tandem::lowering::Kernel &kernel) {
+    return rowPrologueOf(row, kernel).has_value();
   };
   return policy;
 }

@@ -65,3 +65,14 @@ func.func @reduction_epilogue(%x: tensor<8x96xbf16>) -> (tensor<96xf32>, tensor<
   %f = nn.cast %s {nn.kernel = 0 : i64} : tensor<96xbf16> to tensor<96xf32>
   return %f, %s : tensor<96xf32>, tensor<96xbf16>
 }
+
+// -----
+
+// A recorded row input the CUDA target's norms do not compute: a product,
+// not a residual add.
+func.func @row_input(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %w: tensor<4xf32>) -> tensor<2x4xf32> {
+  %x = nn.mul %a, %b {nn.kernel = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // expected-error @below {{the cuda target computes only a residual add ('a + b' or 'a + cast(b)') into a norm's row kernel (docs/cuda-backend.md)}}
+  %y = nn.rms_norm %x, %w {epsilon = 1.0e-05 : f64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>, tensor<4xf32>
+  return %y : tensor<2x4xf32>
+}

@@ -232,3 +232,56 @@ func.func @cast_sums(%x: tensor<8x96xbf16>, %y: tensor<200x32xbf16>)
   %rf = nn.cast %r : tensor<8xbf16> to tensor<8xf32>
   return %af, %bf, %cf, %c, %rf : tensor<96xf32>, tensor<32xf32>, tensor<96xf32>, tensor<96xbf16>, tensor<8xf32>
 }
+
+// A residual add before a norm is computed where the norm reads its rows
+// (the kernel is the norm's row input, `nn.kernel_row_input`): the f32
+// stream plus a widened bf16 branch, or two bf16 buffers (rounded to bf16
+// as the add's kernel would store it), loaded in every pass, and stored
+// once, in the last, when anything else reads the sum. Not when the sum is
+// read before the norm, nor for a row op that is not a norm.
+// RUN: FileCheck %s --check-prefix=RIN --input-file=%t.cu
+// IR-LABEL: func.func @residual_norms(
+// IR: nn.cast {{.*}}nn.kernel = [[A:[0-9]+]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[A]]
+// IR-NEXT: nn.layer_norm {{.*}}nn.kernel_row_input = [[A]]
+// IR-NEXT: nn.add {{.*}}nn.kernel = [[B:[0-9]+]]
+// IR-NEXT: nn.rms_norm {{.*}}nn.kernel_row_input = [[B]]
+// IR-NOT: nn.kernel_row_input
+// IR: return
+// RIN-LABEL: // nn.add + nn.layer_norm: 4 rows of 300
+// RIN: const float x = (tk_load(i0, row * 300 + j) + tk_load(i3, row * 300 + j));
+// RIN-NEXT: tk_acc = tk_op_add::apply(tk_acc, x);
+// RIN: tk_stats[1] =
+// RIN: const float x = (tk_load(i0, row * 300 + j) + tk_load(i3, row * 300 + j));
+// RIN-NEXT: const auto p1 = tk_load(i1, j);
+// RIN-NEXT: const auto p2 = tk_load(i2, j);
+// RIN-NEXT: tk_store(o0, row * 300 + j, (x - s0) * s1 * p1 + p2);
+// RIN-NEXT: tk_store(o1, row * 300 + j, x);
+// RIN-LABEL: // nn.add + nn.rms_norm: 4 rows of 300
+// RIN: const float x = tk_round((tk_load(i0, row * 300 + j) + tk_load(i2, row * 300 + j)), (tk_bf16 *)0);
+// RIN-NOT: tk_store(o1
+// RIN-LABEL: static const int64_t tandem_residual_norms_program[] = {
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(0), TK_RESULT(1), TK_ARG(0), TK_ARG(2), TK_ARG(3), TK_ARG(1),
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(2), TK_ARG(4), TK_ARG(6), TK_ARG(5),
+// The sum read before the norm, and the softmax: the add's kernel, then
+// the row kernel.
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_SCRATCH(0), TK_RESULT(3), TK_ARG(0), TK_RESULT(0),
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(4), TK_SCRATCH(0), TK_ARG(2), TK_ARG(3),
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 2, 256, TK_SCRATCH(0), TK_ARG(0), TK_RESULT(4),
+// RIN-NEXT: TK_OP_LAUNCH, tk_k{{[0-9a-f]+}}_id, 4, 256, TK_RESULT(5), TK_SCRATCH(0),
+// RIN-NEXT: TK_OP_END
+func.func @residual_norms(%r: tensor<4x300xf32>, %p: tensor<4x300xbf16>, %w: tensor<300xf32>, %b: tensor<300xf32>,
+                          %r2: tensor<4x300xbf16>, %p2: tensor<4x300xbf16>, %v: tensor<300xbf16>)
+    -> (tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>) {
+  %pf = nn.cast %p : tensor<4x300xbf16> to tensor<4x300xf32>
+  %x = nn.add %r, %pf : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %n = nn.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<300xf32>
+  %x2 = nn.add %r2, %p2 : tensor<4x300xbf16>, tensor<4x300xbf16> -> tensor<4x300xbf16>
+  %n2 = nn.rms_norm %x2, %v {epsilon = 1.0e-05 : f64} : tensor<4x300xbf16>, tensor<300xbf16>
+  %x3 = nn.add %r, %n : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %e3 = nn.exp %x3 : tensor<4x300xf32>
+  %n3 = nn.layer_norm %x3, %w, %b {epsilon = 1.0e-05 : f64} : tensor<4x300xf32>, tensor<300xf32>, tensor<300xf32>
+  %x4 = nn.add %r, %n3 : tensor<4x300xf32>, tensor<4x300xf32> -> tensor<4x300xf32>
+  %s4 = nn.softmax %x4 {axis = 1 : i64} : tensor<4x300xf32>
+  return %n, %x, %n2, %e3, %n3, %s4 : tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xbf16>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>
+}

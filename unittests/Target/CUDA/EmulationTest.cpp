@@ -1612,6 +1612,61 @@ TEST(EmulationAccumulation, AWidenedColumnSumAddsInItsReduction) {
     }
 }
 
+// A residual add computed in the norm's row kernel (the norm's row input)
+// gives the bits of the add's own kernel followed by the norm: @fused
+// computes the sums where the norms read them (the layer norm's stored,
+// since it is returned), @apart reads each sum before its norm, which
+// keeps the add a kernel of its own. The f32 stream plus a widened bf16
+// branch into a layer norm, and two bf16 buffers into an RMS norm.
+TEST(EmulationRowInput, GivesTheBitsOfTheAddsOwnKernel) {
+  const char *body =
+      "  %pf = nn.cast %p : tensor<3x300xbf16> to tensor<3x300xf32>\n"
+      "  %x = nn.add %r, %pf : tensor<3x300xf32>, tensor<3x300xf32> -> "
+      "tensor<3x300xf32>\n"
+      "  %x2 = nn.add %r2, %p2 : tensor<3x300xbf16>, tensor<3x300xbf16> -> "
+      "tensor<3x300xbf16>\n"
+      "  {0}"
+      "  %n = nn.layer_norm %x, %w, %b {{epsilon = 1.0e-05 : f64} : "
+      "tensor<3x300xf32>, tensor<300xf32>, tensor<300xf32>\n"
+      "  %n2 = nn.rms_norm %x2, %v {{epsilon = 1.0e-05 : f64} : "
+      "tensor<3x300xbf16>, tensor<300xbf16>\n"
+      "  return %n, %x, %n2 : tensor<3x300xf32>, tensor<3x300xf32>, "
+      "tensor<3x300xbf16>\n}\n";
+  const char *signature =
+      "(%r: tensor<3x300xf32>, %p: tensor<3x300xbf16>, %w: tensor<300xf32>, "
+      "%b: tensor<300xf32>, %r2: tensor<3x300xbf16>, %p2: "
+      "tensor<3x300xbf16>, %v: tensor<300xbf16>) -> (tensor<3x300xf32>, "
+      "tensor<3x300xf32>, tensor<3x300xbf16>) {\n";
+  std::string text =
+      std::string("func.func @fused") + signature +
+      llvm::formatv(body, "").str() + "func.func @apart" + signature +
+      llvm::formatv(body, "%e = nn.neg %x : tensor<3x300xf32>\n"
+                          "  %e2 = nn.neg %x2 : tensor<3x300xbf16>\n")
+          .str();
+  auto emulation = cuda::testing::buildEmulation(text);
+  ASSERT_TRUE(static_cast<bool>(emulation))
+      << llvm::toString(emulation.takeError());
+  const std::string &source = (*emulation)->source.text;
+  EXPECT_NE(source.find("// nn.add + nn.layer_norm: 3 rows of 300"),
+            std::string::npos);
+  EXPECT_NE(source.find("// nn.add + nn.rms_norm: 3 rows of 300"),
+            std::string::npos);
+  std::mt19937 rng(20261211);
+  std::vector<std::vector<char>> inputs = {
+      randomElements(rng, 900, 4), randomElements(rng, 900, 2),
+      randomElements(rng, 300, 4), randomElements(rng, 300, 4),
+      randomElements(rng, 900, 2), randomElements(rng, 900, 2),
+      randomElements(rng, 300, 2)};
+  std::vector<std::vector<char>> fused = {std::vector<char>(900 * 4),
+                                          std::vector<char>(900 * 4),
+                                          std::vector<char>(900 * 2)};
+  std::vector<std::vector<char>> apart = fused;
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "fused", inputs, fused), 0);
+  ASSERT_EQ(runEmulated(*(*emulation)->library, "apart", inputs, apart), 0);
+  for (size_t r = 0; r < fused.size(); ++r)
+    EXPECT_TRUE(fused[r] == apart[r]) << "result " << r;
+}
+
 // Attention reading q, k and v in place from their split's operand and
 // writing dq, dk and dv in place into their concat gives bitwise the
 // general path's results, where the split and the concat copy (there the
