@@ -56,26 +56,40 @@ bool inKernel(const llvm::DenseMap<Operation *, int> &kernelOf, Operation *op,
   return it != kernelOf.end() && it->second == index;
 }
 
+/// Where kernel `k` runs: inside its row op's kernel (a row epilogue), at
+/// the row op whose rows it computes (a row input), else at its last
+/// member.
+Operation *runPoint(const Kernel &k) {
+  return k.row ? k.row : k.rowInput ? k.rowInput : k.members.back();
+}
+
+/// Maps an op of the block to where its values exist and where it reads
+/// its operands: a kernel member's kernel's run point, any other op itself.
+using RunsAt = llvm::function_ref<Operation *(Operation *)>;
+
 /// Whether kernel `index` (kernelOf maps members to kernels) reads,
-/// besides its own values and `row`'s results, only values defined before
-/// `row`: a row epilogue runs inside the row op's kernel, at the op.
+/// besides its own values and `row`'s results, only values that exist
+/// before `row`: a row epilogue runs inside the row op's kernel, at the op.
 bool readsOnlyBefore(const Kernel &k, Operation *row, int index,
                      const llvm::DenseMap<Operation *, int> &kernelOf,
-                     const llvm::DenseMap<Operation *, unsigned> &position) {
+                     const llvm::DenseMap<Operation *, unsigned> &position,
+                     RunsAt runsAt) {
   return llvm::all_of(k.members, [&](Operation *member) {
     return llvm::all_of(member->getOperands(), [&](Value operand) {
       Operation *def = operand.getDefiningOp();
       return !def || def == row || inKernel(kernelOf, def, index) ||
-             position.lookup(def) < position.lookup(row);
+             position.lookup(runsAt(def)) < position.lookup(row);
     });
   });
 }
 
 /// Whether kernel `index` can run at `row`, computing its first operand:
-/// only its last value is read outside it, by `row` and by ops after it.
+/// only its last value is read outside it, by `row` and by ops (or the
+/// kernels of ops) that read after it.
 bool isRowInput(const Kernel &k, Operation *row, int index,
                 const llvm::DenseMap<Operation *, int> &kernelOf,
-                const llvm::DenseMap<Operation *, unsigned> &position) {
+                const llvm::DenseMap<Operation *, unsigned> &position,
+                RunsAt runsAt) {
   Operation *last = k.members.back();
   return llvm::all_of(k.members, [&](Operation *member) {
     return llvm::all_of(member->getUsers(), [&](Operation *user) {
@@ -83,7 +97,7 @@ bool isRowInput(const Kernel &k, Operation *row, int index,
         return true;
       Operation *at = row->getBlock()->findAncestorOpInBlock(*user);
       return member == last && at &&
-             (at == row || position.lookup(at) > position.lookup(row));
+             (at == row || position.lookup(runsAt(at)) > position.lookup(row));
     });
   });
 }
@@ -98,6 +112,12 @@ struct Former {
     Kernel kernel;
     bool sealed = false;
   };
+
+  /// Where `op`'s values exist and where it reads (RunsAt).
+  Operation *runsAt(Operation *op) {
+    auto it = kernelOf.find(op);
+    return it == kernelOf.end() ? op : runPoint(kernels[it->second].kernel);
+  }
 
   int kernelOfValue(Value value) {
     Operation *def = value.getDefiningOp();
@@ -245,7 +265,8 @@ struct Former {
           k.members.back() != def ||
           llvm::ArrayRef<int64_t>(k.shape) != shapeOf(rows) ||
           llvm::count(op.getOperands(), rows) != 1 ||
-          !isRowInput(k, &op, it->second, kernelOf, position))
+          !isRowInput(k, &op, it->second, kernelOf, position,
+                      [&](Operation *op) { return runsAt(op); }))
         continue;
       if (policy.acceptsRowPrologue(&op, k))
         k.rowInput = &op;
@@ -270,7 +291,8 @@ struct Former {
       Kernel &k = kernels[it->second].kernel;
       if (k.reduction || k.gemm || k.row ||
           llvm::ArrayRef<int64_t>(k.shape) != shapeOf(result) ||
-          !readsOnlyBefore(k, &op, it->second, kernelOf, position))
+          !readsOnlyBefore(k, &op, it->second, kernelOf, position,
+                           [&](Operation *op) { return runsAt(op); }))
         continue;
       if (policy.acceptsRowEpilogue(&op, k))
         k.row = &op;
@@ -556,6 +578,10 @@ tandem::lowering::readKernels(Operation *function) {
   // prologue value from the epilogue, no value of a kernel read outside it
   // before the kernel runs (at its last member), a GEMM epilogue that is
   // its matmul's only reader, of its shape, without a reduction.
+  auto readAt = [&](Operation *op) {
+    auto it = kernelOf.find(op);
+    return it == kernelOf.end() ? op : runPoint(plan.kernels[it->second]);
+  };
   for (auto [id, k] : llvm::enumerate(plan.kernels)) {
     if (k.members.empty())
       continue;
@@ -598,8 +624,8 @@ tandem::lowering::readKernels(Operation *function) {
     if (k.row) {
       Value first = k.row->getResult(0);
       // It reads the op's first result, which nothing else reads.
-      bool before =
-          readsOnlyBefore(k, k.row, static_cast<int>(id), kernelOf, position);
+      bool before = readsOnlyBefore(k, k.row, static_cast<int>(id), kernelOf,
+                                    position, readAt);
       if (k.reduction || k.gemm || shapeOf(first) != shape ||
           first.use_empty() || !llvm::all_equal(first.getUsers()) ||
           !inKernel(kernelOf, *first.getUsers().begin(),
@@ -616,7 +642,8 @@ tandem::lowering::readKernels(Operation *function) {
       if (k.reduction || k.gemm || k.row || rows.getDefiningOp() != last ||
           shapeOf(rows) != shape ||
           llvm::count(k.rowInput->getOperands(), rows) != 1 ||
-          !isRowInput(k, k.rowInput, static_cast<int>(id), kernelOf, position))
+          !isRowInput(k, k.rowInput, static_cast<int>(id), kernelOf, position,
+                      readAt))
         return k.rowInput->emitError()
                << "kernel " << id << " cannot compute this op's rows: it "
                << "must end with the op's first operand, of its shape, "

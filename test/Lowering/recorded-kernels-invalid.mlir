@@ -219,3 +219,30 @@ func.func @row_input_on_cpu(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<
   %y = nn.softmax %x {axis = 1 : i64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+
+// -----
+
+// A row epilogue reading a row input's sum: the epilogue runs at its row
+// op (%y), before the norm that computes the sum (%n), however late its
+// add stands.
+func.func @row_input_read_by_an_earlier_row_kernel(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %c: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %x = nn.add %a, %b {nn.kernel = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  %y = nn.softmax %c {axis = 1 : i64, nn.kernel_row = 1 : i64} : tensor<2x4xf32>
+  // expected-error @+1 {{kernel 0 cannot compute this op's rows}}
+  %n = nn.softmax %x {axis = 1 : i64, nn.kernel_row_input = 0 : i64} : tensor<2x4xf32>
+  %s = nn.add %y, %x {nn.kernel = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %n, %s : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A row epilogue reading a value whose kernel runs after the row op (at
+// its last member, %z), though the value's own op stands before it.
+func.func @row_reads_a_later_kernel(%a: tensor<2x4xf32>, %c: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %x = nn.exp %a {nn.kernel = 0 : i64} : tensor<2x4xf32>
+  // expected-error @+1 {{kernel 1 cannot be this op's row epilogue}}
+  %y = nn.softmax %c {axis = 1 : i64, nn.kernel_row = 1 : i64} : tensor<2x4xf32>
+  %z = nn.neg %x {nn.kernel = 0 : i64} : tensor<2x4xf32>
+  %s = nn.add %y, %x {nn.kernel = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %s, %z : tensor<2x4xf32>, tensor<2x4xf32>
+}
