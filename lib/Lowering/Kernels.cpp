@@ -38,6 +38,18 @@ bool isElementwise(Operation *op) {
 }
 bool isReduction(Operation *op) { return op->hasTrait<nn::ReductionKernel>(); }
 
+/// The value a row kernel fuses at (`op`'s first operand for a row input,
+/// its first result for a row epilogue) when `op` is a row op (neither
+/// elementwise nor a reduction) and that value is a ranked tensor; else
+/// null.
+Value rowOpValue(Operation *op, bool operand) {
+  if (isElementwise(op) || isReduction(op) ||
+      (operand ? op->getNumOperands() : op->getNumResults()) == 0)
+    return Value();
+  Value value = operand ? op->getOperand(0) : op->getResult(0);
+  return isa<RankedTensorType>(value.getType()) ? value : Value();
+}
+
 llvm::ArrayRef<int64_t> shapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
 }
@@ -252,10 +264,9 @@ struct Former {
   /// op reads, gets that kernel as its rows when the policy accepts it.
   void attachRowPrologues() {
     for (Operation &op : body.getOperations()) {
-      if (op.getNumOperands() == 0 || isElementwise(&op) || isReduction(&op) ||
-          !isa<RankedTensorType>(op.getOperand(0).getType()))
+      Value rows = rowOpValue(&op, /*operand=*/true);
+      if (!rows)
         continue;
-      Value rows = op.getOperand(0);
       Operation *def = rows.getDefiningOp();
       auto it = def ? kernelOf.find(def) : kernelOf.end();
       if (it == kernelOf.end())
@@ -279,11 +290,8 @@ struct Former {
   /// op, gets that kernel as its epilogue when the policy accepts it.
   void attachRowEpilogues() {
     for (Operation &op : body.getOperations()) {
-      if (op.getNumResults() == 0 || isElementwise(&op) || isReduction(&op) ||
-          !isa<RankedTensorType>(op.getResult(0).getType()))
-        continue;
-      Value result = op.getResult(0);
-      if (result.use_empty() || !llvm::all_equal(result.getUsers()))
+      Value result = rowOpValue(&op, /*operand=*/false);
+      if (!result || result.use_empty() || !llvm::all_equal(result.getUsers()))
         continue;
       auto it = kernelOf.find(*result.getUsers().begin());
       if (it == kernelOf.end())
@@ -519,11 +527,7 @@ tandem::lowering::readKernels(Operation *function) {
       return success();
     if (failed(idOf(op, name, id)))
       return failure();
-    bool has = operand ? op.getNumOperands() > 0 : op.getNumResults() > 0;
-    if (isElementwise(&op) || isReduction(&op) || !has ||
-        !isa<RankedTensorType>(operand ? op.getOperand(0).getType()
-                                       : op.getResult(0).getType()) ||
-        !ops.insert({id, &op}).second)
+    if (!rowOpValue(&op, operand) || !ops.insert({id, &op}).second)
       return op.emitError() << "'" << name
                             << "' belongs on one row op (neither "
                                "elementwise nor a reduction) per kernel";
