@@ -57,6 +57,23 @@ def test_narrow_loss_bound_refuses_what_it_does_not_model(change):
         tolerance.narrow_loss_bound(SMALL.replace(*change), "forward", 12, 1.0)
 
 
+@pytest.mark.parametrize("heads, dtype, expected", [
+    (2, "bf16", True),  # heads of 32
+    (4, "f16", True),  # heads of 16
+    (8, "bf16", False),  # heads of 8: the CUDA-core kernel
+    (1, "bf16", False),  # one head of 144, wider than 128
+    (2, "f32", False),  # f32 never runs on the tensor cores
+])
+def test_tensor_core_attention_is_the_cuda_targets_choice(heads, dtype, expected):
+    width = 64 if heads != 1 else 144
+    t = "tensor<2x5x%dx%s>" % (width, dtype)
+    shapes = [(2, 5, width)] * 3
+    assert tolerance._tensor_core_attention(
+        "attention", "{causal, heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t)) == expected
+    assert not tolerance._tensor_core_attention(
+        "attention_grad", "{heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t))
+
+
 def test_sigma_max_bound_is_above_and_near_the_largest_singular_value():
     rng = np.random.default_rng(3)
     for rows, cols in ((256, 32), (32, 256), (7, 5), (20, 20)):
@@ -94,6 +111,12 @@ def test_tiny_gpt_in_bf16(tmp_path):
     text = (tmp_path / "bf16.mlir").read_text()
     n, bits, _ = tolerance._narrow_sites(tolerance.function_text(text, "forward"))
     assert (n, bits) == (106, 8)
+    # Against the CUDA target: its tensor-core attention (heads of 16 in
+    # bf16) also rounds each attention's probabilities.
+    body = tolerance.function_text(text, "forward")
+    attentions = body.count("nn.attention ")
+    assert attentions > 0
+    assert tolerance._narrow_sites(body, tensor_cores=True)[0] == 106 + attentions
     r = tolerance.logits_norm_bound(text, "forward", tolerance.read_params(tmp_path / "p.st"))
     assert 2.43 < r < 2.46
     assert tolerance.narrow_loss_bound(text, "forward", 64, r) == pytest.approx(0.0534, rel=1e-2)

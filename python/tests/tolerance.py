@@ -311,6 +311,12 @@ def chain_bound(mlir_text, function="forward", kind="jax", narrow=True):
                         units = 5 * operand_shapes[1][-2] + 6
                     rounding = units * U32
                     local = sum(probabilistic(n + 1) for n in lengths) + rounding
+                    if narrow and _tensor_core_attention(op, attrs, operand_shapes, operand_types):
+                        # The probabilities' rounding on the tensor cores
+                        # (`_tensor_core_attention`): one more narrow
+                        # rounding of the output's magnitude.
+                        local += 2.0 ** -_NARROW_BITS[_element_type(
+                            re.findall(r"tensor<[^>]*>", operand_types)[0])]
                     if op == "matmul" and any(
                             _element_type(t) in _NARROW_BITS
                             for t in re.findall(r"tensor<[^>]*>", operand_types)):
@@ -381,7 +387,24 @@ _ROW_OPS = {
 }
 
 
-def _narrow_sites(body):
+def _tensor_core_attention(op, attrs, operand_shapes, operand_types):
+    """Whether the CUDA target runs this op as its tensor-core attention
+    (docs/cuda-backend.md, "Tensor cores": bf16 or f16 heads of a multiple
+    of 16, at most 128 wide), which multiplies V by the probabilities
+    rounded to the operands' type: a narrow rounding the evaluator and the
+    CPU target do not have, each probability off by up to 2^-p relative,
+    so the output by as much of its weighted values' magnitude."""
+    if op != "attention" or not operand_shapes:
+        return False
+    first = re.findall(r"tensor<[^>]*>", operand_types)
+    if not first or _element_type(first[0]) not in _NARROW_BITS:
+        return False
+    heads = int(re.search(r"\bheads = (\d+)", attrs).group(1))
+    head_dim = operand_shapes[0][-1] // heads
+    return head_dim % 16 == 0 and head_dim <= 128
+
+
+def _narrow_sites(body, tensor_cores=False):
     """(n, bits, logits): the number of narrow results of a function whose
     values depend on its inputs, the fewest significand bits among them,
     and the logits its returned nn.cross_entropy reads. Refuses (ValueError)
@@ -415,6 +438,10 @@ def _narrow_sites(body):
         if narrow:
             sites += 1
             bits = min(bits or narrow, narrow)
+            # The probabilities' rounding of the CUDA target's tensor-core
+            # attention: a second narrow rounding of the op's output.
+            if tensor_cores and _tensor_core_attention(op, attrs, shapes, types.partition(" -> ")[0]):
+                sites += 1
         if op == "cross_entropy":
             logits, loss = names[0], results[0]
     raise ValueError("no return")
@@ -515,15 +542,17 @@ def logits_norm_bound(mlir_text, function, params):
     return sigma_max_bound(w, rows, cols) * gain * math.prod(1 + 2.0**-b for b in roundings)
 
 
-def narrow_loss_bound(mlir_text, function, sequences, logits_norm):
+def narrow_loss_bound(mlir_text, function, sequences, logits_norm, tensor_cores=False):
     """The bound on the difference (absolute) between two implementations'
     mean cross-entropy over `sequences` sequences of `function` (one
     microbatch's loss; the step's loss means over every microbatch's
     sequences) that comes from their narrow roundings, every position's
     logits of norm at most `logits_norm` (`logits_norm_bound`):
     LAMBDA s R sqrt(n / (2M)) + LAMBDA^2 sqrt(2) s R / (3M) (the module
-    docstring), s = 2^(1-p) the widest narrow spacing."""
-    n, bits, _ = _narrow_sites(function_text(mlir_text, function))
+    docstring), s = 2^(1-p) the widest narrow spacing. tensor_cores: one
+    implementation is the CUDA target's, whose tensor-core attention rounds
+    its probabilities too (`_tensor_core_attention`)."""
+    n, bits, _ = _narrow_sites(function_text(mlir_text, function), tensor_cores)
     if not n:
         return 0.0
     s, r, m = 2.0 ** (1 - bits), logits_norm, sequences

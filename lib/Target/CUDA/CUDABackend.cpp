@@ -209,7 +209,9 @@ public:
              /*flag=*/true},
             {"cuda-attention",
              "fused (default: nn.attention and its gradient as fused "
-             "kernels) or decomposed (GEMMs and a masked softmax)"}};
+             "kernels, the forward pass on the tensor cores where its shape "
+             "allows), fused-cuda-cores (the fused kernels on the CUDA "
+             "cores only) or decomposed (GEMMs and a masked softmax)"}};
   }
 
   llvm::Error configure(const TargetOptionValues &values) override {
@@ -226,11 +228,15 @@ public:
     }
     auto attention = values.find("cuda-attention");
     if (attention != values.end()) {
-      if (attention->second != "fused" && attention->second != "decomposed")
+      if (attention->second != "fused" &&
+          attention->second != "fused-cuda-cores" &&
+          attention->second != "decomposed")
         return llvm::createStringError(
-            "--cuda-attention must be fused or decomposed, found '" +
+            "--cuda-attention must be fused, fused-cuda-cores or decomposed, "
+            "found '" +
             attention->second + "'");
-      compileOptions.fusedAttention = attention->second == "fused";
+      compileOptions.fusedAttention = attention->second != "decomposed";
+      compileOptions.tensorCoreAttention = attention->second == "fused";
     }
     auto emulate = values.find("cuda-emulate");
     if (emulate != values.end())
@@ -292,7 +298,9 @@ public:
 
   mlir::FailureOr<EmittedSource>
   emit(llvm::ArrayRef<mlir::Operation *> functions) override {
-    return emitCuda(functions);
+    EmitOptions options;
+    options.tensorCoreAttention = compileOptions.tensorCoreAttention;
+    return emitCuda(functions, options);
   }
 
   llvm::Expected<CompiledLibrary> compile(llvm::StringRef source) override {

@@ -86,7 +86,24 @@ constexpr int64_t kMaxStaticShared = 48 * 1024;
 /// the row cache (0: read from memory).
 struct AttentionBlock {
   int64_t rows, tile, cached;
+  /// Threads a block (0: `rows`, a row each) and the two tiles' elements
+  /// (0: `tile` rows of HD each).
+  int64_t threads = 0, tileElements[2] = {0, 0};
+  /// The kernel's declaration (AttentionPrelude.h, TensorCorePrelude.h).
+  llvm::StringRef declaration = "TK_ATTENTION_KERNEL";
 };
+
+/// The tensor-core forward kernel's shape (TensorCorePrelude.h): 64 query
+/// rows a block of 4 warps, key tiles of 64 rows padded by 8 values, the
+/// value tile transposed. At HD = 128, 35 KiB of shared memory in bf16.
+AttentionBlock tensorCoreAttentionBlock(int64_t hd) {
+  AttentionBlock block{64, 64, 0};
+  block.threads = 128;
+  block.tileElements[0] = 64 * (hd + 8);
+  block.tileElements[1] = hd * (64 + 8);
+  block.declaration = "TK_TC_ATTENTION_KERNEL";
+  return block;
+}
 
 /// The largest shape whose shared memory fits: two tiles of HD elements of
 /// `bytes` a row, `stats` floats a tile row, and `cache` rows of the
@@ -760,6 +777,7 @@ struct Numbering {
 
 /// What the translation unit's functions share.
 struct Unit {
+  tandem::cuda::EmitOptions options;
   std::string constants;
   std::string kernels;
   /// Kernel text without its name -> its name: identical kernels once.
@@ -1891,7 +1909,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
       b << "  TK_SHARED(" << type << ", tk_rows, "
         << block.cached * hd * block.rows << ");\n";
     for (unsigned t = 0; t < 2; ++t)
-      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", " << block.tile * hd
+      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", "
+        << (block.tileElements[t] ? block.tileElements[t] : block.tile * hd)
         << ");\n";
     if (tileStats)
       b << "  TK_SHARED(float, tk_tile_stats, "
@@ -1909,22 +1928,33 @@ void FunctionEmitter::emitAttention(Operation *op) {
     int64_t blocks =
         batch * rowHeads * ((rowCount + block.rows - 1) / block.rows);
     // TK_ATTENTION_KERNEL: blocks of at most 64 threads, registers enough
-    // for one block a multiprocessor (AttentionPrelude.h).
-    launch(addKernel(text, "TK_ATTENTION_KERNEL"), std::min(blocks, kMaxBlocks),
-           operands, block.rows);
+    // for one block a multiprocessor (AttentionPrelude.h); the tensor-core
+    // kernel's, 128 (TensorCorePrelude.h).
+    launch(addKernel(text, block.declaration), std::min(blocks, kMaxBlocks),
+           operands, block.threads ? block.threads : block.rows);
   };
   Param q{rows, operandBuffer(op->getOperand(0))},
       k{rows, operandBuffer(op->getOperand(1))},
       v{rows, operandBuffer(op->getOperand(2))};
   if (forward) {
+    std::vector<Param> params = {
+        q,
+        k,
+        v,
+        {type + " *", resultBuffer(forward.getResult())},
+        {"float *", lse ? std::optional(outputBuffer(lse)) : std::nullopt}};
+    // The tensor cores multiply bf16 and f16 in tiles of 16 columns.
+    if (unit.options.tensorCoreAttention &&
+        (type == "tk_bf16" || type == "tk_f16") && hd % 16 == 0 &&
+        hd <= tandem::cuda::kMaxTensorCoreHeadDim) {
+      emit("nn.attention: 16 query rows a warp, on the tensor cores",
+           "tk_attention_forward_tc", "", params, /*cache=*/false,
+           /*tileStats=*/false, tensorCoreAttentionBlock(hd), heads, tq);
+      return;
+    }
     emit("nn.attention: a query row per thread", "tk_attention_forward", "",
-         {q,
-          k,
-          v,
-          {type + " *", resultBuffer(forward.getResult())},
-          {"float *", lse ? std::optional(outputBuffer(lse)) : std::nullopt}},
-         /*cache=*/false, /*tileStats=*/false, attentionBlock(hd, bytes, 0, 0),
-         heads, tq);
+         params, /*cache=*/false, /*tileStats=*/false,
+         attentionBlock(hd, bytes, 0, 0), heads, tq);
     return;
   }
   Param lseIn{"const float *", pointers.lookup(lse)},
@@ -2768,8 +2798,10 @@ tandem::lowering::FusionPolicy tandem::cuda::fusionPolicy() {
 }
 
 FailureOr<EmittedSource>
-tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions) {
+tandem::cuda::emitCuda(llvm::ArrayRef<Operation *> functions,
+                       const EmitOptions &options) {
   Unit unit;
+  unit.options = options;
   std::string entries;
   llvm::raw_string_ostream os(entries);
   EmittedSource source;

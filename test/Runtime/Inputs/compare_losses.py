@@ -10,7 +10,8 @@ With --narrow M PARAMS, TOL (KIND:MODEL.mlir:FUNCTION, FUNCTION with bf16
 or f16 results) leaves out the narrow roundings, and step K's loss may
 differ by tolerance.narrow_loss_bound for M sequences a step more: its
 logits bounded from the parameters step K started from, PARAMS with {}
-for K (a safetensors file)."""
+for K (a safetensors file); with a KIND of cuda, the CUDA target's
+tensor-core attention's rounding of its probabilities among them."""
 import json
 import os
 import sys
@@ -52,7 +53,8 @@ def allowed(k):
         text = open(path).read()
         params = tolerance.read_params(narrow[1].replace("{}", str(k)))
         logits = tolerance.logits_norm_bound(text, function, params)
-        limit += tolerance.narrow_loss_bound(text, function, narrow[0], logits)
+        kinds = args[2].split(":")[0].split("+")
+        limit += tolerance.narrow_loss_bound(text, function, narrow[0], logits, tensor_cores="cuda" in kinds)
     return limit
 
 

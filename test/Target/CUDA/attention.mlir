@@ -231,9 +231,10 @@ func.func @grouped_qkv(%qkv: tensor<2x16x96xf32>) -> tensor<2x16x64xf32> {
 }
 
 // A split along the rows: the batch stride is the whole's, and one piece
-// is both k and v.
+// is both k and v. Heads of 16 in bf16: the tensor-core kernel, blocks of
+// 128 threads (attention-tensor-cores.mlir).
 // CHECK-LABEL: static const int64_t tandem_rows_program[] = {
-// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(10), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 128, TK_ATTENTION_SHAPE(10), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
 // CHECK-NEXT: TK_OP_END};
 func.func @rows(%x: tensor<1x14x64xbf16>) -> tensor<1x5x64xbf16> {
   %a, %b = nn.split %x {axis = 1 : i64, sizes = array<i64: 5, 9>} : tensor<1x14x64xbf16> -> tensor<1x5x64xbf16>, tensor<1x9x64xbf16>

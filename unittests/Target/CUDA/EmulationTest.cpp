@@ -101,6 +101,14 @@ InputRange positive() { return {0.25, 4.0, 4}; }
 /// exp's own); D = dy·y by ed = hd (y + that ulp) + hd^2; dP = dy·v by
 /// hd^2; and per row a term scale (2 hd ep + hd^2 + ed + 6 hd)
 /// (|dP - D| <= 2 hd) before the sums over keys (dq) or queries (dk, dv).
+/// On the tensor cores (bf16 and f16 heads of a multiple of 16:
+/// TensorCorePrelude.h) the forward pass multiplies V by P rounded to t,
+/// each probability off relatively by t's unit roundoff (2^-9 in bf16,
+/// 2^-11 in f16: 2^15 and 2^13 units), so y by as much again, the
+/// probabilities summing to the row's sum; in f16 a probability below
+/// 2^-14 is a subnormal, off by up to 2^-25 absolute, at most T/2 units
+/// over a row of a sum at least 1. The row's sum takes the unrounded
+/// probabilities: the log-sum-exp's bound is the scalar kernel's.
 struct AttentionBounds {
   double y, lse, dq, dk, dv;
   AttentionBounds(int64_t headDim, int64_t keyCount, int64_t queryCount,
@@ -114,6 +122,8 @@ struct AttentionBounds {
     double ds = (hd * hd + 2 * hd) * scale;
     y = 2 * ds + 12 * keys + 6;
     lse = ds + y + 4 * std::log(keys) + 8;
+    if (headDim % 16 == 0 && t != "f32")
+      y += t == "bf16" ? std::ldexp(1.0, 15) : std::ldexp(1.0, 13) + keys / 2;
     double ep = ds + lse + 18, ed = hd * (y + narrowY) + hd * hd;
     double perRow = scale * (2 * hd * ep + hd * hd + ed + 6 * hd);
     dq = perRow + keys * scale * 2 * hd;
@@ -662,12 +672,13 @@ std::vector<Case> cases(const std::string &t) {
   // training step does.
   auto attention = [&](const std::string &name, int64_t tq, int64_t tk,
                        bool causal, int output, int64_t group = 1,
-                       int64_t heads = 2) {
-    AttentionBounds bounds(16 / heads, tk, tq * group, t);
+                       int64_t heads = 2, int64_t dim = 16) {
+    AttentionBounds bounds(dim / heads, tk, tq * group, t);
     double units[] = {bounds.y, bounds.dq, bounds.dk, bounds.dv, bounds.lse};
-    std::string qt = "tensor<2x" + std::to_string(tq) + "x16x" + t + ">";
+    std::string qt = "tensor<2x" + std::to_string(tq) + "x" +
+                     std::to_string(dim) + "x" + t + ">";
     std::string kt = "tensor<2x" + std::to_string(tk) + "x" +
-                     std::to_string(16 / group) + "x" + t + ">";
+                     std::to_string(dim / group) + "x" + t + ">";
     std::string lt = "tensor<2x" + std::to_string(heads) + "x" +
                      std::to_string(tq) + "xf32>";
     std::string attrs =
@@ -745,6 +756,23 @@ std::vector<Case> cases(const std::string &t) {
   attention("attention_grouped_grad_cross_dq", 5, 9, false, 1, 2, 4);
   attention("attention_grouped_grad_tiles_dk", 150, 150, true, 2, 2, 4);
   attention("attention_grouped_grad_tiles_dv", 150, 150, true, 3, 2, 4);
+  // Heads of 16 and 64: in bf16 and f16 the forward pass on the tensor
+  // cores (TensorCorePrelude.h; blocks of 64 query rows, key tiles of 64),
+  // whose y and log-sum-exp the gradients' cases take. Rows and keys past
+  // a block's or a tile's end, causal tiles cut mid-warp, a row of a warp
+  // past the queries; grouped heads of 16; a head of 64 (gpt2-124m's).
+  attention("attention_wide_causal", 150, 150, true, 0, 1, 1);
+  attention("attention_wide_cross", 70, 130, false, 0, 1, 1);
+  attention("attention_wide_short", 5, 9, false, 0, 1, 1);
+  attention("attention_wide_lse", 150, 150, true, 4, 1, 1);
+  attention("attention_wide_cross_lse", 70, 130, false, 4, 1, 1);
+  attention("attention_wide_grad_dq", 150, 150, true, 1, 1, 1);
+  attention("attention_wide_grad_dk", 150, 150, true, 2, 1, 1);
+  attention("attention_wide_grad_dv", 150, 150, true, 3, 1, 1);
+  attention("attention_wide_grouped", 70, 70, true, 0, 2, 2, 32);
+  attention("attention_wide_grouped_lse", 70, 70, true, 4, 2, 2, 32);
+  attention("attention_head64_causal", 80, 80, true, 0, 1, 2, 128);
+  attention("attention_head64_lse", 80, 80, true, 4, 1, 2, 128);
   attention("attention_one_key_head", 13, 13, true, 0, 2);
   attention("attention_one_key_head_grad_dk", 13, 13, true, 2, 2);
   attention("attention_one_key_head_grad_dv", 13, 13, true, 3, 2);
@@ -756,8 +784,12 @@ std::vector<Case> cases(const std::string &t) {
   // reads other values. The bound is the attention cases' above for this
   // hd, the gradients' largest of dq, dk and dv (a wrong stride is off by
   // the values' magnitude, about 2^24 times more).
+  // `lead` columns before the pieces (forward cases only) move every
+  // piece off a multiple of 8 values: the tensor-core kernel's tiles then
+  // load element by element.
   auto inPlace = [&](const std::string &name, int64_t len, bool causal,
-                     bool grad, int64_t heads, int64_t hd, int64_t group = 1) {
+                     bool grad, int64_t heads, int64_t hd, int64_t group = 1,
+                     int64_t lead = 0) {
     AttentionBounds bounds(hd, len, len * group, t);
     double units =
         grad ? std::max({bounds.dq, bounds.dk, bounds.dv}) : bounds.y;
@@ -766,7 +798,7 @@ std::vector<Case> cases(const std::string &t) {
       return "tensor<2x" + std::to_string(len) + "x" + std::to_string(w) + "x" +
              t + ">";
     };
-    std::string whole = tensor(width + 2 * kvWidth), qt = tensor(width),
+    std::string whole = tensor(lead + width + 2 * kvWidth), qt = tensor(width),
                 kt = tensor(kvWidth);
     std::string attrs =
         std::string("{") + (causal ? "causal, " : "") +
@@ -778,6 +810,12 @@ std::vector<Case> cases(const std::string &t) {
                                        "{0}>} : {2} -> {3}, {4}, {3}\n",
                                        kvWidth, width, whole, kt, qt)
                              .str();
+    if (lead)
+      pieces = llvm::formatv("  %pad, %k, %q, %v = nn.split %x {{axis = 2 : "
+                             "i64, sizes = array<i64: {5}, {0}, {1}, {0}>} : "
+                             "{2} -> {6}, {3}, {4}, {3}\n",
+                             kvWidth, width, whole, kt, qt, lead, tensor(lead))
+                   .str();
     Case c = {
         name, "", Bound::Absolute, units, {-1.0, 1.0, 4}, grad ? whole : qt};
     if (!grad)
@@ -811,6 +849,10 @@ std::vector<Case> cases(const std::string &t) {
   // Grouped-query: four query heads of 3 on two key and value heads.
   inPlace("attention_in_place_grouped", 13, true, false, 4, 3, 2);
   inPlace("attention_in_place_grouped_grad", 70, true, true, 4, 3, 2);
+  // Heads of 16 (the tensor cores' forward pass in bf16 and f16), grouped.
+  inPlace("attention_in_place_wide", 70, true, false, 4, 16, 2);
+  inPlace("attention_in_place_wide_unaligned", 70, true, false, 2, 16, 1, 3);
+  inPlace("attention_in_place_wide_grad", 70, true, true, 2, 16);
   // Parameters: slots after the arguments, one per parameter however often
   // it is read.
   Case param = {"param", "", Bound::Exact, 0, {}, x};

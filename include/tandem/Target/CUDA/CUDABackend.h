@@ -30,6 +30,10 @@ struct CompileOptions {
   /// gradient), or decomposed into GEMMs and a masked softmax before
   /// autodiff (--cuda-attention=decomposed, for comparison).
   bool fusedAttention = true;
+  /// Fused attention's forward pass on the tensor cores where its shape
+  /// allows (--cuda-attention=fused), or always on the CUDA cores
+  /// (--cuda-attention=fused-cuda-cores, for comparison).
+  bool tensorCoreAttention = true;
 };
 
 /// The architectures --cuda-arch accepts.

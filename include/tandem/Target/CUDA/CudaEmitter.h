@@ -30,10 +30,24 @@ constexpr int kBlockSize = 256;
 /// The kernels the CUDA target forms.
 lowering::FusionPolicy fusionPolicy();
 
+/// The emitter's choices the target's options make.
+struct EmitOptions {
+  /// nn.attention's forward pass on the tensor cores where its shape
+  /// allows (bf16 or f16, heads a multiple of 16 and at most
+  /// kMaxTensorCoreHeadDim wide; TensorCorePrelude.h), else on the CUDA
+  /// cores (--cuda-attention=fused-cuda-cores: always).
+  bool tensorCoreAttention = true;
+};
+
+/// The widest head the tensor-core attention takes: its accumulator rows
+/// and fragments stay in registers.
+constexpr int64_t kMaxTensorCoreHeadDim = 128;
+
 /// Emits `functions` (func.func or mpmd.fragment ops with bodies). What it
 /// cannot lower yet is an error at the op.
 mlir::FailureOr<lowering::EmittedSource>
-emitCuda(llvm::ArrayRef<mlir::Operation *> functions);
+emitCuda(llvm::ArrayRef<mlir::Operation *> functions,
+         const EmitOptions &options = {});
 
 /// The nn ops the emitter lowers, sorted.
 std::vector<std::string> supportedOps();
