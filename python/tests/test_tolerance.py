@@ -70,8 +70,10 @@ def test_tensor_core_attention_is_the_cuda_targets_choice(heads, dtype, expected
     shapes = [(2, 5, width)] * 3
     assert tolerance._tensor_core_attention(
         "attention", "{causal, heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t)) == expected
+    assert tolerance._tensor_core_attention(
+        "attention_grad", "{heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t)) == expected
     assert not tolerance._tensor_core_attention(
-        "attention_grad", "{heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t))
+        "softmax", "{heads = %d : i64}" % heads, shapes, "%s, %s, %s" % (t, t, t))
 
 
 def test_sigma_max_bound_is_above_and_near_the_largest_singular_value():

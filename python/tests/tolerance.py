@@ -391,10 +391,11 @@ def _tensor_core_attention(op, attrs, operand_shapes, operand_types):
     """Whether the CUDA target runs this op as its tensor-core attention
     (docs/cuda-backend.md, "Tensor cores": bf16 or f16 heads of a multiple
     of 16, at most 128 wide), which multiplies V by the probabilities
-    rounded to the operands' type: a narrow rounding the evaluator and the
-    CPU target do not have, each probability off by up to 2^-p relative,
-    so the output by as much of its weighted values' magnitude."""
-    if op != "attention" or not operand_shapes:
+    rounded to the operands' type (the backward: dS and P before their
+    products): a narrow rounding the evaluator and the CPU target do not
+    have, each probability off by up to 2^-p relative, so the output by as
+    much of its weighted values' magnitude."""
+    if op not in ("attention", "attention_grad") or not operand_shapes:
         return False
     first = re.findall(r"tensor<[^>]*>", operand_types)
     if not first or _element_type(first[0]) not in _NARROW_BITS:

@@ -86,21 +86,33 @@ constexpr int64_t kMaxStaticShared = 48 * 1024;
 /// the row cache (0: read from memory).
 struct AttentionBlock {
   int64_t rows, tile, cached;
-  /// Threads a block (0: `rows`, a row each) and the two tiles' elements
-  /// (0: `tile` rows of HD each).
-  int64_t threads = 0, tileElements[2] = {0, 0};
+  /// Threads a block (0: `rows`, a row each) and each tile's elements
+  /// (none: two tiles of `tile` rows of HD each).
+  int64_t threads = 0;
+  llvm::SmallVector<int64_t, 4> tileElements;
   /// The kernel's declaration (AttentionPrelude.h, TensorCorePrelude.h).
   llvm::StringRef declaration = "TK_ATTENTION_KERNEL";
 };
 
-/// The tensor-core forward kernel's shape (TensorCorePrelude.h): 64 query
-/// rows a block of 4 warps, key tiles of 64 rows padded by 8 values, the
-/// value tile transposed. At HD = 128, 35 KiB of shared memory in bf16.
-AttentionBlock tensorCoreAttentionBlock(int64_t hd) {
-  AttentionBlock block{64, 64, 0};
+/// A tensor-core kernel's shape (TensorCorePrelude.h): 64 rows a block of
+/// 4 warps, and tiles of BT rows of the other side, `rowTiles` of them as
+/// rows (HD + 8 values) then `columnTiles` transposed (HD rows of BT + 8),
+/// and `stats` floats a tile row: BT = 64 where that fits 48 KiB of static
+/// shared memory, else 32 (the backward's at HD = 128 in bf16).
+AttentionBlock tensorCoreAttentionBlock(int64_t hd, int64_t bytes,
+                                        int64_t rowTiles, int64_t columnTiles,
+                                        int64_t stats) {
+  int64_t tile = 32;
+  if (rowTiles * 64 * (hd + 8) * bytes + columnTiles * hd * (64 + 8) * bytes +
+          stats * 64 * 4 <=
+      kMaxStaticShared)
+    tile = 64;
+  AttentionBlock block{64, tile, 0};
   block.threads = 128;
-  block.tileElements[0] = 64 * (hd + 8);
-  block.tileElements[1] = hd * (64 + 8);
+  for (int64_t t = 0; t < rowTiles; ++t)
+    block.tileElements.push_back(tile * (hd + 8));
+  for (int64_t t = 0; t < columnTiles; ++t)
+    block.tileElements.push_back(hd * (tile + 8));
   block.declaration = "TK_TC_ATTENTION_KERNEL";
   return block;
 }
@@ -1908,9 +1920,11 @@ void FunctionEmitter::emitAttention(Operation *op) {
     if (block.cached)
       b << "  TK_SHARED(" << type << ", tk_rows, "
         << block.cached * hd * block.rows << ");\n";
-    for (unsigned t = 0; t < 2; ++t)
-      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", "
-        << (block.tileElements[t] ? block.tileElements[t] : block.tile * hd)
+    llvm::SmallVector<int64_t, 4> tiles = block.tileElements;
+    if (tiles.empty())
+      tiles.assign(2, block.tile * hd);
+    for (auto [t, elements] : llvm::enumerate(tiles))
+      b << "  TK_SHARED(" << type << ", tk_tile" << t << ", " << elements
         << ");\n";
     if (tileStats)
       b << "  TK_SHARED(float, tk_tile_stats, "
@@ -1919,7 +1933,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
       << ">(TK_LAUNCH_ARG s" << call;
     if (cache)
       b << ", " << (block.cached ? "tk_rows" : "(" + type + " *)nullptr");
-    b << ", tk_tile0, tk_tile1";
+    for (size_t t = 0; t < tiles.size(); ++t)
+      b << ", tk_tile" << t;
     if (tileStats)
       b << ", tk_tile_stats";
     b << ");\n}\n";
@@ -1933,6 +1948,10 @@ void FunctionEmitter::emitAttention(Operation *op) {
     launch(addKernel(text, block.declaration), std::min(blocks, kMaxBlocks),
            operands, block.threads ? block.threads : block.rows);
   };
+  // The tensor cores multiply bf16 and f16 in tiles of 16 columns.
+  bool tensorCores = unit.options.tensorCoreAttention &&
+                     (type == "tk_bf16" || type == "tk_f16") && hd % 16 == 0 &&
+                     hd <= tandem::cuda::kMaxTensorCoreHeadDim;
   Param q{rows, operandBuffer(op->getOperand(0))},
       k{rows, operandBuffer(op->getOperand(1))},
       v{rows, operandBuffer(op->getOperand(2))};
@@ -1943,13 +1962,11 @@ void FunctionEmitter::emitAttention(Operation *op) {
         v,
         {type + " *", resultBuffer(forward.getResult())},
         {"float *", lse ? std::optional(outputBuffer(lse)) : std::nullopt}};
-    // The tensor cores multiply bf16 and f16 in tiles of 16 columns.
-    if (unit.options.tensorCoreAttention &&
-        (type == "tk_bf16" || type == "tk_f16") && hd % 16 == 0 &&
-        hd <= tandem::cuda::kMaxTensorCoreHeadDim) {
+    if (tensorCores) {
       emit("nn.attention: 16 query rows a warp, on the tensor cores",
            "tk_attention_forward_tc", "", params, /*cache=*/false,
-           /*tileStats=*/false, tensorCoreAttentionBlock(hd), heads, tq);
+           /*tileStats=*/false, tensorCoreAttentionBlock(hd, bytes, 1, 1, 0),
+           heads, tq);
       return;
     }
     emit("nn.attention: a query row per thread", "tk_attention_forward", "",
@@ -1962,6 +1979,36 @@ void FunctionEmitter::emitAttention(Operation *op) {
   // Per query row D = dy·y, in f32: written by dq, read by dk and dv.
   std::string dots = allocateTemporary(
       static_cast<uint64_t>(batch * heads * tq) * sizeof(float));
+  if (tensorCores) {
+    // dq (and D), then dk and dv in one kernel (TensorCorePrelude.h).
+    emit("nn.attention_grad: dq, 16 query rows a warp, on the tensor cores",
+         "tk_attention_grad_rows_tc", "",
+         {q,
+          k,
+          v,
+          {rows, operandBuffer(backward.getOutput())},
+          lseIn,
+          dy,
+          {type + " *", resultBuffer(backward.getDquery())},
+          {"float *", dots}},
+         /*cache=*/false, /*tileStats=*/false,
+         tensorCoreAttentionBlock(hd, bytes, 2, 1, 0), heads, tq);
+    emit("nn.attention_grad: dk and dv, 16 key rows a warp, on the tensor "
+         "cores",
+         "tk_attention_grad_keys_tc", "",
+         {q,
+          k,
+          v,
+          lseIn,
+          dy,
+          {type + " *", resultBuffer(op->getResult(1))},
+          {type + " *", resultBuffer(op->getResult(2))},
+          {"const float *", dots}},
+         /*cache=*/false, /*tileStats=*/true,
+         tensorCoreAttentionBlock(hd, bytes, 2, 2, kAttentionTileStats),
+         kvHeads, tk);
+    return;
+  }
   // dq caches the q and dy rows and walks key and value tiles.
   emit("nn.attention_grad: dq, a query row per thread",
        "tk_attention_grad_rows", "",

@@ -182,47 +182,121 @@ TK_HD bool tk_attention_vectors(const tk_attention_layout &l, const T *p) {
          l.row % 8 == 0;
 }
 
-// Key and value rows [k0, k0 + n) of key and value head h in batch b into
-// the tensor-core kernel's tiles: K as rows of KLD = HD + 8 values, V
-// transposed, HD rows of VLD = BT + 8; zeros past the n rows (a masked
-// key's probability is 0, and 0 times a stale value could be NaN). 8
-// values (16 bytes) a load where both tensors' rows are aligned, else one;
-// the tiles' bits are the same either way. One phase.
+// Rows [r0, r0 + n) of head h in batch b of `src` (laid out as `l`) into
+// the tensor-core kernels' tiles of BT rows: `rows` as BT rows of HD + 8
+// values, `cols` transposed, HD rows of BT + 8 (either may be null); zeros
+// past the n rows (a masked row's weight is 0, and 0 times a stale value
+// could be NaN). 16 bytes a load where the tensor's rows are aligned, else
+// a value; the tiles' bits are the same either way. One phase.
 template <int HD, int BT, typename T>
-TK_HD void tk_attention_tc_load(const tk_attention_shape &s, int64_t b,
-                                int64_t h, int64_t k0, int64_t n, const T *k,
-                                const T *v, T *kt, T *vt, int64_t thread,
+TK_HD void tk_attention_tc_tile(const tk_attention_layout &l, const T *src,
+                                int64_t b, int64_t h, int64_t r0, int64_t n,
+                                T *rows, T *cols, int64_t thread,
                                 int64_t threads) {
-  constexpr int KLD = HD + 8, VLD = BT + 8;
-  const tk_attention_layout &lk = s.layout[TK_ATTENTION_K],
-                            &lv = s.layout[TK_ATTENTION_V];
-  if (tk_attention_vectors(lk, k) && tk_attention_vectors(lv, v)) {
+  constexpr int RLD = HD + 8, CLD = BT + 8;
+  if (tk_attention_vectors(l, src)) {
     for (int64_t e = thread; e < BT * HD / 8; e += threads) {
       int64_t j = e / (HD / 8), d = e % (HD / 8) * 8;
-      alignas(16) T kx[8], vx[8];
+      alignas(16) T x[8];
       if (j < n) {
-        tk_load_vec<8>(k + tk_attention_at(lk, k0 + j, b, h, HD) + d, kx);
-        tk_load_vec<8>(v + tk_attention_at(lv, k0 + j, b, h, HD) + d, vx);
+        tk_load_vec<8>(src + tk_attention_at(l, r0 + j, b, h, HD) + d, x);
       } else {
         for (int i = 0; i < 8; ++i)
-          kx[i] = vx[i] = T{0};
+          x[i] = T{0};
       }
-      tk_store_vec<8>(kt + j * KLD + d, kx);
-      TK_UNROLL(8)
-      for (int i = 0; i < 8; ++i)
-        vt[(d + i) * VLD + j] = vx[i];
+      if (rows)
+        tk_store_vec<8>(rows + j * RLD + d, x);
+      if (cols) {
+        TK_UNROLL(8)
+        for (int i = 0; i < 8; ++i)
+          cols[(d + i) * CLD + j] = x[i];
+      }
     }
     return;
   }
   for (int64_t e = thread; e < BT * HD; e += threads) {
     int64_t j = e / HD, d = e % HD;
-    T kx{0}, vx{0};
-    if (j < n) {
-      kx = k[tk_attention_at(lk, k0 + j, b, h, HD) + d];
-      vx = v[tk_attention_at(lv, k0 + j, b, h, HD) + d];
+    T x{0};
+    if (j < n)
+      x = src[tk_attention_at(l, r0 + j, b, h, HD) + d];
+    if (rows)
+      rows[j * RLD + d] = x;
+    if (cols)
+      cols[d * CLD + j] = x;
+  }
+}
+
+// This lane's A fragments of 16 rows of head h in batch b of `src` (laid
+// out as `l`), the warp's rows from `first`, HD / 16 steps of 16 columns;
+// zeros for rows at or past `end`.
+template <int HD, typename T>
+TK_HD void tk_attention_tc_rows(const tk_attention_layout &l, const T *src,
+                                int64_t b, int64_t h, int64_t first,
+                                int64_t end, int64_t lane, uint32_t *a) {
+  int64_t r0 = first + lane / 4, c0 = lane % 4 * 2;
+  TK_UNROLL(HD / 16)
+  for (int kk = 0; kk < HD / 16; ++kk)
+    TK_UNROLL(4)
+  for (int i = 0; i < 4; ++i) {
+    // Register i: row g + 8 (i % 2), columns 16kk + 2t + 8 (i / 2), +1.
+    int64_t r = r0 + 8 * (i % 2), c = kk * 16 + c0 + 8 * (i / 2);
+    uint32_t w = 0;
+    if (r < end) {
+      int64_t row = tk_attention_at(l, r, b, h, HD);
+      w = tk_pack(src[row + c], src[row + c + 1]);
     }
-    kt[j * KLD + d] = kx;
-    vt[d * VLD + j] = vx;
+    a[kk * 4 + i] = w;
+  }
+}
+
+// Whether the score at column `col` (of a tile's n) of row `r` is one the
+// row sees: before the tile's end, and when causal, a key at or before
+// the query (`keys`: the rows are queries and the columns keys; else the
+// rows are keys and the columns queries).
+TK_HD bool tk_attention_tc_visible(const tk_attention_shape &s, bool keys,
+                                   int64_t r, int64_t c0, int64_t col,
+                                   int64_t n) {
+  if (col >= n)
+    return false;
+  if (!s.causal)
+    return true;
+  return keys ? c0 + col <= r : c0 + col >= r;
+}
+
+// This lane's A fragments of 16 rows × 16K columns from its C fragments
+// of 2K tiles of 8 columns (`c`, 4 values a tile), rounded to T: register
+// i of step kk holds rows g (i even) or g + 8, columns 16kk + 2t (i < 2)
+// or + 8, the C tile 2kk + i / 2's values 2(i % 2) and + 1.
+template <typename T, int K>
+TK_HD void tk_attention_tc_pack(const float *c, uint32_t *a) {
+  TK_UNROLL(K)
+  for (int kk = 0; kk < K; ++kk)
+    TK_UNROLL(4)
+  for (int i = 0; i < 4; ++i) {
+    const float *p = c + (2 * kk + i / 2) * 4 + 2 * (i % 2);
+    a[kk * 4 + i] = tk_pack_floats<T>(p[0], p[1]);
+  }
+}
+
+// This lane's C fragments `c` of 16 rows × HD of the warp (rows from
+// `first`), times `factor`, into head h in batch b of `out` (laid out as
+// `l`), rows before `end`.
+template <int HD, typename T>
+TK_HD void tk_attention_tc_store(const tk_attention_layout &l, T *out,
+                                 int64_t b, int64_t h, int64_t first,
+                                 int64_t end, int64_t lane, const float *c,
+                                 float factor) {
+  TK_UNROLL(2)
+  for (int half = 0; half < 2; ++half) {
+    int64_t r = first + lane / 4 + 8 * half;
+    if (r >= end)
+      continue;
+    int64_t row = tk_attention_at(l, r, b, h, HD) + lane % 4 * 2;
+    TK_UNROLL(HD / 8)
+    for (int dn = 0; dn < HD / 8; ++dn)
+      TK_UNROLL(2)
+    for (int e = 0; e < 2; ++e)
+      tk_store(out, row + dn * 8 + e, c[dn * 4 + 2 * half + e] * factor);
   }
 }
 
@@ -260,21 +334,9 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
     tk_attention_rows at = tk_attention_rows_of(s, s.heads, blk, s.tq, ROWS);
     int64_t kvh = tk_attention_div(at.h, tk_attention_group(s));
     TK_LANES
-    int64_t lane = TK_THREAD % 32;
-    int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4, c0 = lane % 4 * 2;
-    TK_UNROLL(KS)
-    for (int kk = 0; kk < KS; ++kk)
-      TK_UNROLL(4)
-    for (int i = 0; i < 4; ++i) {
-      int64_t r = r0 + 8 * (i % 2), c = kk * 16 + c0 + 8 * (i / 2);
-      uint32_t w = 0;
-      if (r < s.tq) {
-        int64_t row =
-            tk_attention_at(s.layout[TK_ATTENTION_Q], r, at.b, at.h, HD);
-        w = tk_pack(q[row + c], q[row + c + 1]);
-      }
-      TK_ROW(qa)[kk * 4 + i] = w;
-    }
+    tk_attention_tc_rows<HD>(s.layout[TK_ATTENTION_Q], q, at.b, at.h,
+                             at.first + TK_THREAD / 32 * 16, s.tq,
+                             TK_THREAD % 32, TK_ROW(qa));
     TK_UNROLL(DN * 4)
     for (int i = 0; i < DN * 4; ++i)
       TK_ROW(acc)[i] = 0.0f;
@@ -290,7 +352,11 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       TK_PHASE
       TK_END_PHASE
       TK_PHASE
-      tk_attention_tc_load<HD, BT>(s, at.b, kvh, k0, n, k, v, kt, vt, TK_THREAD,
+      tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0,
+                                   n, kt, (T *)nullptr, TK_THREAD,
+                                   TK_BLOCK_DIM);
+      tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0,
+                                   n, (T *)nullptr, vt, TK_THREAD,
                                    TK_BLOCK_DIM);
       TK_END_PHASE
       // S = Q·Kᵀ, 8 keys at a time.
@@ -312,16 +378,15 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4;
       TK_UNROLL(2)
       for (int h = 0; h < 2; ++h) {
-        int64_t end = s.causal ? r0 + 8 * h + 1 - k0 : n;
-        end = end < n ? end : n;
         float m = -INFINITY;
         TK_UNROLL(SN)
         for (int j = 0; j < SN; ++j)
           TK_UNROLL(2)
         for (int e = 0; e < 2; ++e) {
           int64_t col = j * 8 + lane % 4 * 2 + e;
-          float x =
-              col < end ? TK_ROW(sc)[j * 4 + 2 * h + e] * s.scale : -INFINITY;
+          float x = tk_attention_tc_visible(s, true, r0 + 8 * h, k0, col, n)
+                        ? TK_ROW(sc)[j * 4 + 2 * h + e] * s.scale
+                        : -INFINITY;
           TK_ROW(sc)[j * 4 + 2 * h + e] = x;
           m = x > m ? x : m;
         }
@@ -357,15 +422,7 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
           TK_ROW(st)[2 + h] += p;
         }
       }
-      TK_UNROLL(PK)
-      for (int kk = 0; kk < PK; ++kk)
-        TK_UNROLL(4)
-      for (int i = 0; i < 4; ++i) {
-        // Register i: rows g (i even) or g + 8, keys 16kk + 2t (i < 2)
-        // or + 8: the score tile 2kk + i / 2, its values 2(i % 2), +1.
-        const float *p = &TK_ROW(sc)[(2 * kk + i / 2) * 4 + 2 * (i % 2)];
-        TK_ROW(pa)[kk * 4 + i] = tk_pack_floats<T>(p[0], p[1]);
-      }
+      tk_attention_tc_pack<T, PK>(TK_ROW(sc), TK_ROW(pa));
       TK_END_LANES
       // O += P·V, 8 columns at a time.
       TK_UNROLL(DN)
@@ -404,6 +461,267 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
       if (lse && c0 == 0)
         lse[tk_attention_stat(s, at, at.h, r)] = TK_ROW(st)[h] + tk_log(sum);
     }
+    TK_END_LANES
+  }
+}
+
+// nn.attention_grad on the tensor cores, part one (dq), a block of 4 warps
+// taking 64 query rows of a head, a warp 16: D = dy·y per row (each lane
+// a quarter of the row's columns in order, the 4 lanes' sums added by the
+// butterfly), written to `rowDots` for part two; then over key tiles of
+// BT: S = Q·Kᵀ and dP = dY·Vᵀ (mma), P = e^(S·scale − lse) and
+// dS = P (dP − D) in f32, dS rounded to T as the A fragments of
+// dQ += dS·K (K transposed in its third tile), dq = scale dQ.
+template <int HD, int BT, typename T>
+TK_BLOCK_FN void
+tk_attention_grad_rows_tc(TK_KERNEL_ARGS const tk_attention_shape &s,
+                          const T *q, const T *k, const T *v, const T *y,
+                          const float *lse, const T *dy, T *dq, float *rowDots,
+                          T *kt, T *vt, T *ktt) {
+  static_assert(HD % 16 == 0 && BT % 16 == 0, "whole mma tiles");
+  constexpr int KS = HD / 16, DN = HD / 8, SN = BT / 8, PK = BT / 16;
+  constexpr int KLD = HD + 8, VLD = BT + 8;
+  constexpr int64_t ROWS = 64;
+  TK_LOCAL_ROW(uint32_t, qa, KS * 4); // Q's A fragments
+  TK_LOCAL_ROW(uint32_t, da, KS * 4); // dY's A fragments
+  TK_LOCAL_ROW(float, acc, DN * 4);   // dQ's C fragments
+  TK_LOCAL_ROW(float, sc, SN * 4);    // S, then dS
+  TK_LOCAL_ROW(float, dp, SN * 4);    // dP
+  TK_LOCAL_ROW(uint32_t, pa, PK * 4); // dS's A fragments
+  TK_LOCAL_ROW(uint32_t, kb, KS * 2); // 8 keys' B fragments
+  TK_LOCAL_ROW(uint32_t, vb, PK * 2); // 8 columns of Kᵀ's B fragments
+  // Rows g and g + 8: the log-sum-exp, D.
+  TK_LOCAL_ROW(float, st, 4);
+  int64_t blocks = tk_attention_blocks(s, s.heads, s.tq, ROWS);
+  for (int64_t blk = TK_BLOCK; blk < blocks; blk += TK_GRID_DIM) {
+    tk_attention_rows at = tk_attention_rows_of(s, s.heads, blk, s.tq, ROWS);
+    int64_t kvh = tk_attention_div(at.h, tk_attention_group(s));
+    TK_LANES
+    int64_t lane = TK_THREAD % 32, first = at.first + TK_THREAD / 32 * 16;
+    tk_attention_tc_rows<HD>(s.layout[TK_ATTENTION_Q], q, at.b, at.h, first,
+                             s.tq, lane, TK_ROW(qa));
+    tk_attention_tc_rows<HD>(s.layout[TK_ATTENTION_DY], dy, at.b, at.h, first,
+                             s.tq, lane, TK_ROW(da));
+    TK_UNROLL(DN * 4)
+    for (int i = 0; i < DN * 4; ++i)
+      TK_ROW(acc)[i] = 0.0f;
+    TK_UNROLL(2)
+    for (int h = 0; h < 2; ++h) {
+      int64_t r = first + lane / 4 + 8 * h;
+      float part = 0.0f, rowLse = 0.0f;
+      if (r < s.tq) {
+        rowLse = lse[tk_attention_stat(s, at, at.h, r)];
+        int64_t ry = tk_attention_at(s.layout[TK_ATTENTION_Y], r, at.b, at.h,
+                                     HD),
+                rd = tk_attention_at(s.layout[TK_ATTENTION_DY], r, at.b, at.h,
+                                     HD);
+        for (int c = lane % 4 * (HD / 4); c < (lane % 4 + 1) * (HD / 4); ++c)
+          part = tk_fma(tk_load(dy, rd + c), tk_load(y, ry + c), part);
+      }
+      TK_ROW(st)[h] = rowLse;
+      TK_ROW(st)[2 + h] = part;
+    }
+    TK_END_LANES
+    TK_QUAD_REDUCE(tk_op_add, st, 2);
+    TK_QUAD_REDUCE(tk_op_add, st, 3);
+    TK_LANES
+    int64_t lane = TK_THREAD % 32;
+    TK_UNROLL(2)
+    for (int h = 0; h < 2; ++h) {
+      int64_t r = at.first + TK_THREAD / 32 * 16 + lane / 4 + 8 * h;
+      if (lane % 4 == 0 && r < s.tq)
+        rowDots[tk_attention_stat(s, at, at.h, r)] = TK_ROW(st)[2 + h];
+    }
+    TK_END_LANES
+    for (int64_t k0 = 0; k0 < at.keys; k0 += BT) {
+      int64_t n = at.keys - k0 < BT ? at.keys - k0 : BT;
+      TK_PHASE
+      TK_END_PHASE
+      TK_PHASE
+      tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_K], k, at.b, kvh, k0,
+                                   n, kt, ktt, TK_THREAD, TK_BLOCK_DIM);
+      tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_V], v, at.b, kvh, k0,
+                                   n, vt, (T *)nullptr, TK_THREAD,
+                                   TK_BLOCK_DIM);
+      TK_END_PHASE
+      // S = Q·Kᵀ and dP = dY·Vᵀ, 8 keys at a time.
+      TK_UNROLL(SN)
+      for (int j = 0; j < SN; ++j) {
+        TK_LANES
+        tk_mma_b<KS>(kt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
+        TK_UNROLL(4)
+        for (int i = 0; i < 4; ++i)
+          TK_ROW(sc)[j * 4 + i] = TK_ROW(dp)[j * 4 + i] = 0.0f;
+        TK_END_LANES
+        TK_UNROLL(KS)
+        for (int kk = 0; kk < KS; ++kk)
+          TK_MMA(T, sc, j * 4, qa, kk * 4, kb, kk * 2);
+        TK_LANES
+        tk_mma_b<KS>(vt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
+        TK_END_LANES
+        TK_UNROLL(KS)
+        for (int kk = 0; kk < KS; ++kk)
+          TK_MMA(T, dp, j * 4, da, kk * 4, kb, kk * 2);
+      }
+      TK_LANES
+      int64_t lane = TK_THREAD % 32;
+      int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4;
+      TK_UNROLL(2)
+      for (int h = 0; h < 2; ++h)
+        TK_UNROLL(SN)
+      for (int j = 0; j < SN; ++j)
+        TK_UNROLL(2)
+      for (int e = 0; e < 2; ++e) {
+        int64_t col = j * 8 + lane % 4 * 2 + e;
+        float &x = TK_ROW(sc)[j * 4 + 2 * h + e];
+        float p = tk_attention_tc_visible(s, true, r0 + 8 * h, k0, col, n)
+                      ? tk_exp(x * s.scale - TK_ROW(st)[h])
+                      : 0.0f;
+        x = p * (TK_ROW(dp)[j * 4 + 2 * h + e] - TK_ROW(st)[2 + h]);
+      }
+      tk_attention_tc_pack<T, PK>(TK_ROW(sc), TK_ROW(pa));
+      TK_END_LANES
+      // dQ += dS·K, 8 columns at a time.
+      TK_UNROLL(DN)
+      for (int dn = 0; dn < DN; ++dn) {
+        TK_LANES
+        tk_mma_b<PK>(ktt + dn * 8 * VLD, VLD, TK_THREAD % 32, TK_ROW(vb));
+        TK_END_LANES
+        TK_UNROLL(PK)
+        for (int kk = 0; kk < PK; ++kk)
+          TK_MMA(T, acc, dn * 4, pa, kk * 4, vb, kk * 2);
+      }
+    }
+    TK_LANES
+    int64_t lane = TK_THREAD % 32;
+    tk_attention_tc_store<HD>(s.layout[TK_ATTENTION_DQ], dq, at.b, at.h,
+                              at.first + TK_THREAD / 32 * 16, s.tq, lane,
+                              TK_ROW(acc), s.scale);
+    TK_END_LANES
+  }
+}
+
+// nn.attention_grad on the tensor cores, part two (dk and dv), a block of
+// 4 warps taking 64 key rows of a key and value head, a warp 16, over the
+// query tiles of BT of each query head of its group in increasing order
+// (from the block's first key when causal): Sᵀ = K·Qᵀ and dPᵀ = V·dYᵀ
+// (mma), P and dS as in part one from the tile's rows' log-sum-exp and D
+// (`stats`), then dV += Pᵀ·dY and dK += dSᵀ·Q with P and dS rounded to T
+// (dY and Q transposed in the third and fourth tiles); dk = scale dK.
+// Each output element has one writer: no atomics.
+template <int HD, int BT, typename T>
+TK_BLOCK_FN void
+tk_attention_grad_keys_tc(TK_KERNEL_ARGS const tk_attention_shape &s,
+                          const T *q, const T *k, const T *v, const float *lse,
+                          const T *dy, T *dk, T *dv, const float *rowDots,
+                          T *qt, T *dyt, T *qtt, T *dytt, float *stats) {
+  static_assert(HD % 16 == 0 && BT % 16 == 0, "whole mma tiles");
+  constexpr int KS = HD / 16, DN = HD / 8, SN = BT / 8, PK = BT / 16;
+  constexpr int KLD = HD + 8, VLD = BT + 8;
+  constexpr int64_t ROWS = 64;
+  TK_LOCAL_ROW(uint32_t, ka, KS * 4);  // K's A fragments
+  TK_LOCAL_ROW(uint32_t, va, KS * 4);  // V's A fragments
+  TK_LOCAL_ROW(float, dka, DN * 4);    // dK's C fragments
+  TK_LOCAL_ROW(float, dva, DN * 4);    // dV's C fragments
+  TK_LOCAL_ROW(float, sc, SN * 4);     // Sᵀ, then P
+  TK_LOCAL_ROW(float, dp, SN * 4);     // dPᵀ, then dS
+  TK_LOCAL_ROW(uint32_t, pa, PK * 4);  // P's A fragments
+  TK_LOCAL_ROW(uint32_t, dsa, PK * 4); // dS's A fragments
+  TK_LOCAL_ROW(uint32_t, kb, KS * 2);  // 8 queries' B fragments
+  TK_LOCAL_ROW(uint32_t, vb, PK * 2);  // 8 columns' B fragments
+  int64_t groups = tk_attention_group(s);
+  int64_t blocks = tk_attention_blocks(s, s.kv_heads, s.tk, ROWS);
+  for (int64_t blk = TK_BLOCK; blk < blocks; blk += TK_GRID_DIM) {
+    tk_attention_rows at = tk_attention_rows_of(s, s.kv_heads, blk, s.tk, ROWS);
+    TK_LANES
+    int64_t lane = TK_THREAD % 32, first = at.first + TK_THREAD / 32 * 16;
+    tk_attention_tc_rows<HD>(s.layout[TK_ATTENTION_K], k, at.b, at.h, first,
+                             s.tk, lane, TK_ROW(ka));
+    tk_attention_tc_rows<HD>(s.layout[TK_ATTENTION_V], v, at.b, at.h, first,
+                             s.tk, lane, TK_ROW(va));
+    TK_UNROLL(DN * 4)
+    for (int i = 0; i < DN * 4; ++i)
+      TK_ROW(dka)[i] = TK_ROW(dva)[i] = 0.0f;
+    TK_END_LANES
+    for (int64_t hq = at.h * groups; hq < (at.h + 1) * groups; ++hq)
+      for (int64_t q0 = s.causal ? at.first : 0; q0 < s.tq; q0 += BT) {
+        int64_t n = s.tq - q0 < BT ? s.tq - q0 : BT;
+        TK_PHASE
+        TK_END_PHASE
+        TK_PHASE
+        tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_Q], q, at.b, hq, q0,
+                                     n, qt, qtt, TK_THREAD, TK_BLOCK_DIM);
+        tk_attention_tc_tile<HD, BT>(s.layout[TK_ATTENTION_DY], dy, at.b, hq,
+                                     q0, n, dyt, dytt, TK_THREAD, TK_BLOCK_DIM);
+        for (int64_t i = TK_THREAD; i < BT; i += TK_BLOCK_DIM) {
+          int64_t r = (at.b * s.heads + hq) * s.tq + q0 + i;
+          stats[i] = i < n ? lse[r] : 0.0f;
+          stats[BT + i] = i < n ? rowDots[r] : 0.0f;
+        }
+        TK_END_PHASE
+        // Sᵀ = K·Qᵀ and dPᵀ = V·dYᵀ, 8 queries at a time.
+        TK_UNROLL(SN)
+        for (int j = 0; j < SN; ++j) {
+          TK_LANES
+          tk_mma_b<KS>(qt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
+          TK_UNROLL(4)
+          for (int i = 0; i < 4; ++i)
+            TK_ROW(sc)[j * 4 + i] = TK_ROW(dp)[j * 4 + i] = 0.0f;
+          TK_END_LANES
+          TK_UNROLL(KS)
+          for (int kk = 0; kk < KS; ++kk)
+            TK_MMA(T, sc, j * 4, ka, kk * 4, kb, kk * 2);
+          TK_LANES
+          tk_mma_b<KS>(dyt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
+          TK_END_LANES
+          TK_UNROLL(KS)
+          for (int kk = 0; kk < KS; ++kk)
+            TK_MMA(T, dp, j * 4, va, kk * 4, kb, kk * 2);
+        }
+        TK_LANES
+        int64_t lane = TK_THREAD % 32;
+        int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4;
+        TK_UNROLL(2)
+        for (int h = 0; h < 2; ++h)
+          TK_UNROLL(SN)
+        for (int j = 0; j < SN; ++j)
+          TK_UNROLL(2)
+        for (int e = 0; e < 2; ++e) {
+          int64_t col = j * 8 + lane % 4 * 2 + e;
+          float &x = TK_ROW(sc)[j * 4 + 2 * h + e];
+          float &y = TK_ROW(dp)[j * 4 + 2 * h + e];
+          float p = tk_attention_tc_visible(s, false, r0 + 8 * h, q0, col, n)
+                        ? tk_exp(x * s.scale - stats[col])
+                        : 0.0f;
+          x = p;
+          y = p * (y - stats[BT + col]);
+        }
+        tk_attention_tc_pack<T, PK>(TK_ROW(sc), TK_ROW(pa));
+        tk_attention_tc_pack<T, PK>(TK_ROW(dp), TK_ROW(dsa));
+        TK_END_LANES
+        // dV += Pᵀ·dY and dK += dSᵀ·Q, 8 columns at a time.
+        TK_UNROLL(DN)
+        for (int dn = 0; dn < DN; ++dn) {
+          TK_LANES
+          tk_mma_b<PK>(dytt + dn * 8 * VLD, VLD, TK_THREAD % 32, TK_ROW(vb));
+          TK_END_LANES
+          TK_UNROLL(PK)
+          for (int kk = 0; kk < PK; ++kk)
+            TK_MMA(T, dva, dn * 4, pa, kk * 4, vb, kk * 2);
+          TK_LANES
+          tk_mma_b<PK>(qtt + dn * 8 * VLD, VLD, TK_THREAD % 32, TK_ROW(vb));
+          TK_END_LANES
+          TK_UNROLL(PK)
+          for (int kk = 0; kk < PK; ++kk)
+            TK_MMA(T, dka, dn * 4, dsa, kk * 4, vb, kk * 2);
+        }
+      }
+    TK_LANES
+    int64_t lane = TK_THREAD % 32, first = at.first + TK_THREAD / 32 * 16;
+    tk_attention_tc_store<HD>(s.layout[TK_ATTENTION_DK], dk, at.b, at.h, first,
+                              s.tk, lane, TK_ROW(dka), s.scale);
+    tk_attention_tc_store<HD>(s.layout[TK_ATTENTION_DV], dv, at.b, at.h, first,
+                              s.tk, lane, TK_ROW(dva), 1.0f);
     TK_END_LANES
   }
 }

@@ -1,7 +1,9 @@
-// Fused attention (AttentionPrelude.h), as block functions: a block takes
-// rows of one head (queries for nn.attention and dq, keys for dk and dv),
-// a thread each, and walks the other side in tiles its threads load into
-// shared memory together. nn.attention is one kernel (online softmax, no
+// Fused attention on the CUDA cores (AttentionPrelude.h), every case here
+// through --cuda-attention=fused-cuda-cores (by default bf16 and f16 heads
+// of a multiple of 16 take the tensor cores: attention-tensor-cores.mlir),
+// as block functions: a block takes rows of one head (queries for
+// nn.attention and dq, keys for dk and dv), a thread each, and walks the
+// other side in tiles its threads load into shared memory together. nn.attention is one kernel (online softmax, no
 // Tq x Tk matrix), writing each row's log-sum-exp when the op has that
 // result; nn.attention_grad is three: dq, which also writes each query
 // row's D = dy·y to scratch, then dk and dv (one accumulator row per
@@ -18,7 +20,7 @@
 // block: ptxas does not trade spills for occupancy; the copies stay
 // TK_KERNELs).
 //
-// RUN: tandem-translate %s --tandem-to-source --target cuda -o %t.cu
+// RUN: tandem-translate %s --tandem-to-source --target cuda --cuda-attention=fused-cuda-cores -o %t.cu
 // RUN: FileCheck %s --input-file=%t.cu
 // RUN: c++ -x c++ -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 
@@ -231,10 +233,9 @@ func.func @grouped_qkv(%qkv: tensor<2x16x96xf32>) -> tensor<2x16x64xf32> {
 }
 
 // A split along the rows: the batch stride is the whole's, and one piece
-// is both k and v. Heads of 16 in bf16: the tensor-core kernel, blocks of
-// 128 threads (attention-tensor-cores.mlir).
+// is both k and v.
 // CHECK-LABEL: static const int64_t tandem_rows_program[] = {
-// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 128, TK_ATTENTION_SHAPE(10), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
+// CHECK-NEXT: TK_OP_LAUNCH, {{tk_k[0-9a-f]+}}_id, 4, 64, TK_ATTENTION_SHAPE(10), TK_ARG(0), TK_ARG(0), TK_ARG(0), TK_RESULT(0),
 // CHECK-NEXT: TK_OP_END};
 func.func @rows(%x: tensor<1x14x64xbf16>) -> tensor<1x5x64xbf16> {
   %a, %b = nn.split %x {axis = 1 : i64, sizes = array<i64: 5, 9>} : tensor<1x14x64xbf16> -> tensor<1x5x64xbf16>, tensor<1x9x64xbf16>

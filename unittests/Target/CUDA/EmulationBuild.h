@@ -35,12 +35,13 @@ struct Emulation {
 };
 
 inline llvm::Expected<std::unique_ptr<Emulation>>
-buildEmulation(mlir::ModuleOp module) {
+buildEmulation(mlir::ModuleOp module, const EmitOptions &emitOptions = {}) {
   auto emulation = std::make_unique<Emulation>();
   std::vector<mlir::Operation *> functions;
   for (auto fn : module.getOps<mlir::func::FuncOp>())
     functions.push_back(fn);
-  mlir::FailureOr<lowering::EmittedSource> source = emitCuda(functions);
+  mlir::FailureOr<lowering::EmittedSource> source =
+      emitCuda(functions, emitOptions);
   if (mlir::failed(source))
     return llvm::createStringError("the cuda emitter failed");
   emulation->source = std::move(*source);
@@ -64,12 +65,12 @@ buildEmulation(mlir::ModuleOp module) {
 /// The emulation of the functions of module `text`, parsed in a context of
 /// its own; fails with the parser's diagnostics or the build's error.
 inline llvm::Expected<std::unique_ptr<Emulation>>
-buildEmulation(llvm::StringRef text) {
+buildEmulation(llvm::StringRef text, const EmitOptions &emitOptions = {}) {
   std::unique_ptr<mlir::MLIRContext> context = cpu::testing::makeContext();
   auto module = cpu::testing::parseModule(*context, text);
   if (!module)
     return module.takeError();
-  auto emulation = buildEmulation(**module);
+  auto emulation = buildEmulation(**module, emitOptions);
   if (!emulation)
     return emulation.takeError();
   (*emulation)->context = std::move(context);

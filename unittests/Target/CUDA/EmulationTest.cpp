@@ -108,7 +108,11 @@ InputRange positive() { return {0.25, 4.0, 4}; }
 /// probabilities summing to the row's sum; in f16 a probability below
 /// 2^-14 is a subnormal, off by up to 2^-25 absolute, at most T/2 units
 /// over a row of a sum at least 1. The row's sum takes the unrounded
-/// probabilities: the log-sum-exp's bound is the scalar kernel's.
+/// probabilities: the log-sum-exp's bound is the scalar kernel's. Its
+/// backward rounds dS = P (dP - D) (|dS| <= 2 hd P) before dq's and dk's
+/// products and P before dv's: dq off by scale 2 hd unit more (its row's
+/// probabilities sum to 1), dk by nq scale 2 hd unit and dv by nq unit
+/// (each of nq probabilities at most 1), f16's subnormals 1 unit a term.
 struct AttentionBounds {
   double y, lse, dq, dk, dv;
   AttentionBounds(int64_t headDim, int64_t keyCount, int64_t queryCount,
@@ -122,13 +126,26 @@ struct AttentionBounds {
     double ds = (hd * hd + 2 * hd) * scale;
     y = 2 * ds + 12 * keys + 6;
     lse = ds + y + 4 * std::log(keys) + 8;
-    if (headDim % 16 == 0 && t != "f32")
-      y += t == "bf16" ? std::ldexp(1.0, 15) : std::ldexp(1.0, 13) + keys / 2;
+    // On the tensor cores: a probability or dS rounded to t is off by up
+    // to `unit` of its magnitude (plus `tiny` absolute in f16).
+    bool tensorCores = headDim % 16 == 0 && t != "f32";
+    double unit = t == "bf16" ? std::ldexp(1.0, 15) : std::ldexp(1.0, 13);
+    if (tensorCores)
+      y += unit + (t == "f16" ? keys / 2 : 0);
     double ep = ds + lse + 18, ed = hd * (y + narrowY) + hd * hd;
     double perRow = scale * (2 * hd * ep + hd * hd + ed + 6 * hd);
     dq = perRow + keys * scale * 2 * hd;
     dk = nq * perRow + nq * nq * scale * 2 * hd;
     dv = nq * (ep + nq);
+    if (tensorCores) {
+      // dS (|dS| <= 2 hd P) and P rounded before their products: dq's sum
+      // over keys of probabilities summing to 1, dk's and dv's over nq
+      // queries of probabilities at most 1 each.
+      double tiny = t == "f16" ? 1.0 : 0.0;
+      dq += scale * 2 * hd * unit + keys * tiny;
+      dk += nq * (scale * 2 * hd * unit + tiny);
+      dv += nq * (unit + tiny);
+    }
   }
 };
 
@@ -1796,5 +1813,186 @@ TEST(EmulationAttentionInPlace, GivesTheCopiesBits) {
       EXPECT_EQ(differing(0), 0u) << "elements of y";
       EXPECT_EQ(differing(1), 0u) << "elements of the concat of dq, dk, dv";
     }
+  }
+}
+
+// The tensor-core backward kernels (TensorCorePrelude.h) against the
+// CUDA-core ones, bf16, from the same q, k, v, y, log-sum-exp and dy (so
+// no side rounds y or computes the statistics differently): both walk
+// every sum in increasing index with fmas from the same bf16 operands, so
+// the scores and dP are the same; they differ by D = dy·y (another order:
+// |D| <= HD, off by at most 2 HD² units u = 2^-24 on each side) and by the
+// tensor cores' rounding of dS and P to bf16 (2^-9 relative each, 2^-8 for
+// both sides' difference) before their products; were a score or dP
+// computed in another order, by HD² u of the score (relatively, through
+// P) and of dP. Per element, in double from the inputs: a term's dS within
+// |dS| (2^-8 + HD² u + (T + 16) 4u) + 3 P HD² u (the last of |dS|'s
+// factors: the f32 sum over T terms, each side), so dq_i within
+// scale Σ_j (that) |k_j|, dk_j within scale Σ_i (that) |q_i|, dv_j within
+// Σ_i P_ij (2^-8 + HD² u + (G Tq + 16) 4u) |dy_i|, plus each side's half
+// ulp of the result. The log-sum-exp is max S·scale + 1 + u with
+// u in [0, 1), so every P is at most 1. An index or fragment mistake is off
+// by the values' magnitude.
+TEST(EmulationTensorCoreAttention, BackwardWithinItsBoundOfTheCudaCoreKernels) {
+  struct Shape {
+    int64_t tq, tk, heads, kvHeads, hd;
+    bool causal;
+  };
+  for (const Shape &shape :
+       {Shape{70, 70, 2, 1, 16, true}, Shape{40, 90, 1, 1, 64, false}}) {
+    SCOPED_TRACE(llvm::formatv("Tq {0}, Tk {1}, {2} heads of {3}, {4} key "
+                               "heads, causal {5}",
+                               shape.tq, shape.tk, shape.heads, shape.hd,
+                               shape.kvHeads, shape.causal)
+                     .str());
+    const int64_t B = 2, H = shape.heads, KV = shape.kvHeads, HD = shape.hd;
+    const int64_t G = H / KV, Tq = shape.tq, Tk = shape.tk;
+    auto tensor = [&](int64_t t, int64_t w, const char *e) {
+      return llvm::formatv("tensor<{0}x{1}x{2}x{3}>", B, t, w, e).str();
+    };
+    std::string qt = tensor(Tq, H * HD, "bf16"),
+                kt = tensor(Tk, KV * HD, "bf16"),
+                lt = llvm::formatv("tensor<{0}x{1}x{2}xf32>", B, H, Tq).str();
+    std::string attrs = llvm::formatv("{{{0}heads = {1} : i64, kv_heads = {2} "
+                                      ": i64}",
+                                      shape.causal ? "causal, " : "", H, KV)
+                            .str();
+    std::string text = llvm::formatv(
+        "func.func @grad(%q: {0}, %k: {1}, %v: {1}, %y: {0}, %lse: {2}, %g: "
+        "{0}) -> ({0}, {1}, {1}) {{\n"
+        "  %dq, %dk, %dv = nn.attention_grad %q, %k, %v, %y, %lse, %g {3} : "
+        "{0}, {1}, {1}, {0}, {2}, {0} -> {0}, {1}, {1}\n"
+        "  return %dq, %dk, %dv : {0}, {1}, {1}\n}\n",
+        qt, kt, lt, attrs);
+    cuda::EmitOptions cudaCores;
+    cudaCores.tensorCoreAttention = false;
+    auto tc = cuda::testing::buildEmulation(text);
+    auto scalar = cuda::testing::buildEmulation(text, cudaCores);
+    ASSERT_TRUE(static_cast<bool>(tc)) << llvm::toString(tc.takeError());
+    ASSERT_TRUE(static_cast<bool>(scalar))
+        << llvm::toString(scalar.takeError());
+    ASSERT_NE((*tc)->source.text.find("tk_attention_grad_keys_tc<"),
+              std::string::npos);
+    ASSERT_EQ((*scalar)->source.text.find("tk_attention_grad_keys_tc<"),
+              std::string::npos);
+
+    std::mt19937 rng(20261208);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f), up(0.0f, 1.0f);
+    auto bf16Values = [&](int64_t n) {
+      std::vector<float> v(n);
+      for (float &x : v)
+        x = static_cast<float>(
+            tandem_round::fromBF16(tandem_round::toBF16(unit(rng))));
+      return v;
+    };
+    std::vector<float> q = bf16Values(B * Tq * H * HD),
+                       k = bf16Values(B * Tk * KV * HD),
+                       v = bf16Values(B * Tk * KV * HD),
+                       y = bf16Values(B * Tq * H * HD),
+                       g = bf16Values(B * Tq * H * HD);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
+    auto qAt = [&](const std::vector<float> &x, int64_t b, int64_t i, int64_t h,
+                   int64_t d) {
+      return static_cast<double>(x[(b * Tq + i) * H * HD + h * HD + d]);
+    };
+    auto kAt = [&](const std::vector<float> &x, int64_t b, int64_t j, int64_t h,
+                   int64_t d) {
+      return static_cast<double>(x[(b * Tk + j) * KV * HD + h * HD + d]);
+    };
+    auto visible = [&](int64_t i, int64_t j) {
+      return !shape.causal || j <= i;
+    };
+    auto score = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+      double s = 0;
+      for (int64_t d = 0; d < HD; ++d)
+        s += qAt(q, b, i, h, d) * kAt(k, b, j, h / G, d);
+      return s * scale;
+    };
+    std::vector<float> lse(B * H * Tq);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < Tq; ++i) {
+          double top = -1e30;
+          for (int64_t j = 0; j < Tk; ++j)
+            if (visible(i, j))
+              top = std::max(top, score(b, h, i, j));
+          lse[(b * H + h) * Tq + i] = static_cast<float>(top + 1 + up(rng));
+        }
+    auto bytes = [](const std::vector<float> &x, bool narrow) {
+      std::vector<char> out(x.size() * (narrow ? 2 : 4));
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!narrow) {
+          std::memcpy(&out[i * 4], &x[i], 4);
+          continue;
+        }
+        uint16_t h = tandem_round::toBF16(x[i]);
+        std::memcpy(&out[i * 2], &h, 2);
+      }
+      return out;
+    };
+    std::vector<std::vector<char>> inputs = {bytes(q, true),    bytes(k, true),
+                                             bytes(v, true),    bytes(y, true),
+                                             bytes(lse, false), bytes(g, true)};
+    std::vector<std::vector<char>> a = {std::vector<char>(q.size() * 2),
+                                        std::vector<char>(k.size() * 2),
+                                        std::vector<char>(k.size() * 2)};
+    std::vector<std::vector<char>> c = a;
+    ASSERT_EQ(runEmulated(*(*tc)->library, "grad", inputs, a), 0);
+    ASSERT_EQ(runEmulated(*(*scalar)->library, "grad", inputs, c), 0);
+    auto value = [](const std::vector<char> &r, size_t i) {
+      uint16_t h;
+      std::memcpy(&h, &r[i * 2], 2);
+      return tandem_round::fromBF16(h);
+    };
+    // Per term (query i, key j of head h): P, |dS| and the f32 slack.
+    const double u = std::ldexp(1.0, -24), hd = static_cast<double>(HD);
+    std::vector<double> dqBound(q.size()), dkBound(k.size()), dvBound(k.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < Tq; ++i) {
+          double dot = 0;
+          for (int64_t d = 0; d < HD; ++d)
+            dot += qAt(g, b, i, h, d) * qAt(y, b, i, h, d);
+          for (int64_t j = 0; j < Tk; ++j) {
+            if (!visible(i, j))
+              continue;
+            double p = std::exp(score(b, h, i, j) - lse[(b * H + h) * Tq + i]),
+                   dp = 0;
+            for (int64_t d = 0; d < HD; ++d)
+              dp += qAt(g, b, i, h, d) * kAt(v, b, j, h / G, d);
+            double ds =
+                std::fabs(p * (dp - dot)) *
+                    (std::ldexp(1.0, -8) + hd * hd * u + (Tk + 16) * 4 * u) +
+                p * 3 * hd * hd * u;
+            for (int64_t d = 0; d < HD; ++d) {
+              dqBound[(b * Tq + i) * H * HD + h * HD + d] +=
+                  scale * ds * std::fabs(kAt(k, b, j, h / G, d));
+              dkBound[(b * Tk + j) * KV * HD + h / G * HD + d] +=
+                  scale * ds * std::fabs(qAt(q, b, i, h, d));
+              dvBound[(b * Tk + j) * KV * HD + h / G * HD + d] +=
+                  p *
+                  (std::ldexp(1.0, -8) + hd * hd * u + (Tq * G + 16) * 4 * u) *
+                  std::fabs(qAt(g, b, i, h, d));
+            }
+          }
+        }
+    auto compare = [&](const char *name, size_t r,
+                       const std::vector<double> &bound) {
+      SCOPED_TRACE(name);
+      unsigned bad = 0;
+      for (size_t i = 0; i < bound.size(); ++i) {
+        double x = value(a[r], i), want = value(c[r], i);
+        // Each side's rounding to bf16: half an ulp of each.
+        double allowed = bound[i] + std::ldexp(std::fabs(want), -8) +
+                         std::ldexp(std::fabs(x), -8);
+        if (!(std::fabs(x - want) <= allowed) && ++bad <= 3)
+          ADD_FAILURE() << "element " << i << ": " << x << " against " << want
+                        << " (allowed " << allowed << ")";
+      }
+      EXPECT_EQ(bad, 0u);
+    };
+    compare("dq", 0, dqBound);
+    compare("dk", 1, dkBound);
+    compare("dv", 2, dvBound);
   }
 }
