@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare-dumps.py REFERENCE_DIR RUN_DIR: two runs' fragment dumps
+"""compare-dumps.py REFERENCE_DIR RUN_DIR [SCREEN]: two runs' fragment dumps
 (TANDEM_DUMP_FRAGMENTS, docs/runtime.md) side by side, call by call: the
 same files and tensors, and per result tensor its relative error
 sqrt(sum (a-b)^2 / sum b^2) against the reference and whether it is
@@ -10,8 +10,10 @@ GEMMs sum in different orders, and every later call's arguments inherit
 that, so the errors are not a numerical claim (the chained loss
 comparison is); this is a screen that names the first call where the GPU
 goes wrong: a missing file or tensor, a shape or type that differs, a
-non-finite value the reference does not have, or an error above 1e-2
-(orders of magnitude above any rounding of these models) fails it.
+non-finite value the reference does not have, or an error above SCREEN
+(1e-2 unless given: orders of magnitude above any rounding of these models
+in f32; a bf16 run's roundings are 2^-9 each, and its screen is looser)
+fails it.
 Pure Python: the GPU machine needs nothing installed."""
 import math
 import os
@@ -23,7 +25,7 @@ from safetensors_file import read, values  # noqa: E402
 SCREEN = 1e-2
 
 
-def main(reference_dir, run_dir):
+def main(reference_dir, run_dir, screen=SCREEN):
     problems = []
     reference_files = sorted(os.listdir(reference_dir))
     run_files = set(os.listdir(run_dir))
@@ -57,8 +59,8 @@ def main(reference_dir, run_dir):
             norm = sum(y * y for y in want if math.isfinite(y))
             error = math.sqrt(diff / norm) if norm > 0 else math.sqrt(diff)
             print("%s %s: relative error %.3g" % (name, tensor, error))
-            if error > SCREEN:
-                problems.append("%s %s: relative error %.3g above the screen %g" % (name, tensor, error, SCREEN))
+            if error > screen:
+                problems.append("%s %s: relative error %.3g above the screen %g" % (name, tensor, error, screen))
     for name in sorted(run_files - set(reference_files)):
         problems.append("%s: not in the reference" % name)
     for line in problems:
@@ -68,7 +70,7 @@ def main(reference_dir, run_dir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__.splitlines()[0])
         sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], *(float(a) for a in sys.argv[3:])))

@@ -3,8 +3,8 @@
 // Not a header of the compiler: pasted into every generated translation
 // unit after AttentionPrelude.h (PreludeSource.h.in). The warp-level
 // matrix multiply-add of the tensor cores (mma.sync m16n8k16, bf16 or f16
-// operands, f32 accumulators) through the macro layer, and nn.attention's
-// forward pass on it (docs/cuda-backend.md, "Tensor cores").
+// operands, f32 accumulators) through the macro layer, and nn.attention
+// and nn.attention_grad on it (docs/cuda-backend.md, "Tensor cores").
 //
 // An mma is a warp's collective: each lane holds pieces ("fragments") of
 // A (16×16), B (16×8) and C (16×8) in registers, at the places the PTX ISA
@@ -24,8 +24,8 @@
 // a fragment at a wrong place gives a wrong product here too.
 //
 // What the emulation does not replay is the tensor core's own summation:
-// it adds the 16 products to the accumulator in increasing k, each an fma
-// (the products of bf16 and f16 values are exact in f32), while the
+// it adds the 16 products to the accumulator in increasing k (the
+// products of bf16 and f16 values are exact in f32), while the
 // hardware adds them in an order and with an internal precision NVIDIA
 // does not document. The GPU's results are then within the tolerance of
 // the arithmetic, not its bits (as the GEMMs through cuBLASLt).
@@ -132,7 +132,8 @@ template <typename T> inline float tk_half(uint32_t r, int high) {
 }
 // Every warp's D += A·B from its lanes' fragments (rows di, ai and bi of
 // the per-thread rows d, a and b), gathered and scattered at the
-// documented places; the sum over k in increasing order, an fma each.
+// documented places; the sum over k in increasing order, a product and
+// an add each.
 template <typename T, int ND, int NA, int NB>
 inline void tk_mma_warps(int64_t threads, float (*d)[ND], int di,
                          uint32_t (*a)[NA], int ai, uint32_t (*b)[NB], int bi) {
@@ -149,10 +150,13 @@ inline void tk_mma_warps(int64_t threads, float (*d)[ND], int di,
       for (int i = 0; i < 4; ++i)
         C[g + 8 * (i / 2)][2 * t + i % 2] = d[warp + lane][di + i];
     }
+    // A product of two bf16 or f16 values is exact in f32 (16 or 22
+    // significant bits) unless below f32's normal range, so the product
+    // and its sum round once, as an fma would, without a call per term.
     for (int r = 0; r < 16; ++r)
       for (int c = 0; c < 8; ++c)
         for (int k = 0; k < 16; ++k)
-          C[r][c] = tk_fma(A[r][k], B[k][c], C[r][c]);
+          C[r][c] = C[r][c] + A[r][k] * B[k][c];
     for (int lane = 0; lane < 32; ++lane) {
       int g = lane / 4, t = lane % 4;
       for (int i = 0; i < 4; ++i)
