@@ -42,6 +42,8 @@
   tk_mma<T>(&TK_ROW(d)[di], &TK_ROW(a)[ai], &TK_ROW(b)[bi])
 #define TK_QUAD_REDUCE(Op, name, i)                                            \
   TK_ROW(name)[i] = tk_quad_reduce<Op>(TK_ROW(name)[i])
+// A block function's parameter taking a TK_LOCAL_ROW (passed by name).
+#define TK_ROWS_PARAM(type, name, n) type *name
 #else
 #define TK_TC_ATTENTION_KERNEL static void
 #define TK_LANES TK_PHASE
@@ -49,6 +51,7 @@
 #define TK_MMA(T, d, di, a, ai, b, bi)                                         \
   tk_mma_warps<T>(tk_l.blockDim, d, di, a, ai, b, bi)
 #define TK_QUAD_REDUCE(Op, name, i) tk_quad_reduce<Op>(tk_l.blockDim, name, i)
+#define TK_ROWS_PARAM(type, name, n) type(*name)[n]
 #endif
 
 namespace {
@@ -469,6 +472,39 @@ tk_attention_forward_tc(TK_KERNEL_ARGS const tk_attention_shape &s, const T *q,
   }
 }
 
+// The backward's two products of a tile, 8 of its rows at a time: the
+// scores c1 = a1·t1ᵀ and c2 = a2·t2ᵀ (a1, a2: the warp's rows' A
+// fragments, KS steps of 16; t1, t2: tiles of SN·8 rows of LD values; kb:
+// room for one group's B fragments). A block function: every thread of the
+// block calls it.
+template <int KS, int SN, int LD, typename T>
+TK_BLOCK_FN void tk_attention_tc_products(TK_KERNEL_ARGS const T *t1,
+                                          const T *t2,
+                                          TK_ROWS_PARAM(uint32_t, a1, KS * 4),
+                                          TK_ROWS_PARAM(uint32_t, a2, KS * 4),
+                                          TK_ROWS_PARAM(float, c1, SN * 4),
+                                          TK_ROWS_PARAM(float, c2, SN * 4),
+                                          TK_ROWS_PARAM(uint32_t, kb, KS * 2)) {
+  TK_UNROLL(SN)
+  for (int j = 0; j < SN; ++j) {
+    TK_LANES
+    tk_mma_b<KS>(t1 + j * 8 * LD, LD, TK_THREAD % 32, TK_ROW(kb));
+    TK_UNROLL(4)
+    for (int i = 0; i < 4; ++i)
+      TK_ROW(c1)[j * 4 + i] = TK_ROW(c2)[j * 4 + i] = 0.0f;
+    TK_END_LANES
+    TK_UNROLL(KS)
+    for (int kk = 0; kk < KS; ++kk)
+      TK_MMA(T, c1, j * 4, a1, kk * 4, kb, kk * 2);
+    TK_LANES
+    tk_mma_b<KS>(t2 + j * 8 * LD, LD, TK_THREAD % 32, TK_ROW(kb));
+    TK_END_LANES
+    TK_UNROLL(KS)
+    for (int kk = 0; kk < KS; ++kk)
+      TK_MMA(T, c2, j * 4, a2, kk * 4, kb, kk * 2);
+  }
+}
+
 // nn.attention_grad on the tensor cores, part one (dq), a block of 4 warps
 // taking 64 query rows of a head, a warp 16: D = dy·y per row (each lane
 // a quarter of the row's columns in order, the 4 lanes' sums added by the
@@ -548,25 +584,9 @@ tk_attention_grad_rows_tc(TK_KERNEL_ARGS const tk_attention_shape &s,
                                    n, vt, (T *)nullptr, TK_THREAD,
                                    TK_BLOCK_DIM);
       TK_END_PHASE
-      // S = Q·Kᵀ and dP = dY·Vᵀ, 8 keys at a time.
-      TK_UNROLL(SN)
-      for (int j = 0; j < SN; ++j) {
-        TK_LANES
-        tk_mma_b<KS>(kt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
-        TK_UNROLL(4)
-        for (int i = 0; i < 4; ++i)
-          TK_ROW(sc)[j * 4 + i] = TK_ROW(dp)[j * 4 + i] = 0.0f;
-        TK_END_LANES
-        TK_UNROLL(KS)
-        for (int kk = 0; kk < KS; ++kk)
-          TK_MMA(T, sc, j * 4, qa, kk * 4, kb, kk * 2);
-        TK_LANES
-        tk_mma_b<KS>(vt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
-        TK_END_LANES
-        TK_UNROLL(KS)
-        for (int kk = 0; kk < KS; ++kk)
-          TK_MMA(T, dp, j * 4, da, kk * 4, kb, kk * 2);
-      }
+      // S = Q·Kᵀ and dP = dY·Vᵀ.
+      tk_attention_tc_products<KS, SN, KLD, T>(TK_LAUNCH_ARG kt, vt, qa, da, sc,
+                                               dp, kb);
       TK_LANES
       int64_t lane = TK_THREAD % 32;
       int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4;
@@ -663,25 +683,9 @@ tk_attention_grad_keys_tc(TK_KERNEL_ARGS const tk_attention_shape &s,
           stats[BT + i] = i < n ? rowDots[r] : 0.0f;
         }
         TK_END_PHASE
-        // Sᵀ = K·Qᵀ and dPᵀ = V·dYᵀ, 8 queries at a time.
-        TK_UNROLL(SN)
-        for (int j = 0; j < SN; ++j) {
-          TK_LANES
-          tk_mma_b<KS>(qt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
-          TK_UNROLL(4)
-          for (int i = 0; i < 4; ++i)
-            TK_ROW(sc)[j * 4 + i] = TK_ROW(dp)[j * 4 + i] = 0.0f;
-          TK_END_LANES
-          TK_UNROLL(KS)
-          for (int kk = 0; kk < KS; ++kk)
-            TK_MMA(T, sc, j * 4, ka, kk * 4, kb, kk * 2);
-          TK_LANES
-          tk_mma_b<KS>(dyt + j * 8 * KLD, KLD, TK_THREAD % 32, TK_ROW(kb));
-          TK_END_LANES
-          TK_UNROLL(KS)
-          for (int kk = 0; kk < KS; ++kk)
-            TK_MMA(T, dp, j * 4, va, kk * 4, kb, kk * 2);
-        }
+        // Sᵀ = K·Qᵀ and dPᵀ = V·dYᵀ.
+        tk_attention_tc_products<KS, SN, KLD, T>(TK_LAUNCH_ARG qt, dyt, ka, va,
+                                                 sc, dp, kb);
         TK_LANES
         int64_t lane = TK_THREAD % 32;
         int64_t r0 = at.first + TK_THREAD / 32 * 16 + lane / 4;
