@@ -1979,20 +1979,23 @@ void FunctionEmitter::emitAttention(Operation *op) {
   // Per query row D = dy·y, in f32: written by dq, read by dk and dv.
   std::string dots = allocateTemporary(
       static_cast<uint64_t>(batch * heads * tq) * sizeof(float));
+  // dq's kernel (either path) takes q, k, v, y, the log-sum-exp (f32) and
+  // dy, and writes dq and D.
+  std::vector<Param> dqParams = {
+      q,
+      k,
+      v,
+      {rows, operandBuffer(backward.getOutput())},
+      lseIn,
+      dy,
+      {type + " *", resultBuffer(backward.getDquery())},
+      {"float *", dots}};
   if (tensorCores) {
     // dq (and D), then dk and dv in one kernel (TensorCorePrelude.h).
     emit("nn.attention_grad: dq, 16 query rows a warp, on the tensor cores",
-         "tk_attention_grad_rows_tc", "",
-         {q,
-          k,
-          v,
-          {rows, operandBuffer(backward.getOutput())},
-          lseIn,
-          dy,
-          {type + " *", resultBuffer(backward.getDquery())},
-          {"float *", dots}},
-         /*cache=*/false, /*tileStats=*/false,
-         tensorCoreAttentionBlock(hd, bytes, 2, 1, 0), heads, tq);
+         "tk_attention_grad_rows_tc", "", dqParams, /*cache=*/false,
+         /*tileStats=*/false, tensorCoreAttentionBlock(hd, bytes, 2, 1, 0),
+         heads, tq);
     emit("nn.attention_grad: dk and dv, 16 key rows a warp, on the tensor "
          "cores",
          "tk_attention_grad_keys_tc", "",
@@ -2011,17 +2014,8 @@ void FunctionEmitter::emitAttention(Operation *op) {
   }
   // dq caches the q and dy rows and walks key and value tiles.
   emit("nn.attention_grad: dq, a query row per thread",
-       "tk_attention_grad_rows", "",
-       {q,
-        k,
-        v,
-        {rows, operandBuffer(backward.getOutput())},
-        lseIn,
-        dy,
-        {type + " *", resultBuffer(backward.getDquery())},
-        {"float *", dots}},
-       /*cache=*/true, /*tileStats=*/false, attentionBlock(hd, bytes, 0, 2),
-       heads, tq);
+       "tk_attention_grad_rows", "", dqParams, /*cache=*/true,
+       /*tileStats=*/false, attentionBlock(hd, bytes, 0, 2), heads, tq);
   // dk, then dv: a key row of a key and value head per thread, one
   // accumulator row each, walking the query and output-gradient tiles of
   // the head's group with their rows' lse and D (no atomics: a group's sum
